@@ -1,0 +1,47 @@
+# sluice — the two commands of the quick start are `make run` and `make test`.
+GO      ?= go
+BIN     := bin/sluice
+PKGS    := ./...
+export SLUICE_REPO_ROOT := $(CURDIR)
+
+.PHONY: all build run test unit vet check peers interop conformance bench fuzz filters clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/sluice
+
+# The product's demo on a bundled default (see scripts/demo.sh).
+run: build
+	./scripts/demo.sh $(BIN)
+
+# Everything CI runs: vet, the race-enabled unit and interop tests against real
+# peers, and the conformance suite.
+test: peers vet
+	SLUICE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	./scripts/conformance.sh
+
+vet:
+	$(GO) vet $(PKGS)
+
+check: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+
+peers:
+	./scripts/install-peers.sh
+
+conformance: peers build
+	./scripts/conformance.sh
+
+bench: peers
+	./scripts/bench.sh
+
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+filters:
+	./scripts/build-filters.sh
+
+clean:
+	rm -rf bin .cache

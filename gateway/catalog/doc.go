@@ -1,0 +1,2 @@
+// Package catalog caches each declared server's tool catalog on disk.
+package catalog

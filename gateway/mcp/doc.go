@@ -1,0 +1,2 @@
+// Package mcp is sluice's native MCP client over stdio.
+package mcp
