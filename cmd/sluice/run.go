@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sort"
 )
 
 // version is set at link time (-ldflags "-X main.version=...") and falls back
@@ -20,37 +21,89 @@ func versionString() string {
 	return "dev"
 }
 
-// Exit codes shared by every subcommand.
+// Exit codes shared by every subcommand. Subcommands may define more
+// (documented in their help), but these keep their meaning everywhere.
 const (
 	exitOK      = 0
 	exitFailure = 1 // the gateway failed, or a check found errors
 	exitUsage   = 2 // bad input: flags, arguments, unknown subcommand
 )
 
+// env is what a subcommand sees of its process: arguments after the
+// subcommand name, the three streams and the environment lookup.
+type env struct {
+	args   []string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand. Each lives in its own file and registers itself
+// in init, so subcommands can be added without touching this file.
+type command struct {
+	summary string           // one line for 'sluice help'
+	help    string           // full text for 'sluice help NAME'
+	run     func(e *env) int // returns the exit code
+}
+
+var commands = map[string]*command{}
+
+func register(name string, c *command) {
+	if _, dup := commands[name]; dup {
+		panic("duplicate command " + name)
+	}
+	commands[name] = c
+}
+
+func init() {
+	register("version", &command{
+		summary: "print the version",
+		help:    "Usage: sluice version\n\nPrints the version of this sluice binary.\n",
+		run: func(e *env) int {
+			fmt.Fprintf(e.stdout, "sluice %s\n", versionString())
+			return exitOK
+		},
+	})
+}
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
 	}
-	switch args[0] {
-	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "sluice %s\n", versionString())
-		return exitOK
+	name := args[0]
+	switch name {
+	case "--version", "-v":
+		name = "version"
 	case "help", "--help", "-h":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				fmt.Fprint(stdout, c.help)
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "sluice: no help for unknown command %q; run 'sluice help' for the list\n", args[1])
+			return exitUsage
+		}
 		usage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "sluice: unknown command %q; run 'sluice help' for the list\n", args[0])
-	return exitUsage
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "sluice: unknown command %q; run 'sluice help' for the list\n", name)
+		return exitUsage
+	}
+	return c.run(&env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr})
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `sluice: an MCP gateway
-
-Usage: sluice COMMAND [ARGS]
-
-Commands:
-  version      print the version
-  help         this text
-`)
+	fmt.Fprint(w, "sluice: an MCP gateway\n\nUsage: sluice COMMAND [ARGS]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, "\nRun 'sluice help COMMAND' for details.\n")
 }
