@@ -1,2 +1,35 @@
-// Package catalog caches each declared server's tool catalog on disk.
+// Package catalog caches each declared server's tool catalog on disk, so
+// find and describe can answer "what tools exist?" without launching
+// anything.
+//
+// A catalog is machine state, not policy: it costs a process launch and a
+// handshake to learn, and it is the same answer every session until the
+// declaration or the server changes. It confers no authority. Trust is
+// resolved from the trust file every time, and a call still validates
+// against the live listing.
+//
+// catalog imports only the standard library. It takes plain values (an
+// Identity of strings, tools as raw JSON) and must never import config,
+// trust or the gateway root.
+//
+// # Why one answer for every bad file
+//
+// Malformed, oversized, version-mismatched, identity-mismatched,
+// future-dated and expired files are all the same answer: a miss. There is
+// no degraded hit, because every caller of a degraded hit would have to
+// decide separately whether to trust it.
+//
+// # Why the file name hashes only four identity fields
+//
+// The name is a SHA-256 of project root, scope, declaration path and server
+// id; the digest and cwd are verified from the body. A changed declaration
+// therefore overwrites its own file on the next write instead of stranding
+// an unreachable one forever.
+//
+// # Why Write returns a bool
+//
+// A cache that cannot be written must never fail the live listing that
+// produced it. Write reports success and the caller carries on either way.
+// A tool that Read would reject is dropped before writing, so a round trip
+// is never what invalidates a file.
 package catalog
