@@ -1,5 +1,65 @@
-// Package config parses strict YAML declarations of MCP servers and the
-// user-scope settings. It is the only package that imports gopkg.in/yaml.v3.
+// Package config owns the strict YAML declarations of MCP servers and the
+// user-scope settings: where the files live (ConfigDir, CacheDir, StateDir,
+// ProjectRoot), how they are parsed and capped (Parse, Load), and the
+// declaration digest that trust records bind to (Server.Digest,
+// Server.FieldDigests).
+//
+// It is the only package that imports gopkg.in/yaml.v3, and no yaml type
+// appears in its API. It must never import the gateway root, trust, catalog,
+// mcp, front, sandbox or wasm: it reads files and returns plain values.
+//
+// Two files are read, both optional: the user file <config dir>/mcp.yaml
+// (trusted by authorship) and the project file <project root>/.sluice/mcp.yaml
+// (checked into a repository; nothing in it runs until the operator records
+// trust). Every problem is a Diagnostic with file, line, column, field path,
+// message and fix; Load never fails as a whole.
+//
+// # Why walk yaml.Node trees instead of decoding into structs
+//
+// Decoding with KnownFields stops at the first problem and reports it as a
+// string. Walking the node tree gives every diagnostic its own position and
+// field path, lets one bad server be dropped while its neighbours load, and
+// lets the parser refuse things a struct decoder silently accepts: duplicate
+// keys, aliases and merge keys, numbers where strings belong (`PORT: 8080`
+// must be quoted, so the digest never depends on a number's spelling).
+//
+// # Why a malformed file contributes nothing
+//
+// A syntax error, a second document, a non-mapping top level, a NUL byte or
+// an oversized file means we cannot be sure what the author meant, so the
+// file fails closed. A bad server inside a good file is a local problem and
+// drops only that server; a bad setting drops only that setting and is listed
+// in Settings.Invalid so the gateway can refuse to run without, say, a
+// redaction filter the operator thought was active.
+//
+// # Why shells and launchers are refused
+//
+// MCP servers are programs speaking JSON-RPC on stdio; none needs a shell.
+// A shell (or env, sudo, xargs, nohup ...) would run whatever its arguments
+// say, bypassing the argv, env and cwd checks, and would make a declaration's
+// digest describe the launcher rather than what actually runs. Commands are
+// an absolute path or a bare program name; `./x` and `a/b` are refused
+// because their meaning depends on the working directory.
+//
+// # Why passEnv is part of the digest
+//
+// The digest binds every field that changes what runs or what it can see.
+// passEnv hands gateway variables (tokens, agent sockets) to the server, so
+// adding a name to it must make an existing trust record stale, exactly like
+// adding an env entry. actionClass, stdoutNoise and maxLineBytes are not in
+// the digest: they change how the gateway treats the server, not the server.
+//
+// # Why env references stay unexpanded in the digest
+//
+// `${env:NAME}` is digested as written so that rotating a token does not
+// invalidate trust and the digest never depends on, or leaks, a secret.
+// Expansion happens at launch (ExpandEnv), and a missing variable is an
+// error naming the server, key and variable, never a value.
+//
+// # Why project cwd is checked here and again at launch
+//
+// The check here (Contain: lexical, then every symlink resolved) gives the
+// operator a file position before anything runs. The launcher checks again
+// at spawn, because the filesystem can change between the two; a cwd that
+// does not exist yet is a warning here and an error there.
 package config
-
-import _ "gopkg.in/yaml.v3"

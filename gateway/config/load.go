@@ -1,0 +1,195 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// LoadOptions says where to look. Every zero value means "from the
+// environment": Getenv nil = os.Getenv, Cwd "" = os.Getwd, ConfigDir "" =
+// ConfigDir(Getenv), Project "" = discovered from Cwd.
+type LoadOptions struct {
+	Cwd       string
+	Project   string // the --project flag
+	ConfigDir string
+	Getenv    func(string) string
+}
+
+// Loaded is the merged result of both scopes.
+type Loaded struct {
+	Servers     []Server // user servers first, then project servers, each in file order
+	Settings    Settings // user scope only
+	Diagnostics []Diagnostic
+	UserFile    string // path looked at ("" if the config dir is unknown)
+	ProjectFile string // path looked at ("" if the project root is unknown)
+	ProjectRoot string // canonical (symlink-free) project root, "" if unknown
+	ConfigDir   string
+}
+
+// Errors reports whether any diagnostic has error severity.
+func (l *Loaded) Errors() bool {
+	for _, d := range l.Diagnostics {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Server returns the declaration with the given id.
+func (l *Loaded) Server(id string) (Server, bool) {
+	for _, s := range l.Servers {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// Load reads the user file and the project file, validates both and merges
+// them. It never fails as a whole: every problem is a Diagnostic, and a
+// file with a fatal problem contributes nothing. A project server whose id
+// is also declared in user scope is dropped (the user declaration wins).
+func Load(opts LoadOptions) *Loaded {
+	l := &Loaded{Servers: []Server{}}
+	getenv := envOr(opts.Getenv)
+	diag := func(file, msg, fix string) {
+		l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityError, File: file, Message: msg, Fix: fix})
+	}
+
+	cfgDir := opts.ConfigDir
+	if cfgDir == "" {
+		d, err := ConfigDir(getenv)
+		if err != nil {
+			diag("", fmt.Sprintf("user config skipped: %v", err), "set SLUICE_HOME to the config directory")
+		}
+		cfgDir = d
+	} else if a, err := filepath.Abs(cfgDir); err == nil {
+		cfgDir = a
+	}
+	l.ConfigDir = cfgDir
+
+	var user []Server
+	if cfgDir != "" {
+		l.UserFile = filepath.Join(cfgDir, UserFileName)
+		base := cfgDir
+		if c, err := CanonicalDir(cfgDir); err == nil {
+			base = c
+		}
+		if data, ok := l.read(l.UserFile); ok {
+			var st Settings
+			var ds []Diagnostic
+			user, st, ds = Parse(data, l.UserFile, ScopeUser, base)
+			l.Settings = st
+			l.Diagnostics = append(l.Diagnostics, ds...)
+		}
+	}
+
+	root, err := ProjectRoot(opts.Cwd, opts.Project)
+	if err != nil {
+		diag("", fmt.Sprintf("project config skipped: %v", err), "pass an existing directory to --project")
+	}
+	var project []Server
+	if root != "" {
+		croot, err := CanonicalDir(root)
+		if err != nil {
+			diag("", fmt.Sprintf("project config skipped: cannot resolve project root %s: %v", root, err), "pass an existing directory to --project")
+		} else {
+			l.ProjectRoot = croot
+			l.ProjectFile = filepath.Join(root, ProjectDirName, ProjectFileName)
+			if l.UserFile != "" && sameFile(l.UserFile, l.ProjectFile) {
+				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
+					Message: "project file is the user file; read once, in user scope", Fix: "point SLUICE_HOME elsewhere than <project>/.sluice"})
+			} else if data, ok := l.read(l.ProjectFile); ok {
+				var ds []Diagnostic
+				project, _, ds = Parse(data, l.ProjectFile, ScopeProject, croot)
+				l.Diagnostics = append(l.Diagnostics, ds...)
+			}
+		}
+	}
+
+	seen := map[string]Server{}
+	for _, s := range user {
+		seen[s.ID] = s
+		l.Servers = append(l.Servers, s)
+	}
+	for _, s := range project {
+		if u, ok := seen[s.ID]; ok {
+			l.Diagnostics = append(l.Diagnostics, Diagnostic{
+				Severity: SeverityWarning, File: s.File, Line: s.Line, Column: s.Column,
+				Field:   serverField(s.ID),
+				Message: fmt.Sprintf("server %q is also declared in user config (%s:%d); the user declaration wins and this one is ignored", s.ID, u.File, u.Line),
+				Fix:     "rename one of the two servers, or remove the duplicate",
+			})
+			continue
+		}
+		l.Servers = append(l.Servers, s)
+	}
+	return l
+}
+
+// read reads a config file with the size cap. A missing file is not a
+// problem; anything else unreadable is a diagnostic.
+func (l *Loaded) read(file string) ([]byte, bool) {
+	data, err := ReadFileCapped(file, MaxFileBytes)
+	switch {
+	case err == nil:
+		return data, true
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false
+	case errors.Is(err, ErrTooLarge):
+		l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityError, File: file,
+			Message: fmt.Sprintf("file is over the %d-byte cap; it contributes nothing", MaxFileBytes), Fix: "shrink the file"})
+	default:
+		l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityError, File: file,
+			Message: fmt.Sprintf("cannot read: %v; it contributes nothing", err), Fix: "make it a readable regular file"})
+	}
+	return nil, false
+}
+
+// ReadFileCapped reads at most max bytes of a regular file; a longer file
+// is ErrTooLarge (the rest is never read).
+func ReadFileCapped(file string, max int64) ([]byte, error) {
+	// Stat first so a FIFO is refused before an open that would block.
+	if st, err := os.Stat(file); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, ErrTooLarge
+	}
+	return data, nil
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(sa, sb)
+}

@@ -1,0 +1,670 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Fix texts used in several places.
+const (
+	fixActionClass = "remove actionClass here; record the class with `sluice trust <id> --action-class CLASS`"
+	msgActionClass = "only allowed in user config; use the project trust record"
+)
+
+var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results"}
+
+var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes"}
+
+// parser collects diagnostics for one file.
+type parser struct {
+	file   string
+	scope  Scope
+	base   string
+	diags  []Diagnostic
+	errors int
+}
+
+func (p *parser) add(sev Severity, n *yaml.Node, field, msg, fix string) {
+	d := Diagnostic{Severity: sev, File: p.file, Field: field, Message: msg, Fix: fix}
+	if n != nil {
+		d.Line, d.Column = n.Line, n.Column
+	}
+	if sev == SeverityError {
+		p.errors++
+	}
+	p.diags = append(p.diags, d)
+}
+
+func (p *parser) errf(n *yaml.Node, field, fix, format string, args ...any) {
+	p.add(SeverityError, n, field, fmt.Sprintf(format, args...), fix)
+}
+
+func (p *parser) warnf(n *yaml.Node, field, fix, format string, args ...any) {
+	p.add(SeverityWarning, n, field, fmt.Sprintf(format, args...), fix)
+}
+
+// Parse validates one mcp.yaml. file names it in diagnostics; base is the
+// directory relative paths are resolved against (the project root in
+// project scope, the config dir in user scope). A file that is oversized,
+// not YAML, not a single mapping document, or that panics the decoder
+// contributes nothing. A bad server drops only that server; a bad setting
+// drops only that setting (and is listed in Settings.Invalid).
+func Parse(data []byte, file string, scope Scope, base string) (servers []Server, settings Settings, diags []Diagnostic) {
+	p := &parser{file: file, scope: scope, base: base}
+	defer func() {
+		if r := recover(); r != nil {
+			servers, settings = nil, Settings{}
+			p.errf(nil, "", "simplify the file; please report this input", "the YAML decoder failed on this file; it contributes nothing")
+			diags = p.diags
+		}
+	}()
+	if scope != ScopeUser && scope != ScopeProject {
+		p.errf(nil, "", "", "internal: unknown scope %q", scope)
+		return nil, Settings{}, p.diags
+	}
+	if len(data) > MaxFileBytes {
+		p.errf(nil, "", fmt.Sprintf("keep the file at most %d bytes", MaxFileBytes), "file is %d bytes, over the %d-byte cap; it contributes nothing", len(data), MaxFileBytes)
+		return nil, Settings{}, p.diags
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line := bytes.Count(data[:i], []byte{'\n'}) + 1
+		p.add(SeverityError, &yaml.Node{Line: line}, "", "file contains a NUL byte; it contributes nothing", "remove the NUL byte")
+		return nil, Settings{}, p.diags
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return []Server{}, Settings{}, p.diags
+		}
+		p.syntax(err)
+		return nil, Settings{}, p.diags
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			p.syntax(err)
+		} else {
+			p.errf(&extra, "", "keep a single YAML document (remove the extra ---)", "file holds more than one YAML document; it contributes nothing")
+		}
+		return nil, Settings{}, p.diags
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return []Server{}, Settings{}, p.diags
+		}
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return []Server{}, Settings{}, p.diags
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errf(root, "", "the file must be a mapping with a `servers:` key", "top level is %s, not a mapping; the file contributes nothing", kindOf(root))
+		return nil, Settings{}, p.diags
+	}
+	pairs, dup := p.pairs(root, "")
+	servers = []Server{}
+	for _, kv := range pairs {
+		if dup[kv.key] {
+			continue
+		}
+		switch kv.key {
+		case "servers":
+			servers = p.servers(kv.v)
+			continue
+		case "approve", "idleTimeoutMs", "sandbox", "filters", "results":
+			if scope == ScopeProject {
+				p.errf(kv.k, kv.key, "move it to the user config (<config dir>/mcp.yaml)", "%s is only allowed in user config", kv.key)
+				continue
+			}
+			before := p.errors
+			p.setting(&settings, kv)
+			if p.errors > before {
+				settings.Invalid = append(settings.Invalid, kv.key)
+			}
+		default:
+			p.unknown(kv.k, "", kv.key, topLevelKeys)
+		}
+	}
+	return servers, settings, p.diags
+}
+
+var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+
+func (p *parser) syntax(err error) {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	p.add(SeverityError, &yaml.Node{Line: line}, "", "YAML syntax error: "+msg+"; the file contributes nothing", "fix the YAML syntax")
+}
+
+func kindOf(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!str":
+			return "a string"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!bool":
+			return "a boolean"
+		case "!!null":
+			return "null"
+		default:
+			return "a " + strings.TrimLeft(n.Tag, "!") + " value"
+		}
+	}
+	return "an unknown node"
+}
+
+func (p *parser) unknown(k *yaml.Node, prefix, key string, known []string) {
+	field := joinField(prefix, key)
+	fix := "remove it; known fields: " + strings.Join(known, ", ")
+	if s := suggest(key, known); s != "" {
+		fix = fmt.Sprintf("did you mean %q? known fields: %s", s, strings.Join(known, ", "))
+	}
+	p.errf(k, field, fix, "unknown field %q", key)
+}
+
+func joinField(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+type kv struct {
+	key  string
+	k, v *yaml.Node
+}
+
+// pairs returns the key/value pairs of a mapping. Non-scalar keys, aliases
+// and duplicate keys are diagnostics; a duplicated key is reported in dup
+// and its every occurrence must be ignored by the caller.
+func (p *parser) pairs(n *yaml.Node, field string) ([]kv, map[string]bool) {
+	out := make([]kv, 0, len(n.Content)/2)
+	seen := map[string]*yaml.Node{}
+	dup := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!null" {
+			p.errf(k, field, "use plain string keys", "mapping key is %s, not a string", kindOf(k))
+			continue
+		}
+		if k.Tag == "!!merge" || k.Value == "<<" && k.Style == 0 {
+			p.errf(k, field, "write the fields out; YAML merge keys are not supported", "merge key << is not supported")
+			continue
+		}
+		if prev, ok := seen[k.Value]; ok {
+			p.errf(k, joinField(field, k.Value), "keep one occurrence", "duplicate key %q (first at line %d)", k.Value, prev.Line)
+			dup[k.Value] = true
+			continue
+		}
+		seen[k.Value] = k
+		out = append(out, kv{key: k.Value, k: k, v: v})
+	}
+	return out, dup
+}
+
+// mapping checks that n is a mapping and returns its pairs.
+func (p *parser) mapping(n *yaml.Node, field string) ([]kv, map[string]bool, bool) {
+	if n.Kind == yaml.AliasNode {
+		p.errf(n, field, "write the value out; YAML aliases are not supported", "alias *%s is not supported", n.Value)
+		return nil, nil, false
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, field, "write a mapping (key: value lines)", "must be a mapping, got %s", kindOf(n))
+		return nil, nil, false
+	}
+	pr, dup := p.pairs(n, field)
+	return pr, dup, true
+}
+
+// sequence checks that n is a sequence.
+func (p *parser) sequence(n *yaml.Node, field string) ([]*yaml.Node, bool) {
+	if n.Kind == yaml.AliasNode {
+		p.errf(n, field, "write the value out; YAML aliases are not supported", "alias *%s is not supported", n.Value)
+		return nil, false
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, field, "write a list, e.g. [a, b]", "must be a list, got %s", kindOf(n))
+		return nil, false
+	}
+	return n.Content, true
+}
+
+// str checks that n is a string scalar without NUL bytes and at most max
+// bytes (max <= 0: no cap beyond the file's).
+func (p *parser) str(n *yaml.Node, field string, max int) (string, bool) {
+	if n.Kind == yaml.AliasNode {
+		p.errf(n, field, "write the value out; YAML aliases are not supported", "alias *%s is not supported", n.Value)
+		return "", false
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		fix := "write a string"
+		if n.Kind == yaml.ScalarNode {
+			fix = "quote the value to make it a string"
+		}
+		p.errf(n, field, fix, "must be a string, got %s", kindOf(n))
+		return "", false
+	}
+	if strings.IndexByte(n.Value, 0) >= 0 {
+		p.errf(n, field, "remove the NUL byte", "contains a NUL byte")
+		return "", false
+	}
+	if max > 0 && len(n.Value) > max {
+		p.errf(n, field, fmt.Sprintf("shorten it to at most %d bytes", max), "is %d bytes, over the %d-byte cap", len(n.Value), max)
+		return "", false
+	}
+	return n.Value, true
+}
+
+// integer checks that n is an integer scalar within [min, max].
+func (p *parser) integer(n *yaml.Node, field string, min, max int64) (int64, bool) {
+	if n.Kind == yaml.AliasNode {
+		p.errf(n, field, "write the value out; YAML aliases are not supported", "alias *%s is not supported", n.Value)
+		return 0, false
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		p.errf(n, field, fmt.Sprintf("write an integer from %d to %d", min, max), "must be an integer, got %s", kindOf(n))
+		return 0, false
+	}
+	var v int64
+	if err := n.Decode(&v); err != nil {
+		p.errf(n, field, fmt.Sprintf("write an integer from %d to %d", min, max), "integer %s is out of range", n.Value)
+		return 0, false
+	}
+	if v < min || v > max {
+		p.errf(n, field, fmt.Sprintf("write an integer from %d to %d", min, max), "%d is outside %d..%d", v, min, max)
+		return 0, false
+	}
+	return v, true
+}
+
+// enum checks that n is one of the allowed strings.
+func (p *parser) enum(n *yaml.Node, field string, allowed ...string) (string, bool) {
+	s, ok := p.str(n, field, 64)
+	if !ok {
+		return "", false
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, true
+		}
+	}
+	p.errf(n, field, "use one of: "+strings.Join(allowed, ", "), "%q is not one of %s", s, strings.Join(allowed, ", "))
+	return "", false
+}
+
+// strList checks a list of strings.
+func (p *parser) strList(n *yaml.Node, field string, maxItems, maxBytes int) ([]string, bool) {
+	items, ok := p.sequence(n, field)
+	if !ok {
+		return nil, false
+	}
+	if len(items) > maxItems {
+		p.errf(n, field, fmt.Sprintf("keep at most %d entries", maxItems), "has %d entries, over the cap of %d", len(items), maxItems)
+		return nil, false
+	}
+	out := make([]string, 0, len(items))
+	good := true
+	for i, it := range items {
+		s, ok := p.str(it, fmt.Sprintf("%s[%d]", field, i), maxBytes)
+		if !ok {
+			good = false
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, good
+}
+
+func serverField(id string) string {
+	if ValidID(id) {
+		return "servers." + id
+	}
+	if len(id) > 40 {
+		id = id[:40] + "..."
+	}
+	return fmt.Sprintf("servers[%q]", id)
+}
+
+func (p *parser) servers(n *yaml.Node) []Server {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return []Server{}
+	}
+	pairs, dup, ok := p.mapping(n, "servers")
+	if !ok {
+		return []Server{}
+	}
+	if len(n.Content)/2 > MaxServers {
+		p.errf(n, "servers", fmt.Sprintf("declare at most %d servers per file", MaxServers), "declares %d servers, over the cap of %d; no server from this file is loaded", len(n.Content)/2, MaxServers)
+		return []Server{}
+	}
+	out := []Server{}
+	for _, kv := range pairs {
+		if dup[kv.key] {
+			continue
+		}
+		before := p.errors
+		s := p.server(kv)
+		if p.errors == before {
+			s.Digest = s.ComputeDigest()
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *parser) server(kv kv) Server {
+	id := kv.key
+	field := serverField(id)
+	s := Server{ID: id, Scope: p.scope, File: p.file, Line: kv.k.Line, Column: kv.k.Column,
+		Args: []string{}, Env: map[string]string{}, PassEnv: []string{}, StdoutNoise: NoiseIgnore}
+	switch {
+	case len(id) > MaxIDChars:
+		p.errf(kv.k, field, fmt.Sprintf("use at most %d characters", MaxIDChars), "server id is %d characters, over the cap of %d", len(id), MaxIDChars)
+	case !idRe.MatchString(id):
+		p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit", "server id %q does not match %s", id, idRe.String())
+	case containsDoubleUnderscore(id):
+		p.errf(kv.k, field, "remove the double underscore; __ separates server and tool in capability names", "server id %q contains __", id)
+	}
+	pairs, dup, ok := p.mapping(kv.v, field)
+	if !ok {
+		return s
+	}
+	var cmdSeen bool
+	var cwdNode *yaml.Node
+	for _, f := range pairs {
+		if dup[f.key] {
+			continue
+		}
+		ff := joinField(field, f.key)
+		switch f.key {
+		case "command":
+			cmdSeen = true
+			if c, ok := p.str(f.v, ff, 0); ok && p.command(f.v, ff, c) {
+				s.Command = c
+			}
+		case "args":
+			if a, ok := p.strList(f.v, ff, MaxArgs, MaxArgBytes); ok {
+				s.Args = a
+			}
+		case "cwd":
+			if c, ok := p.str(f.v, ff, MaxCwdBytes); ok {
+				s.Cwd = c
+				cwdNode = f.v
+			}
+		case "env":
+			s.Env = p.env(f.v, ff)
+		case "passEnv":
+			s.PassEnv = p.passEnv(f.v, ff)
+		case "timeoutMs":
+			if v, ok := p.integer(f.v, ff, 1, MaxTimeoutMs); ok {
+				s.TimeoutMs = int(v)
+			}
+		case "actionClass":
+			if p.scope == ScopeProject {
+				p.errf(f.k, ff, fixActionClass, msgActionClass)
+				continue
+			}
+			if v, ok := p.enum(f.v, ff, ActionRead, ActionExecute, ActionUnknown); ok {
+				s.ActionClass = v
+			}
+		case "stdoutNoise":
+			if v, ok := p.enum(f.v, ff, NoiseIgnore, NoiseFatal); ok {
+				s.StdoutNoise = v
+			}
+		case "maxLineBytes":
+			if v, ok := p.integer(f.v, ff, MinMaxLineBytes, MaxMaxLineBytes); ok {
+				s.MaxLineBytes = int(v)
+			}
+		default:
+			p.unknown(f.k, field, f.key, serverKeys)
+		}
+	}
+	if !cmdSeen {
+		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`", "command is required")
+	}
+	if p.scope == ScopeUser && s.ActionClass == "" {
+		s.ActionClass = ActionUnknown
+	}
+	p.cwd(&s, cwdNode, joinField(field, "cwd"))
+	return s
+}
+
+// command validates a launch command: an absolute path or a bare program
+// name, never a shell, never a command line.
+func (p *parser) command(n *yaml.Node, field, c string) bool {
+	fixArgs := "put the program in command and each argument in args, e.g. command: npx, args: [-y, pkg]"
+	switch {
+	case c == "":
+		p.errf(n, field, "name a program", "command is empty")
+		return false
+	case len(c) > MaxCommandBytes:
+		p.errf(n, field, fmt.Sprintf("shorten it to at most %d bytes", MaxCommandBytes), "command is %d bytes, over the %d-byte cap", len(c), MaxCommandBytes)
+		return false
+	case strings.ContainsAny(c, " \t\n\r\v\f"):
+		p.errf(n, field, fixArgs, "command %q looks like a shell command line (it contains whitespace); commands are never run through a shell", c)
+		return false
+	case strings.ContainsAny(c, "|&;<>()$`\"'*?[]{}!~#"):
+		p.errf(n, field, fixArgs, "command %q contains shell syntax; commands are never run through a shell", c)
+		return false
+	case hasControl(c):
+		p.errf(n, field, "remove control characters", "command contains a control character")
+		return false
+	case strings.Contains(c, `\`):
+		p.errf(n, field, "use an absolute path with / or a bare program name", "command %q contains a backslash", c)
+		return false
+	case strings.HasPrefix(c, "-"):
+		p.errf(n, field, "name a program; flags go in args", "command %q starts with -", c)
+		return false
+	case strings.Contains(c, "/") && !path.IsAbs(c):
+		p.errf(n, field, "use an absolute path or a bare program name found on PATH", "relative command path %q is not allowed (it would depend on the working directory)", c)
+		return false
+	}
+	if isShell(c) {
+		p.errf(n, field, "run the server's program directly with command and args; a shell bypasses argv, env and cwd checks", "command %q is a shell or command launcher, which is not allowed", c)
+		return false
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// isShell reports whether the command's program is a shell or a launcher.
+func isShell(c string) bool {
+	b := strings.ToLower(path.Base(path.Clean(c)))
+	for _, ext := range []string{".exe", ".com", ".bat", ".cmd", ".ps1", ".bin"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	if shells[b] {
+		return true
+	}
+	// Versioned names: bash5, bash-5.2, zsh5.9, pwsh7, busybox.static ...
+	base := strings.TrimRight(b, "0123456789.-_")
+	return base != b && shells[base]
+}
+
+func (p *parser) env(n *yaml.Node, field string) map[string]string {
+	out := map[string]string{}
+	pairs, dup, ok := p.mapping(n, field)
+	if !ok {
+		return out
+	}
+	if len(n.Content)/2 > MaxEnvEntries {
+		p.errf(n, field, fmt.Sprintf("keep at most %d entries", MaxEnvEntries), "has %d entries, over the cap of %d", len(n.Content)/2, MaxEnvEntries)
+		return out
+	}
+	for _, e := range pairs {
+		if dup[e.key] {
+			continue
+		}
+		ff := joinField(field, e.key)
+		if len(e.key) > MaxEnvKeyBytes {
+			p.errf(e.k, ff, fmt.Sprintf("use at most %d bytes", MaxEnvKeyBytes), "env key is %d bytes, over the cap of %d", len(e.key), MaxEnvKeyBytes)
+			continue
+		}
+		if !envKeyRe.MatchString(e.key) {
+			p.errf(e.k, field, "use uppercase letters, digits and _, not starting with a digit", "env key %q does not match %s", e.key, envKeyRe.String())
+			continue
+		}
+		v, ok := p.str(e.v, ff, MaxEnvValueBytes)
+		if !ok {
+			continue
+		}
+		if err := scanRefs(v, func(string) {}, func(string) {}); err != nil {
+			p.errf(e.v, ff, "write references as ${env:NAME}; write $${ for a literal ${", "%v", err)
+			continue
+		}
+		out[e.key] = v
+	}
+	return out
+}
+
+func (p *parser) passEnv(n *yaml.Node, field string) []string {
+	names, ok := p.strList(n, field, MaxPassEnv, MaxEnvKeyBytes)
+	if !ok {
+		return []string{}
+	}
+	seen := map[string]bool{}
+	for i, name := range names {
+		if !envKeyRe.MatchString(name) {
+			p.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), "use uppercase letters, digits and _, not starting with a digit", "name %q does not match %s", name, envKeyRe.String())
+			continue
+		}
+		if seen[name] {
+			p.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), "list each name once", "%s is listed twice", name)
+			continue
+		}
+		seen[name] = true
+	}
+	return names
+}
+
+// cwd resolves the server's working directory and containment root.
+func (p *parser) cwd(s *Server, n *yaml.Node, field string) {
+	pos := n
+	if pos == nil {
+		pos = &yaml.Node{Line: s.Line, Column: s.Column}
+	}
+	if p.base == "" || !filepath.IsAbs(p.base) {
+		p.errf(pos, field, "", "internal: base directory %q is not absolute", p.base)
+		return
+	}
+	root := p.base
+	dir := s.Cwd
+	switch {
+	case p.scope == ScopeProject && filepath.IsAbs(dir):
+		p.errf(pos, field, "write a path relative to the repository root, e.g. cwd: tools/server", "project cwd %q is absolute; it must be repository-relative", dir)
+		return
+	case p.scope == ScopeUser && filepath.IsAbs(dir):
+		root = filepath.Clean(dir) // an absolute directory is its own root
+	}
+	resolved, exists, err := Contain(root, dir)
+	if err != nil {
+		fix := "keep cwd inside the repository, without symlinks that lead out of it"
+		where := "the repository"
+		if p.scope == ScopeUser {
+			fix = "use an absolute path, or a path that stays inside the config directory"
+			where = "the config directory"
+		}
+		var pe *PathError
+		if errors.Is(err, ErrEscapes) {
+			p.errf(pos, field, fix, "cwd %q escapes %s (lexically or through a symlink)", dir, where)
+		} else if errors.As(err, &pe) {
+			p.errf(pos, field, fix, "cwd %q cannot be resolved: %v", dir, pe.Err)
+		} else {
+			p.errf(pos, field, fix, "cwd %q cannot be resolved: %v", dir, err)
+		}
+		return
+	}
+	croot, err := CanonicalDir(root)
+	if err != nil {
+		p.errf(pos, field, "", "cannot resolve %s: %v", root, err)
+		return
+	}
+	if !exists && n != nil {
+		p.warnf(n, field, "create the directory before the server starts", "cwd %q does not exist yet; it is checked again at launch", dir)
+	}
+	s.Dir, s.Root = resolved, croot
+}
+
+// suggest returns the known key closest to k (edit distance <= 2 or equal
+// ignoring case), or "".
+func suggest(k string, known []string) string {
+	best, bestD := "", 3
+	for _, c := range known {
+		if strings.EqualFold(c, k) {
+			return c
+		}
+		if d := editDistance(strings.ToLower(k), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// sortedKeys is a helper for deterministic iteration.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,227 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// File and directory names.
+const (
+	UserFileName    = "mcp.yaml"
+	ProjectDirName  = ".sluice"
+	ProjectFileName = "mcp.yaml"
+	AppName         = "sluice"
+)
+
+func envOr(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return os.Getenv
+	}
+	return getenv
+}
+
+// absEnv returns the value of name when it is set; a relative value is made
+// absolute against the process working directory.
+func absEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	if v == "" {
+		return "", false
+	}
+	a, err := filepath.Abs(v)
+	if err != nil {
+		return "", false
+	}
+	return a, true
+}
+
+// xdgEnv returns an XDG base directory variable. The XDG spec says relative
+// values are invalid and must be ignored.
+func xdgEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	if v == "" || !filepath.IsAbs(v) {
+		return "", false
+	}
+	return filepath.Clean(v), true
+}
+
+// ConfigDir returns the user config directory: $SLUICE_HOME, else
+// $XDG_CONFIG_HOME/sluice, else $HOME/.config/sluice. getenv nil means
+// os.Getenv.
+func ConfigDir(getenv func(string) string) (string, error) {
+	getenv = envOr(getenv)
+	if d, ok := absEnv(getenv, "SLUICE_HOME"); ok {
+		return d, nil
+	}
+	if d, ok := xdgEnv(getenv, "XDG_CONFIG_HOME"); ok {
+		return filepath.Join(d, AppName), nil
+	}
+	if h, ok := xdgEnv(getenv, "HOME"); ok {
+		return filepath.Join(h, ".config", AppName), nil
+	}
+	return "", fmt.Errorf("%w: set SLUICE_HOME, XDG_CONFIG_HOME or HOME", ErrNoConfigDir)
+}
+
+// CacheDir returns the cache directory: $SLUICE_CACHE_DIR, else
+// $XDG_CACHE_HOME/sluice, else $HOME/.cache/sluice.
+func CacheDir(getenv func(string) string) (string, error) {
+	getenv = envOr(getenv)
+	if d, ok := absEnv(getenv, "SLUICE_CACHE_DIR"); ok {
+		return d, nil
+	}
+	if d, ok := xdgEnv(getenv, "XDG_CACHE_HOME"); ok {
+		return filepath.Join(d, AppName), nil
+	}
+	if h, ok := xdgEnv(getenv, "HOME"); ok {
+		return filepath.Join(h, ".cache", AppName), nil
+	}
+	return "", fmt.Errorf("%w: set SLUICE_CACHE_DIR, XDG_CACHE_HOME or HOME", ErrNoCacheDir)
+}
+
+// StateDir returns the state directory: $XDG_STATE_HOME/sluice, else
+// $HOME/.local/state/sluice.
+func StateDir(getenv func(string) string) (string, error) {
+	getenv = envOr(getenv)
+	if d, ok := xdgEnv(getenv, "XDG_STATE_HOME"); ok {
+		return filepath.Join(d, AppName), nil
+	}
+	if h, ok := xdgEnv(getenv, "HOME"); ok {
+		return filepath.Join(h, ".local", "state", AppName), nil
+	}
+	return "", fmt.Errorf("%w: set XDG_STATE_HOME or HOME", ErrNoStateDir)
+}
+
+// ProjectRoot picks the project root. flag (the --project value, relative to
+// cwd when not absolute) wins and must be an existing directory. Otherwise it
+// is the nearest ancestor of cwd (cwd included) holding a .sluice directory,
+// else the nearest holding .git (a directory, or a file in worktrees), else
+// cwd itself. The result is absolute and cleaned but not symlink-resolved;
+// see CanonicalDir.
+func ProjectRoot(cwd, flag string) (string, error) {
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrProjectRoot, err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrProjectRoot, err)
+	}
+	if flag != "" {
+		p := flag
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		p = filepath.Clean(p)
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", &PathError{Op: "project", Path: p, Err: fmt.Errorf("%w: %v; pass an existing directory to --project", ErrProjectRoot, errors.Unwrap(err))}
+		}
+		if !st.IsDir() {
+			return "", &PathError{Op: "project", Path: p, Err: fmt.Errorf("%w: not a directory; pass a directory to --project", ErrProjectRoot)}
+		}
+		return p, nil
+	}
+	if d, ok := nearest(cwd, ProjectDirName, true); ok {
+		return d, nil
+	}
+	if d, ok := nearest(cwd, ".git", false); ok {
+		return d, nil
+	}
+	return cwd, nil
+}
+
+// nearest walks from dir to the filesystem root and returns the first
+// directory that contains name (a directory when wantDir).
+func nearest(dir, name string, wantDir bool) (string, bool) {
+	for {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err == nil && (!wantDir || st.IsDir()) {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// CanonicalDir returns the absolute, symlink-free form of dir.
+func CanonicalDir(dir string) (string, error) {
+	a, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(a)
+}
+
+// within reports whether p equals root or lies below it (both clean, absolute).
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Contain checks that dir stays inside root, lexically and after resolving
+// every symlink. A relative dir is taken relative to root. The part of dir
+// that does not exist yet is checked lexically below its deepest existing
+// ancestor; exists reports whether the whole path exists. The returned path
+// is absolute and symlink-free (up to the missing tail).
+//
+// The gateway repeats this check at spawn (the boundary that matters); this
+// one gives early feedback with a file position.
+func Contain(root, dir string) (resolved string, exists bool, err error) {
+	croot, err := CanonicalDir(root)
+	if err != nil {
+		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
+	}
+	p := dir
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	p = filepath.Clean(p)
+	if !within(filepath.Clean(root), p) && !within(croot, p) {
+		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: ErrEscapes}
+	}
+	// Resolve the deepest existing ancestor, then re-append the rest.
+	head, tail := p, ""
+	for {
+		r, err := filepath.EvalSymlinks(head)
+		if err == nil {
+			resolved = r
+			if tail != "" {
+				resolved = filepath.Join(r, tail)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
+		}
+		if _, lerr := os.Lstat(head); lerr == nil {
+			// head exists but does not resolve: a dangling symlink, whose
+			// target could be created anywhere later.
+			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: fmt.Errorf("%s is a dangling symlink", head)}
+		}
+		parent := filepath.Dir(head)
+		if parent == head {
+			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
+		}
+		tail = filepath.Join(filepath.Base(head), tail)
+		head = parent
+	}
+	if !within(croot, resolved) {
+		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: ErrEscapes}
+	}
+	return resolved, tail == "", nil
+}
