@@ -1,0 +1,93 @@
+package proc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// GroupAlive reports whether any process (zombies included) has process
+// group id pgid, by kill(-pgid, 0). Only meaningful for a group this
+// process knows is still its own.
+func GroupAlive(pgid int) bool {
+	if pgid <= 1 {
+		return false
+	}
+	err := unix.Kill(-pgid, 0)
+	return err == nil || err == unix.EPERM
+}
+
+// groupHasMembers reports whether a process other than leader has process
+// group id pgid. The leader is excluded because the supervisor keeps it an
+// unreaped zombie (which kill(-pgid, 0) would still count) until the rest
+// of the group is gone. Without procfs it falls back to GroupAlive, which
+// then sees the zombie leader too and makes teardown wait its bounds.
+func groupHasMembers(pgid, leader int) bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return GroupAlive(pgid)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return GroupAlive(pgid)
+	}
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == leader {
+			continue
+		}
+		if pg, ok := procPgrp(pid); ok && pg == pgid {
+			return true
+		}
+	}
+	return false
+}
+
+// procPgrp reads the process group of pid from /proc/pid/stat.
+func procPgrp(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// "pid (comm) state ppid pgrp ..."; comm may contain anything, so cut
+	// after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 {
+		return 0, false
+	}
+	pg, err := strconv.Atoi(string(f[2]))
+	return pg, err == nil
+}
+
+// exitFromSiginfo decodes a SIGCHLD siginfo (from waitid) into nil for a
+// clean exit or an *ExitError.
+func exitFromSiginfo(server string, info *unix.Siginfo) error {
+	// The siginfo union starts 16 bytes in on every 64-bit and 12 on
+	// 32-bit Linux; for SIGCHLD it holds pid, uid, status as 32-bit ints.
+	raw := (*[128]byte)(unsafe.Pointer(info))
+	off := 16
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		off = 12
+	}
+	status := int32(binary.NativeEndian.Uint32(raw[off+8:]))
+	switch info.Code {
+	case 1: // CLD_EXITED
+		if status == 0 {
+			return nil
+		}
+		return &ExitError{Server: server, Code: int(status)}
+	case 2, 3: // CLD_KILLED, CLD_DUMPED
+		return &ExitError{Server: server, Code: -1, Signal: syscall.Signal(status)}
+	}
+	return &ExitError{Server: server, Code: -1}
+}

@@ -1,0 +1,117 @@
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childModeEnv selects what a re-executed test binary does. It is passed
+// through Spec.Env, which is how real declarations reach servers.
+const childModeEnv = "SLUICE_TESTCHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childModeEnv); mode != "" {
+		os.Exit(runChild(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild is the body of every real child process the tests start.
+func runChild(mode string) int {
+	switch mode {
+	case "eof": // echo stdin lines to stdout, exit on EOF
+		fmt.Fprintln(os.Stderr, "child eof ready")
+		echoUntilEOF()
+		return 0
+	case "exit3":
+		fmt.Fprintln(os.Stderr, "failing on purpose")
+		return 3
+	case "ignore-term": // ignore SIGTERM and stdin EOF
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		select {}
+	case "grandchild", "grandchild-stubborn":
+		// Start a grandchild in our group that ignores SIGTERM, report its
+		// pid, then exit on stdin EOF (or, stubborn, ignore everything).
+		if mode == "grandchild-stubborn" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), childModeEnv+"=sleeper")
+		gc.Stderr = os.Stderr
+		out, err := gc.StdoutPipe()
+		if err != nil {
+			return 10
+		}
+		if err := gc.Start(); err != nil {
+			return 11
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		fmt.Printf("grandchild %d\n", gc.Process.Pid)
+		_ = line
+		io.Copy(io.Discard, os.Stdin)
+		if mode == "grandchild-stubborn" {
+			select {}
+		}
+		return 0
+	case "sleeper": // the grandchild: ignores SIGTERM, never exits on its own
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("sleeping")
+		os.Stdout.Close()
+		select {}
+	case "pwd-env": // print cwd and environment, then exit
+		wd, _ := os.Getwd()
+		fmt.Println("cwd=" + wd)
+		for _, kv := range os.Environ() {
+			fmt.Println("env=" + kv)
+		}
+		return 0
+	case "stderr-flood": // write a lot of stderr, including split UTF-8, then exit on EOF
+		for i := 0; i < 2000; i++ {
+			fmt.Fprintf(os.Stderr, "line %d ünïcödé ✓\n", i)
+		}
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "gateway":
+		return runGateway()
+	}
+	fmt.Fprintln(os.Stderr, "unknown child mode", mode)
+	return 2
+}
+
+// runGateway plays a gateway that starts a server with a grandchild and
+// reports both pids, then waits to be killed.
+func runGateway() int {
+	exe, _ := os.Executable()
+	p, err := Start(Spec{Server: "gw", Command: exe, Env: map[string]string{childModeEnv: "grandchild-stubborn"}})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	line, err := bufio.NewReader(p.Stdout()).ReadString('\n')
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	gc, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "grandchild "))
+	fmt.Printf("pids %d %d\n", p.Pid(), gc)
+	time.Sleep(time.Hour)
+	return 0
+}
+
+func echoUntilEOF() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		fmt.Println(sc.Text())
+	}
+}

@@ -1,0 +1,506 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// hangGuard bounds any wait in these tests; it is never an assertion
+// about speed.
+const hangGuard = 20 * time.Second
+
+func testExe(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func childSpec(t testing.TB, mode string) Spec {
+	s := Spec{
+		Server:     "t",
+		Command:    testExe(t),
+		Env:        map[string]string{childModeEnv: mode},
+		// Generous: a child that leaves on stdin EOF always gets to, so
+		// the reported stage never depends on scheduling.
+		StdinGrace: hangGuard,
+		KillGrace:  200 * time.Millisecond,
+		KillBound:  2 * time.Second,
+	}
+	if strings.Contains(mode, "ignore-term") || strings.Contains(mode, "stubborn") {
+		s.StdinGrace = 50 * time.Millisecond // it will not leave; do not wait long
+	}
+	return s
+}
+
+func mustStart(t testing.TB, s Spec) *Process {
+	t.Helper()
+	p, err := Start(s)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { killGroup(p.Pid()); p.Close() })
+	return p
+}
+
+// killGroup is the tests' last-resort cleanup: by group id, never by name.
+func killGroup(pgid int) {
+	if pgid > 1 {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+func readLine(t testing.TB, r io.Reader) string {
+	t.Helper()
+	ch := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(r).ReadString('\n')
+		ch <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-ch:
+		return l
+	case <-time.After(hangGuard):
+		t.Fatal("no line from child")
+		return ""
+	}
+}
+
+// assertGroupGone checks that no process of the group remains.
+func assertGroupGone(t testing.TB, pgid int) {
+	t.Helper()
+	if GroupAlive(pgid) {
+		t.Fatalf("process group %d still has processes", pgid)
+	}
+}
+
+func TestStdinEOFExit(t *testing.T) {
+	p := mustStart(t, childSpec(t, "eof"))
+	if _, err := io.WriteString(p.Stdin(), "hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readLine(t, p.Stdout()); got != "hello" {
+		t.Fatalf("echo = %q", got)
+	}
+	if p.Phase() != PhaseLive {
+		t.Fatalf("phase = %v, want live", p.Phase())
+	}
+	out := p.Close()
+	if !out.Complete || out.Stage != StageExited || out.Pgid != p.Pid() || out.Reason != "" {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if err := p.ExitError(); err != nil {
+		t.Fatalf("ExitError = %v", err)
+	}
+	if p.Phase() != PhaseReleased {
+		t.Fatalf("phase = %v", p.Phase())
+	}
+	if !strings.Contains(p.StderrTail(), "child eof ready") {
+		t.Fatalf("stderr tail = %q", p.StderrTail())
+	}
+	assertGroupGone(t, p.Pid())
+}
+
+func TestIgnoresSIGTERM(t *testing.T) {
+	p := mustStart(t, childSpec(t, "ignore-term"))
+	readLine(t, p.Stdout())
+	out := p.Close()
+	if !out.Complete || out.Stage != StageSigkill {
+		t.Fatalf("outcome = %+v", out)
+	}
+	var ee *ExitError
+	if !errors.As(p.ExitError(), &ee) || ee.Signal != syscall.SIGKILL {
+		t.Fatalf("ExitError = %v", p.ExitError())
+	}
+	assertGroupGone(t, p.Pid())
+}
+
+func TestGrandchildIgnoringSIGTERM(t *testing.T) {
+	p := mustStart(t, childSpec(t, "grandchild"))
+	line := readLine(t, p.Stdout())
+	gc, err := strconv.Atoi(strings.TrimPrefix(line, "grandchild "))
+	if err != nil {
+		t.Fatalf("line %q", line)
+	}
+	if pg, ok := procPgrp(gc); !ok || pg != p.Pid() {
+		t.Fatalf("grandchild pgrp = %d,%v want %d", pg, ok, p.Pid())
+	}
+	out := p.Close()
+	// The leader leaves on stdin EOF; the grandchild needs SIGKILL.
+	if !out.Complete || out.Stage != StageSigkill {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if p.ExitError() != nil {
+		t.Fatalf("leader ExitError = %v", p.ExitError())
+	}
+	assertGroupGone(t, p.Pid())
+}
+
+func TestLeaderExitStartsCleanupWithoutClose(t *testing.T) {
+	p := mustStart(t, childSpec(t, "grandchild"))
+	readLine(t, p.Stdout())
+	p.Stdin().Close() // the leader exits; nobody calls Close yet
+	select {
+	case <-p.Exited():
+	case <-time.After(hangGuard):
+		t.Fatal("leader did not exit")
+	}
+	select {
+	case <-p.done:
+	case <-time.After(hangGuard):
+		t.Fatal("group cleanup did not finish without Close")
+	}
+	if p.Phase() != PhaseReleased {
+		t.Fatalf("phase = %v", p.Phase())
+	}
+	assertGroupGone(t, p.Pid())
+	if out := p.Close(); !out.Complete || out.Stage != StageSigkill {
+		t.Fatalf("outcome = %+v", out)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	p := mustStart(t, childSpec(t, "exit3"))
+	<-p.Exited()
+	var ee *ExitError
+	if !errors.As(p.ExitError(), &ee) || ee.Code != 3 || ee.Signal != 0 {
+		t.Fatalf("ExitError = %#v", p.ExitError())
+	}
+	out := p.Close()
+	if !out.Complete || out.Stage != StageExited {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if !strings.Contains(p.StderrTail(), "failing on purpose") {
+		t.Fatalf("tail = %q", p.StderrTail())
+	}
+}
+
+func TestCloseIdempotentConcurrent(t *testing.T) {
+	p := mustStart(t, childSpec(t, "ignore-term"))
+	readLine(t, p.Stdout())
+	var wg sync.WaitGroup
+	outs := make([]Outcome, 8)
+	for i := range outs {
+		wg.Add(1)
+		go func() { defer wg.Done(); outs[i] = p.Close() }()
+	}
+	wg.Wait()
+	for _, o := range outs[1:] {
+		if o != outs[0] {
+			t.Fatalf("outcomes differ: %+v vs %+v", o, outs[0])
+		}
+	}
+	if !outs[0].Complete {
+		t.Fatalf("outcome = %+v", outs[0])
+	}
+	if o := p.Close(); o != outs[0] {
+		t.Fatalf("late Close = %+v", o)
+	}
+}
+
+// TestSurvivedSIGKILLOutcome drives the report path with an injected
+// membership check that always sees a survivor; the processes are real
+// and are cleaned up by group id afterwards.
+func TestSurvivedSIGKILLOutcome(t *testing.T) {
+	s := childSpec(t, "grandchild")
+	s.KillBound = 100 * time.Millisecond
+	s.groupHasMembers = func(pgid, leader int) bool { return true }
+	p := mustStart(t, s)
+	readLine(t, p.Stdout())
+	out := p.Close()
+	if out.Complete || out.Reason != ReasonGroupSurvived || out.Pgid != p.Pid() || out.Stage != StageSigkill {
+		t.Fatalf("outcome = %+v", out)
+	}
+	// The pipes are destroyed: reading stdout fails at once.
+	if _, err := p.Stdout().Read(make([]byte, 1)); err == nil {
+		t.Fatal("stdout still readable after incomplete teardown")
+	}
+	// The real SIGKILL did reach the group (the dying grandchild may
+	// linger a moment until it is reaped by its new parent).
+	if !settle(func() bool { return !GroupAlive(p.Pid()) }) {
+		t.Fatalf("group %d still alive", p.Pid())
+	}
+}
+
+// TestLateCloseNeverSignals: once the group is released its id may be
+// reused, so a late Close must send nothing.
+func TestLateCloseNeverSignals(t *testing.T) {
+	p := mustStart(t, childSpec(t, "exit3"))
+	<-p.done
+	if p.Phase() != PhaseReleased {
+		t.Fatal("not released")
+	}
+	// Simulate the stage machine being driven after release: escalate must
+	// refuse to signal. Record kills through a sentinel: the pidfd is closed
+	// and the phase forbids kill(-pgid). We verify by checking the stage
+	// changes but no signal path is taken (pidfd == -1, phase released).
+	p.escalate(StageSigkill)
+	p.mu.Lock()
+	fd := p.pidfd
+	p.mu.Unlock()
+	if fd != -1 {
+		t.Fatalf("pidfd still open after release: %d", fd)
+	}
+	out := p.Close()
+	if !out.Complete || out.Stage != StageSigkill && out.Stage != StageExited {
+		t.Fatalf("outcome = %+v", out)
+	}
+}
+
+func TestStderrTailBoundedUTF8(t *testing.T) {
+	s := childSpec(t, "stderr-flood")
+	s.StderrTailBytes = 1000
+	var mu sync.Mutex
+	var lines int
+	s.Stderr = writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		lines += strings.Count(string(b), "\n")
+		mu.Unlock()
+		return len(b), nil
+	})
+	p := mustStart(t, s)
+	out := p.Close()
+	if !out.Complete {
+		t.Fatalf("outcome = %+v", out)
+	}
+	tail := p.StderrTail()
+	if !utf8.ValidString(tail) || strings.ContainsRune(tail, utf8.RuneError) {
+		t.Fatalf("tail not clean UTF-8: %q", tail)
+	}
+	if len(tail) > 1000+len("…") || !strings.HasPrefix(tail, "…") || !strings.HasSuffix(tail, "line 1999 ünïcödé ✓\n") {
+		t.Fatalf("tail = %q (%d bytes)", tail, len(tail))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if lines != 2000 {
+		t.Fatalf("copied %d stderr lines, want 2000", lines)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func TestSpawnErrors(t *testing.T) {
+	exe := testExe(t)
+	root := t.TempDir()
+	allow, _ := ParseAllowList("node")
+	cases := []struct {
+		name   string
+		spec   Spec
+		reason string
+	}{
+		{"not allowed", Spec{Command: "true", AllowCommands: allow}, ReasonCommandNotAllowed},
+		{"not found", Spec{Command: "no-such-command-sluice"}, ReasonCommandNotFound},
+		{"relative path", Spec{Command: "./x"}, ReasonCommandInvalid},
+		{"denied env", Spec{Command: exe, Env: map[string]string{"LD_PRELOAD": "x.so"}}, ReasonEnvDeniedLoader},
+		{"denied passEnv", Spec{Command: exe, PassEnv: []string{"NODE_OPTIONS"}}, ReasonEnvDeniedInterp},
+		{"cwd escape", Spec{Command: exe, Root: root, Dir: "../.."}, ReasonCwdEscapes},
+		{"cwd missing", Spec{Command: exe, Root: root, Dir: "nope"}, ReasonCwdNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.spec.Server = "srv"
+			p, err := Start(c.spec)
+			if err == nil {
+				p.Close()
+				t.Fatal("Start succeeded")
+			}
+			if got := reasonOf(err); got != c.reason {
+				t.Fatalf("reason = %q, want %q (%v)", got, c.reason, err)
+			}
+			if !strings.Contains(err.Error(), "server srv") {
+				t.Fatalf("error does not name the server: %v", err)
+			}
+		})
+	}
+}
+
+func reasonOf(err error) string {
+	var ee *EnvError
+	var ce *CwdError
+	var me *CommandError
+	switch {
+	case errors.As(err, &ee):
+		return ee.Reason
+	case errors.As(err, &ce):
+		return ce.Reason
+	case errors.As(err, &me):
+		return me.Reason
+	}
+	return ""
+}
+
+func TestAllowListAppliesToBareNames(t *testing.T) {
+	allow, _ := ParseAllowList("SLEEP, " + filepath.Base(testExe(t)))
+	s := childSpec(t, "exit3")
+	s.AllowCommands = allow
+	s.Command = filepath.Base(testExe(t))
+	s.Env["PATH"] = filepath.Dir(testExe(t))
+	p := mustStart(t, s)
+	p.Close()
+}
+
+func TestCwdAndEnvReachChild(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SLUICE_PASS_ME", "passed")
+	t.Setenv("SECRET_NOT_SAFE", "leak")
+	t.Setenv("LANG", "C.UTF-8")
+	s := childSpec(t, "pwd-env")
+	s.Root, s.Dir = root, "sub"
+	s.PassEnv = []string{"SLUICE_PASS_ME"}
+	p := mustStart(t, s)
+	data, _ := io.ReadAll(p.Stdout())
+	p.Close()
+	got := string(data)
+	want, _ := filepath.EvalSymlinks(filepath.Join(root, "sub"))
+	for _, must := range []string{"cwd=" + want + "\n", "env=SLUICE_PASS_ME=passed\n", "env=LANG=C.UTF-8\n", "env=" + childModeEnv + "=pwd-env\n"} {
+		if !strings.Contains(got, must) {
+			t.Errorf("child output lacks %q:\n%s", must, got)
+		}
+	}
+	if strings.Contains(got, "SECRET_NOT_SAFE") {
+		t.Errorf("unsafe variable reached the child")
+	}
+}
+
+// TestCwdSwappedToSymlinkBeforeSpawn: the directory passes the check at
+// creation and is replaced by a symlink leading out before spawn.
+func TestCwdSwappedToSymlinkBeforeSpawn(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(root, "work"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Contain(root, "work"); err != nil {
+		t.Fatalf("creation check: %v", err)
+	}
+	if err := os.Remove(filepath.Join(root, "work")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "work")); err != nil {
+		t.Fatal(err)
+	}
+	s := childSpec(t, "pwd-env")
+	s.Root, s.Dir = root, "work"
+	p, err := Start(s)
+	if err == nil {
+		p.Close()
+		t.Fatal("spawn accepted a cwd swapped to an escaping symlink")
+	}
+	if reasonOf(err) != ReasonCwdEscapesSymlink || !errors.Is(err, ErrCwdEscape) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func fdCount(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// settle waits (bounded) for f to hold, for counters that lag a little
+// behind (goroutines finishing their last instructions).
+func settle(f func() bool) bool {
+	deadline := time.Now().Add(hangGuard)
+	for time.Now().Before(deadline) {
+		if f() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return f()
+}
+
+func TestNoLeaks(t *testing.T) {
+	// Warm up: the spawn thread and runtime pollers are created once.
+	p := mustStart(t, childSpec(t, "exit3"))
+	p.Close()
+	fds := fdCount(t)
+	gs := runtime.NumGoroutine()
+	for _, mode := range []string{"eof", "ignore-term", "grandchild", "exit3", "grandchild-stubborn"} {
+		p, err := Start(childSpec(t, mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := p.Close(); !out.Complete {
+			t.Fatalf("%s: outcome %+v", mode, out)
+		}
+		assertGroupGone(t, p.Pid())
+	}
+	if !settle(func() bool { return fdCount(t) <= fds }) {
+		t.Fatalf("fds: before %d, after %d", fds, fdCount(t))
+	}
+	if !settle(func() bool { return runtime.NumGoroutine() <= gs }) {
+		t.Fatalf("goroutines: before %d, after %d", gs, runtime.NumGoroutine())
+	}
+}
+
+func TestSoak(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 20
+	}
+	modes := []string{"eof", "ignore-term", "grandchild", "exit3", "grandchild-stubborn"}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	pgids := make(chan int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s := childSpec(t, modes[i%len(modes)])
+			s.StdinGrace = 20 * time.Millisecond
+			s.KillGrace = 50 * time.Millisecond
+			p, err := Start(s)
+			if err != nil {
+				errs <- err
+				return
+			}
+			pgids <- p.Pid()
+			if i%3 == 0 {
+				p.Stdin().Close()
+			}
+			if out := p.Close(); !out.Complete {
+				errs <- errors.New("incomplete: " + out.Reason)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	close(pgids)
+	for err := range errs {
+		t.Error(err)
+	}
+	for pg := range pgids {
+		if GroupAlive(pg) {
+			t.Errorf("group %d survived", pg)
+			killGroup(pg)
+		}
+	}
+}
