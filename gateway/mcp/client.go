@@ -1,0 +1,1132 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"sluice/gateway/proc"
+)
+
+// Defaults and bounds.
+const (
+	DefaultMaxOutboundBytes  = 4 << 20
+	MinOutboundBytes         = 4 << 10
+	DefaultInitializeTimeout = 15 * time.Second
+	DefaultDiscoverTimeout   = 2 * time.Second
+	DefaultRequestTimeout    = 60 * time.Second
+
+	// MaxTools and MaxToolPages bound ListTools; a server offering more is
+	// reported as truncated.
+	MaxTools     = 500
+	MaxToolPages = 100
+
+	noiseKeep       = 16  // lines kept in the noise ring
+	noiseLineBytes  = 256 // bytes kept per noise line
+	dispatchQueue   = 256 // pending callbacks before new ones are dropped
+	maxServerCalls  = 8   // concurrent Options.OnRequest invocations
+	closeWaitBound  = 5 * time.Second
+	exitStatusGrace = time.Second
+)
+
+// Options configures a Client. The zero value (and nil) means the documented
+// defaults.
+type Options struct {
+	Server            string        // server id, named in every error
+	MaxLineBytes      int           // inbound line cap; default 4 MiB; declaration field "maxLineBytes"
+	MaxOutboundBytes  int           // bytes queued for the server's stdin; default 4 MiB, min 4 KiB
+	InitializeTimeout time.Duration // whole handshake (discover probe + initialize); default 15s
+	DiscoverTimeout   time.Duration // server/discover probe budget; default 2s
+	RequestTimeout    time.Duration // per request when CallOptions.Timeout is 0; default 60s
+	Era               string        // "" auto (discover, then initialize), "modern", "legacy"
+	NoiseFatal        bool          // non-JSON stdout lines are fatal instead of set aside
+	ClientName        string        // default "sluice"
+	ClientVersion     string        // default "dev"
+	Logger            *slog.Logger  // default: discard
+
+	// OnNotification receives server notifications other than progress and
+	// cancelled (tools/list_changed, resources/*, prompts/list_changed,
+	// notifications/message ...). It runs on one dispatch goroutine, in
+	// arrival order; it must not block for long: while it runs, further
+	// callbacks queue (up to 256) and beyond that are dropped and logged.
+	OnNotification func(method string, params json.RawMessage)
+
+	// OnRequest answers server->client requests. nil: ping -> {},
+	// roots/list -> {"roots":[]}, anything else -> -32601. When set it is
+	// asked first; returning ErrMethodNotFound falls back to those answers,
+	// returning an *RPCError sends it as the error.
+	OnRequest func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+
+	// Capabilities are the client capabilities to advertise; default {}.
+	// Advertise only what OnRequest really handles.
+	Capabilities json.RawMessage
+}
+
+func (o *Options) normalize() Options {
+	var n Options
+	if o != nil {
+		n = *o
+	}
+	if n.MaxLineBytes <= 0 {
+		n.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if n.MaxOutboundBytes <= 0 {
+		n.MaxOutboundBytes = DefaultMaxOutboundBytes
+	}
+	n.MaxOutboundBytes = max(n.MaxOutboundBytes, MinOutboundBytes)
+	if n.InitializeTimeout <= 0 {
+		n.InitializeTimeout = DefaultInitializeTimeout
+	}
+	if n.DiscoverTimeout <= 0 {
+		n.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if n.RequestTimeout <= 0 {
+		n.RequestTimeout = DefaultRequestTimeout
+	}
+	if n.ClientName == "" {
+		n.ClientName = "sluice"
+	}
+	if n.ClientVersion == "" {
+		n.ClientVersion = "dev"
+	}
+	if n.Logger == nil {
+		n.Logger = slog.New(slog.DiscardHandler)
+	}
+	return n
+}
+
+// State is the client lifecycle: Idle -> Starting -> Ready -> Closed/Failed.
+type State int32
+
+// The states.
+const (
+	Idle State = iota
+	Starting
+	Ready
+	Closed
+	Failed
+)
+
+func (s State) String() string {
+	switch s {
+	case Idle:
+		return "idle"
+	case Starting:
+		return "starting"
+	case Ready:
+		return "ready"
+	case Closed:
+		return "closed"
+	case Failed:
+		return "failed"
+	}
+	return "invalid"
+}
+
+// ServerInfo is what the server said about itself during the handshake.
+type ServerInfo struct {
+	Name, Version, Title string
+	Instructions         string
+	Capabilities         json.RawMessage
+}
+
+// CallOptions tune one request. nil means defaults.
+type CallOptions struct {
+	Timeout time.Duration // 0: Options.RequestTimeout
+	// OnProgress receives the params of each notifications/progress for this
+	// request. Setting it makes the client put a unique progressToken into
+	// params._meta. It runs on the dispatch goroutine; see OnNotification.
+	OnProgress func(params json.RawMessage)
+	// Meta is a JSON object merged into params._meta (reserved
+	// io.modelcontextprotocol/* keys and progressToken are the client's).
+	Meta json.RawMessage
+}
+
+// Client speaks MCP to one server process over its stdio. It never restarts
+// a dead server: the first fatal error fails every pending request, is
+// returned by Err, and leaves the client Failed.
+type Client struct {
+	opts   Options
+	server string
+	log    *slog.Logger
+	framer *Framer
+	r      io.Reader
+	w      io.WriteCloser
+	closer func() proc.Outcome
+	proc   *proc.Process
+
+	nextID atomic.Int64
+
+	mu       sync.Mutex
+	state    State
+	era      string
+	version  string
+	info     ServerInfo
+	meta     []byte // modern: the reserved _meta members, without braces
+	pending  map[string]*call
+	progress map[string]*call
+	srvReqs  map[string]context.CancelFunc
+	err      *Error
+	noiseN   int
+	noise    []string
+	dropped  int
+
+	done     chan struct{}
+	doneOnce sync.Once
+
+	// writer
+	wmu     sync.Mutex
+	wq      [][]byte
+	wqBytes int
+	wclosed bool
+	wsig    chan struct{}
+
+	dispatch  chan func()
+	stop      chan struct{}
+	stopOnce  sync.Once
+	baseCtx   context.Context
+	cancelCtx context.CancelFunc
+	reqSem    chan struct{}
+	handlers  sync.WaitGroup
+
+	readerDone   chan struct{}
+	writerDone   chan struct{}
+	dispatchDone chan struct{}
+
+	teardownOnce sync.Once
+	outcome      proc.Outcome
+}
+
+type call struct {
+	method     string
+	ch         chan reply
+	onProgress func(json.RawMessage)
+	token      string
+	finished   atomic.Bool
+}
+
+type reply struct {
+	msg Message
+	err error
+}
+
+// NewClient builds a client over an already-running server's stdout (r) and
+// stdin (w). closer, if not nil, tears the server down; it is called once by
+// Close after stdin is closed. If r is an io.Closer it is closed after closer
+// returns. Call Handshake before any request.
+func NewClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, opts *Options) *Client {
+	o := opts.normalize()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Client{
+		opts:         o,
+		server:       o.Server,
+		log:          o.Logger.With("server", o.Server),
+		framer:       NewFramer(r, o.MaxLineBytes),
+		r:            r,
+		w:            w,
+		closer:       closer,
+		pending:      map[string]*call{},
+		progress:     map[string]*call{},
+		srvReqs:      map[string]context.CancelFunc{},
+		done:         make(chan struct{}),
+		wsig:         make(chan struct{}, 1),
+		dispatch:     make(chan func(), dispatchQueue),
+		stop:         make(chan struct{}),
+		baseCtx:      ctx,
+		cancelCtx:    cancel,
+		reqSem:       make(chan struct{}, maxServerCalls),
+		readerDone:   make(chan struct{}),
+		writerDone:   make(chan struct{}),
+		dispatchDone: make(chan struct{}),
+	}
+	c.framer.server = o.Server
+	go c.readLoop()
+	go c.writeLoop()
+	go c.dispatchLoop()
+	return c
+}
+
+// Start spawns the server described by spec and completes the handshake
+// within Options.InitializeTimeout (ctx bounds the handshake only; it does
+// not own the process afterwards). On failure the process group is torn
+// down and the *Error (CodeSpawn, CodeTimeout, CodeProtocol, ...) carries the
+// server's stderr tail.
+func Start(ctx context.Context, spec proc.Spec, opts *Options) (*Client, error) {
+	o := opts.normalize()
+	if o.Server == "" {
+		o.Server = spec.Server
+	}
+	if spec.Server == "" {
+		spec.Server = o.Server
+	}
+	p, err := proc.Start(spec)
+	if err != nil {
+		return nil, &Error{Code: CodeSpawn, Server: o.Server, Op: "spawn", Message: err.Error(), Err: err}
+	}
+	c := NewClient(p.Stdout(), p.Stdin(), p.Close, &o)
+	c.proc = p
+	if err := c.Handshake(ctx); err != nil {
+		c.Close()
+		var e *Error
+		if errors.As(err, &e) {
+			cp := *e
+			cp.StderrTail = p.StderrTail()
+			return nil, &cp
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// State reports the lifecycle state.
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Era reports "modern" or "legacy" once the handshake succeeded, else "".
+func (c *Client) Era() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.era
+}
+
+// ProtocolVersion reports the negotiated protocol version.
+func (c *Client) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// ServerInfo reports what the server said about itself.
+func (c *Client) ServerInfo() ServerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// Done is closed when the client has failed or been closed.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns the first fatal error (a closed error after a clean Close), or
+// nil while the client is usable.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		return nil
+	}
+	return c.err
+}
+
+// Noise reports how many stdout lines were set aside as not JSON-RPC, and the
+// most recent ones (up to 16, each cut to 256 bytes), oldest first.
+func (c *Client) Noise() (count int, recent []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.noiseN, append([]string(nil), c.noise...)
+}
+
+// Close tears the server down (stdin closed, then the closer: for Start, the
+// process group's SIGTERM/SIGKILL escalation) and waits for the client's
+// goroutines. Pending requests fail with CodeClosed. Idempotent.
+func (c *Client) Close() proc.Outcome {
+	c.mu.Lock()
+	if c.err == nil {
+		c.state = Closed
+	}
+	c.mu.Unlock()
+	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "close", Message: "client closed"})
+	c.teardown()
+	c.waitGoroutines()
+	return c.outcome
+}
+
+func (c *Client) waitGoroutines() {
+	all := make(chan struct{})
+	go func() {
+		<-c.readerDone
+		<-c.writerDone
+		<-c.dispatchDone
+		c.handlers.Wait()
+		close(all)
+	}()
+	t := time.NewTimer(closeWaitBound)
+	defer t.Stop()
+	select {
+	case <-all:
+	case <-t.C:
+		c.log.Warn("mcp client goroutines did not stop in time; a callback may be blocking", "bound", closeWaitBound)
+	}
+}
+
+// fail records the first fatal error, fails every pending request and starts
+// the teardown. Later calls are no-ops.
+func (c *Client) fail(e *Error) {
+	if e.Server == "" {
+		e.Server = c.server
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = e
+	if c.state != Closed {
+		c.state = Failed
+	}
+	pend := c.pending
+	c.pending = map[string]*call{}
+	c.progress = map[string]*call{}
+	c.mu.Unlock()
+	c.doneOnce.Do(func() { close(c.done) })
+	for _, cl := range pend {
+		cl.ch <- reply{err: c.callErr(cl.method, e)}
+	}
+	if e.Op != "close" {
+		c.log.Error("mcp server failed", "code", string(e.Code), "op", e.Op, "error", e.Message)
+		go c.teardown()
+	}
+}
+
+// callErr turns the fatal error into what a pending call returns.
+func (c *Client) callErr(method string, fatal *Error) *Error {
+	msg := fatal.Message
+	if fatal.Op != "" && fatal.Op != method {
+		msg = fatal.Op + ": " + msg
+	}
+	return &Error{Code: fatal.Code, Server: c.server, Op: method, Message: msg, RPC: fatal.RPC, Err: fatal}
+}
+
+func (c *Client) teardown() {
+	c.teardownOnce.Do(func() {
+		c.stopOnce.Do(func() { close(c.stop) })
+		c.cancelCtx()
+		c.wmu.Lock()
+		c.wclosed = true
+		c.wq = nil
+		c.wqBytes = 0
+		c.wmu.Unlock()
+		_ = c.w.Close()
+		if c.closer != nil {
+			c.outcome = c.closer()
+		} else {
+			c.outcome = proc.Outcome{Complete: true, Stage: "exited"}
+		}
+		if rc, ok := c.r.(io.Closer); ok {
+			_ = rc.Close()
+		}
+	})
+}
+
+// ---- reading ----
+
+func (c *Client) readLoop() {
+	defer close(c.readerDone)
+	for {
+		m, err := c.framer.Next()
+		if err != nil {
+			if errors.Is(err, ErrNoise) {
+				if c.noiseLine(m.Raw) {
+					continue
+				}
+				return
+			}
+			c.readFailed(err)
+			return
+		}
+		c.handle(m)
+	}
+}
+
+func (c *Client) readFailed(err error) {
+	var e *Error
+	if errors.As(err, &e) {
+		cp := *e
+		cp.Server = c.server
+		if cp.Code == CodeClosed {
+			cp.Message += c.exitStatus()
+			cp.StderrTail = c.stderrTail()
+		}
+		c.fail(&cp)
+		return
+	}
+	select {
+	case <-c.stop:
+		c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: "client closed", Err: err})
+		return
+	default:
+	}
+	msg := "server closed its stdout"
+	if err != io.EOF {
+		msg = "reading the server's stdout failed"
+	}
+	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: msg + c.exitStatus(),
+		StderrTail: c.stderrTail(), Err: err})
+}
+
+func (c *Client) exitStatus() string {
+	if c.proc == nil {
+		return ""
+	}
+	t := time.NewTimer(exitStatusGrace)
+	defer t.Stop()
+	select {
+	case <-c.proc.Exited():
+		if e := c.proc.ExitError(); e != nil {
+			return " (process exited: " + e.Error() + ")"
+		}
+		return " (process exited with status 0)"
+	case <-c.stop:
+	case <-t.C:
+	}
+	return ""
+}
+
+func (c *Client) stderrTail() string {
+	if c.proc == nil {
+		return ""
+	}
+	return c.proc.StderrTail()
+}
+
+// noiseLine sets a non-JSON-RPC line aside; it reports false if the line was
+// fatal.
+func (c *Client) noiseLine(raw []byte) bool {
+	if c.opts.NoiseFatal {
+		c.fail(&Error{Code: CodeProtocol, Server: c.server, Op: "read", Err: ErrNoise,
+			Message: fmt.Sprintf("server wrote a %d-byte line on stdout that is not a JSON-RPC message (stdoutNoise: fatal)", len(raw))})
+		return false
+	}
+	s := truncUTF8(raw, noiseLineBytes)
+	c.mu.Lock()
+	c.noiseN++
+	if len(c.noise) == noiseKeep {
+		copy(c.noise, c.noise[1:])
+		c.noise = c.noise[:noiseKeep-1]
+	}
+	c.noise = append(c.noise, s)
+	n := c.noiseN
+	c.mu.Unlock()
+	c.log.Warn("mcp server wrote a non-JSON-RPC line on stdout; set aside", "bytes", len(raw), "line", s, "count", n)
+	return true
+}
+
+func truncUTF8(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n])
+}
+
+func (c *Client) handle(m Message) {
+	switch m.Kind {
+	case KindResponse, KindError:
+		key := idKey(m.ID)
+		c.mu.Lock()
+		cl := c.pending[key]
+		if cl != nil {
+			delete(c.pending, key)
+			if cl.token != "" {
+				delete(c.progress, cl.token)
+			}
+		}
+		c.mu.Unlock()
+		if cl == nil {
+			c.log.Debug("dropped a response to no pending request (late, cancelled or unknown)", "id", string(m.ID))
+			return
+		}
+		cl.ch <- reply{msg: m}
+	case KindRequest:
+		c.serveRequest(m)
+	case KindNotification:
+		switch m.Method {
+		case "notifications/progress":
+			tok := member(m.Params, "progressToken")
+			if tok == nil {
+				return
+			}
+			c.mu.Lock()
+			cl := c.progress[idKey(tok)]
+			c.mu.Unlock()
+			if cl == nil || cl.onProgress == nil {
+				c.log.Debug("dropped progress for no active request", "token", string(tok))
+				return
+			}
+			params := m.Params
+			c.enqueueCallback(func() {
+				if !cl.finished.Load() {
+					cl.onProgress(params)
+				}
+			})
+		case "notifications/cancelled":
+			id := member(m.Params, "requestId")
+			if id == nil {
+				return
+			}
+			c.mu.Lock()
+			cancel := c.srvReqs[idKey(id)]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		default:
+			if c.opts.OnNotification == nil {
+				return
+			}
+			method, params := m.Method, m.Params
+			c.enqueueCallback(func() { c.opts.OnNotification(method, params) })
+		}
+	}
+}
+
+func (c *Client) enqueueCallback(f func()) {
+	select {
+	case c.dispatch <- f:
+	default:
+		c.mu.Lock()
+		c.dropped++
+		n := c.dropped
+		c.mu.Unlock()
+		c.log.Warn("notification callback queue full; dropped a notification", "dropped", n)
+	}
+}
+
+func (c *Client) dispatchLoop() {
+	defer close(c.dispatchDone)
+	for {
+		select {
+		case f := <-c.dispatch:
+			f()
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// ---- server -> client requests ----
+
+func (c *Client) serveRequest(m Message) {
+	if c.opts.OnRequest == nil {
+		res, e := builtinAnswer(m.Method)
+		c.answer(m.ID, res, e)
+		return
+	}
+	select {
+	case c.reqSem <- struct{}{}:
+	default:
+		c.answer(m.ID, nil, &RPCError{Code: rpcInternalError, Message: "too many concurrent requests from the server"})
+		return
+	}
+	key := idKey(m.ID)
+	ctx, cancel := context.WithCancel(c.baseCtx)
+	c.mu.Lock()
+	c.srvReqs[key] = cancel
+	c.mu.Unlock()
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		defer func() { <-c.reqSem }()
+		defer func() {
+			c.mu.Lock()
+			delete(c.srvReqs, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		res, err := c.opts.OnRequest(ctx, m.Method, m.Params)
+		if ctx.Err() != nil {
+			return // cancelled by the server or closing: no reply
+		}
+		var rpcErr *RPCError
+		switch {
+		case errors.Is(err, ErrMethodNotFound):
+			res, e := builtinAnswer(m.Method)
+			c.answer(m.ID, res, e)
+		case errors.As(err, &rpcErr):
+			c.answer(m.ID, nil, rpcErr)
+		case err != nil:
+			c.log.Warn("OnRequest failed", "method", m.Method, "error", err.Error())
+			c.answer(m.ID, nil, &RPCError{Code: rpcInternalError, Message: "internal error"})
+		default:
+			if len(res) == 0 {
+				res = json.RawMessage("{}")
+			}
+			out, verr := outboundJSON(res)
+			if verr != nil {
+				c.log.Warn("OnRequest returned invalid JSON", "method", m.Method)
+				c.answer(m.ID, nil, &RPCError{Code: rpcInternalError, Message: "internal error"})
+				return
+			}
+			c.answer(m.ID, out, nil)
+		}
+	}()
+}
+
+func builtinAnswer(method string) (json.RawMessage, *RPCError) {
+	switch method {
+	case "ping":
+		return json.RawMessage(`{}`), nil
+	case "roots/list":
+		return json.RawMessage(`{"roots":[]}`), nil
+	}
+	return nil, &RPCError{Code: rpcMethodNotFound, Message: "Method not found"}
+}
+
+func (c *Client) answer(id json.RawMessage, result json.RawMessage, e *RPCError) {
+	b := make([]byte, 0, 64+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if e != nil {
+		eb, _ := json.Marshal(e)
+		b = append(b, `,"error":`...)
+		b = append(b, eb...)
+	} else {
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+	}
+	b = append(b, "}\n"...)
+	_ = c.enqueue(b, "respond")
+}
+
+// ---- writing ----
+
+// enqueue queues one encoded line. A line larger than the cap on its own is
+// refused (CodeOverload, not fatal); a queue that would cross the cap means
+// the server stopped reading: fatal CodeOverload.
+func (c *Client) enqueue(line []byte, op string) error {
+	c.wmu.Lock()
+	if c.wclosed {
+		c.wmu.Unlock()
+		return c.closedErr(op)
+	}
+	if len(line) > c.opts.MaxOutboundBytes {
+		c.wmu.Unlock()
+		return &Error{Code: CodeOverload, Server: c.server, Op: op,
+			Message: fmt.Sprintf("outbound message of %d bytes exceeds the %d-byte outbound cap", len(line), c.opts.MaxOutboundBytes)}
+	}
+	if c.wqBytes+len(line) > c.opts.MaxOutboundBytes {
+		queued := c.wqBytes
+		c.wmu.Unlock()
+		e := &Error{Code: CodeOverload, Server: c.server, Op: op,
+			Message: fmt.Sprintf("server stopped reading its stdin: %d bytes already queued, cap %d", queued, c.opts.MaxOutboundBytes)}
+		c.fail(e)
+		return e
+	}
+	c.wq = append(c.wq, line)
+	c.wqBytes += len(line)
+	c.wmu.Unlock()
+	select {
+	case c.wsig <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *Client) closedErr(op string) error {
+	c.mu.Lock()
+	e := c.err
+	c.mu.Unlock()
+	if e != nil {
+		return c.callErr(op, e)
+	}
+	return &Error{Code: CodeClosed, Server: c.server, Op: op, Message: "client closed"}
+}
+
+const coalesceBytes = 64 << 10
+
+func (c *Client) writeLoop() {
+	defer close(c.writerDone)
+	var batch []byte
+	for {
+		c.wmu.Lock()
+		q := c.wq
+		c.wq = nil
+		c.wmu.Unlock()
+		if len(q) == 0 {
+			select {
+			case <-c.wsig:
+				continue
+			case <-c.stop:
+				return
+			}
+		}
+		for i := 0; i < len(q); {
+			// Coalesce small lines into one write.
+			buf, n := q[i], 1
+			if len(buf) < coalesceBytes && i+1 < len(q) {
+				batch = append(batch[:0], buf...)
+				for i+n < len(q) && len(batch)+len(q[i+n]) <= coalesceBytes {
+					batch = append(batch, q[i+n]...)
+					n++
+				}
+				buf = batch
+			}
+			_, err := c.w.Write(buf)
+			c.wmu.Lock()
+			c.wqBytes -= len(buf)
+			c.wmu.Unlock()
+			if err != nil {
+				select {
+				case <-c.stop:
+				default:
+					c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "write",
+						Message: "server stopped accepting input" + c.exitStatus(), StderrTail: c.stderrTail(), Err: err})
+				}
+				return
+			}
+			i += n
+		}
+	}
+}
+
+// ---- requests ----
+
+// Request sends a request and waits for its result (raw JSON). Params must be
+// a JSON object (or nil). In the modern era the client adds the reserved
+// _meta fields. A JSON-RPC error answer is an *Error with CodeServer and the
+// error object in RPC.
+func (c *Client) Request(ctx context.Context, method string, params json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	if err := c.ready(method); err != nil {
+		return nil, err
+	}
+	return c.request(ctx, method, params, o)
+}
+
+func (c *Client) request(ctx context.Context, method string, params json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	if o == nil {
+		o = &CallOptions{}
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = c.opts.RequestTimeout
+	}
+	m, err := c.roundTrip(ctx, method, params, o, timeout, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.result(method, m)
+}
+
+// result turns a response into a raw result or a typed error.
+func (c *Client) result(method string, m Message) (json.RawMessage, error) {
+	if m.Kind == KindError {
+		return nil, &Error{Code: CodeServer, Server: c.server, Op: method, RPC: m.Error}
+	}
+	if len(m.Result) == 0 || m.Result[0] != '{' {
+		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "malformed result: not a JSON object"}
+	}
+	if c.Era() == "modern" {
+		if err := checkResultType(m.Result); err != "" {
+			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: err}
+		}
+	}
+	return m.Result, nil
+}
+
+// checkResultType applies the 2026-07-28 rule: missing resultType means
+// complete; input_required needs MRTR, which this client does not provide;
+// anything else is invalid.
+func checkResultType(res []byte) string {
+	rt := member(res, "resultType")
+	switch string(rt) {
+	case "", `"complete"`:
+		return ""
+	case `"input_required"`:
+		return "server asked for client input (resultType input_required), which sluice does not provide"
+	}
+	return "malformed result: unknown resultType " + truncUTF8(rt, 64)
+}
+
+func (c *Client) ready(op string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.callErr(op, c.err)
+	}
+	if c.state != Ready {
+		return &Error{Code: CodeClosed, Server: c.server, Op: op, Message: "client is not ready (state " + c.state.String() + "); call Handshake first"}
+	}
+	return nil
+}
+
+// roundTrip sends one request and waits for its response. cancellable=false
+// (initialize, discover) never sends notifications/cancelled.
+func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, o *CallOptions, timeout time.Duration, cancellable bool) (Message, error) {
+	id := c.nextID.Add(1)
+	idText := strconv.FormatInt(id, 10)
+	cl := &call{method: method, ch: make(chan reply, 1), onProgress: o.OnProgress}
+	if o.OnProgress != nil {
+		cl.token = `"p` + idText + `"`
+	}
+	p, err := c.withMeta(params, o.Meta, cl.token)
+	if err != nil {
+		return Message{}, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "invalid params: " + err.Error(), Err: err}
+	}
+	line := encodeRequest(idText, method, p)
+
+	c.mu.Lock()
+	if c.err != nil {
+		e := c.callErr(method, c.err)
+		c.mu.Unlock()
+		return Message{}, e
+	}
+	c.pending[idText] = cl
+	if cl.token != "" {
+		c.progress[cl.token] = cl
+	}
+	c.mu.Unlock()
+	defer cl.finished.Store(true)
+
+	if err := c.enqueue(line, method); err != nil {
+		c.unregister(idText, cl)
+		return Message{}, err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-cl.ch:
+		return r.msg, r.err
+	case <-ctx.Done():
+		code, why := CodeAborted, "cancelled by the caller"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			code, why = CodeTimeout, "caller's deadline expired"
+		}
+		if c.unregister(idText, cl) && cancellable {
+			c.cancelRemote(idText, why)
+		}
+		return Message{}, &Error{Code: code, Server: c.server, Op: method, Message: why, Err: ctx.Err()}
+	case <-t.C:
+		why := "no response within " + timeout.String()
+		if c.unregister(idText, cl) && cancellable {
+			c.cancelRemote(idText, "timed out after "+timeout.String())
+		}
+		return Message{}, &Error{Code: CodeTimeout, Server: c.server, Op: method, Message: why}
+	}
+}
+
+// unregister removes a pending call; it reports whether it was still pending.
+func (c *Client) unregister(id string, cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl.token != "" {
+		delete(c.progress, cl.token)
+	}
+	if c.pending[id] == cl {
+		delete(c.pending, id)
+		return true
+	}
+	return false
+}
+
+func (c *Client) cancelRemote(id, reason string) {
+	rb, _ := json.Marshal(reason)
+	line := make([]byte, 0, 96+len(rb))
+	line = append(line, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	line = append(line, id...)
+	line = append(line, `,"reason":`...)
+	line = append(line, rb...)
+	line = append(line, "}}\n"...)
+	_ = c.enqueue(line, "notifications/cancelled")
+}
+
+// Notify sends a notification.
+func (c *Client) Notify(method string, params json.RawMessage) error {
+	c.mu.Lock()
+	if c.err != nil {
+		e := c.callErr(method, c.err)
+		c.mu.Unlock()
+		return e
+	}
+	c.mu.Unlock()
+	var p json.RawMessage
+	if len(params) > 0 {
+		var err error
+		if p, err = outboundJSON(params); err != nil {
+			return &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "invalid params: " + err.Error(), Err: err}
+		}
+	}
+	b := make([]byte, 0, 64+len(p))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method)
+	if p != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
+	}
+	b = append(b, "}\n"...)
+	return c.enqueue(b, method)
+}
+
+func encodeRequest(id, method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, 64+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// ---- tools ----
+
+// Tool is one tool as listed by the server. Schemas and annotations stay raw.
+type Tool struct {
+	Name, Title, Description string
+	InputSchema              json.RawMessage
+	OutputSchema             json.RawMessage
+	Annotations              json.RawMessage
+	Raw                      json.RawMessage // the whole tool object as sent
+}
+
+// ToolList is the result of ListTools.
+type ToolList struct {
+	Tools     []Tool
+	Truncated bool // the server offered more than MaxTools tools or MaxToolPages pages
+}
+
+// ListTools lists the server's tools, following nextCursor. It stops at
+// MaxTools tools or MaxToolPages pages (Truncated). A repeated cursor is a
+// protocol error. In the modern era an empty-string cursor is a cursor; in
+// the legacy era it ends the list.
+func (c *Client) ListTools(ctx context.Context) (*ToolList, error) {
+	if err := c.ready("tools/list"); err != nil {
+		return nil, err
+	}
+	modern := c.Era() == "modern"
+	out := &ToolList{}
+	seen := map[string]bool{}
+	var cursor json.RawMessage
+	for page := 0; ; page++ {
+		if page == MaxToolPages {
+			out.Truncated = true
+			return out, nil
+		}
+		var params json.RawMessage
+		if cursor != nil {
+			params = append(append(json.RawMessage(`{"cursor":`), cursor...), '}')
+		}
+		res, err := c.request(ctx, "tools/list", params, nil)
+		if err != nil {
+			return nil, err
+		}
+		var pg struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor json.RawMessage   `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(res, &pg); err != nil || pg.Tools == nil && member(res, "tools") == nil {
+			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list", Message: "malformed result: \"tools\" is not an array", Err: err}
+		}
+		for i, raw := range pg.Tools {
+			t, err := parseTool(raw)
+			if err != nil {
+				return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list",
+					Message: fmt.Sprintf("malformed tool %d on page %d: %s", i, page+1, err.Error())}
+			}
+			if len(out.Tools) == MaxTools {
+				out.Truncated = true
+				return out, nil
+			}
+			out.Tools = append(out.Tools, t)
+		}
+		next := pg.NextCursor
+		if len(next) == 0 || string(next) == "null" || (!modern && string(next) == `""`) {
+			return out, nil
+		}
+		if next[0] != '"' {
+			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list", Message: "malformed result: \"nextCursor\" is not a string"}
+		}
+		k := idKey(next)
+		if seen[k] {
+			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list",
+				Message: fmt.Sprintf("server repeated cursor %s on page %d; stopping to avoid a loop", truncUTF8(next, 64), page+1)}
+		}
+		seen[k] = true
+		if len(out.Tools) == MaxTools {
+			out.Truncated = true
+			return out, nil
+		}
+		cursor = next
+	}
+}
+
+func parseTool(raw json.RawMessage) (Tool, error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return Tool{}, errors.New("not an object")
+	}
+	var w struct {
+		Name         *string         `json:"name"`
+		Title        string          `json:"title"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+		Annotations  json.RawMessage `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Tool{}, err
+	}
+	if w.Name == nil || *w.Name == "" {
+		return Tool{}, errors.New("no name")
+	}
+	return Tool{Name: *w.Name, Title: w.Title, Description: w.Description,
+		InputSchema: w.InputSchema, OutputSchema: w.OutputSchema, Annotations: w.Annotations, Raw: raw}, nil
+}
+
+// CallTool calls a tool and returns its raw result. args must be a JSON
+// object (nil means {}). A result whose isError is present but not a boolean
+// is a protocol error; a JSON-RPC error answer is CodeServer.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	if err := c.ready("tools/call"); err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	a, err := outboundJSON(args)
+	if err != nil || a[0] != '{' {
+		if err == nil {
+			err = errors.New("arguments are not a JSON object")
+		}
+		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/call", Message: "invalid arguments: " + err.Error(), Err: err}
+	}
+	p := make([]byte, 0, 32+len(name)+len(a))
+	p = append(p, `{"name":`...)
+	p = appendString(p, name)
+	p = append(p, `,"arguments":`...)
+	p = append(p, a...)
+	p = append(p, '}')
+	res, err := c.request(ctx, "tools/call", p, o)
+	if err != nil {
+		return nil, err
+	}
+	if ie := member(res, "isError"); ie != nil && string(ie) != "true" && string(ie) != "false" {
+		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/call", Message: "malformed result: \"isError\" is not a boolean"}
+	}
+	return res, nil
+}
