@@ -13,7 +13,9 @@ import (
 
 // GroupAlive reports whether any process (zombies included) has process
 // group id pgid, by kill(-pgid, 0). Only meaningful for a group this
-// process knows is still its own.
+// process knows is still its own. A group whose last members were just
+// killed can stay "alive" as zombies until their parent (init, for
+// orphans) reaps them.
 func GroupAlive(pgid int) bool {
 	if pgid <= 1 {
 		return false
@@ -22,8 +24,8 @@ func GroupAlive(pgid int) bool {
 	return err == nil || err == unix.EPERM
 }
 
-// groupHasMembers reports whether a process other than leader has process
-// group id pgid. The leader is excluded because the supervisor keeps it an
+// groupHasMembers reports whether a live process (not a reap-pending
+// zombie) other than leader has process group id pgid. The leader is excluded because the supervisor keeps it an
 // unreaped zombie (which kill(-pgid, 0) would still count) until the rest
 // of the group is gone. Without procfs it falls back to GroupAlive, which
 // then sees the zombie leader too and makes teardown wait its bounds.
@@ -42,31 +44,55 @@ func groupHasMembers(pgid, leader int) bool {
 		if err != nil || pid == leader {
 			continue
 		}
-		if pg, ok := procPgrp(pid); ok && pg == pgid {
+		if st, ok := procStat(pid); ok && st.pgrp == pgid && !st.dead() {
 			return true
 		}
 	}
 	return false
 }
 
-// procPgrp reads the process group of pid from /proc/pid/stat.
-func procPgrp(pid int) (int, bool) {
+type procStatus struct {
+	state   byte
+	pgrp    int
+	threads int
+}
+
+// dead reports a zombie whose threads are all gone: it runs nothing and
+// only waits for its parent (often init, on its own schedule) to reap it.
+func (s procStatus) dead() bool {
+	return (s.state == 'Z' || s.state == 'X') && s.threads <= 1
+}
+
+// procStat reads state, process group and thread count of pid from
+// /proc/pid/stat.
+func procStat(pid int) (procStatus, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return procStatus{}, false
 	}
-	// "pid (comm) state ppid pgrp ..."; comm may contain anything, so cut
-	// after the last ')'.
+	// "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt
+	// cminflt majflt cmajflt utime stime cutime cstime priority nice
+	// num_threads ..."; comm may contain anything, so cut after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false
+		return procStatus{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 {
-		return 0, false
+	if len(f) < 18 || len(f[0]) != 1 {
+		return procStatus{}, false
 	}
-	pg, err := strconv.Atoi(string(f[2]))
-	return pg, err == nil
+	pg, err1 := strconv.Atoi(string(f[2]))
+	th, err2 := strconv.Atoi(string(f[17]))
+	if err1 != nil || err2 != nil {
+		return procStatus{}, false
+	}
+	return procStatus{state: f[0][0], pgrp: pg, threads: th}, true
+}
+
+// procPgrp reads the process group of pid.
+func procPgrp(pid int) (int, bool) {
+	st, ok := procStat(pid)
+	return st.pgrp, ok
 }
 
 // exitFromSiginfo decodes a SIGCHLD siginfo (from waitid) into nil for a

@@ -51,6 +51,9 @@ type Spec struct {
 
 	// groupHasMembers replaces the /proc scan in tests (nil = real scan).
 	groupHasMembers func(pgid, leader int) bool
+	// onSignal, when set, is told about every signal about to be sent
+	// (target as passed to kill: negative for the group). Tests only.
+	onSignal func(target int, sig unix.Signal)
 }
 
 // Outcome reports how a teardown ended. It is a report, never an error: a
@@ -410,6 +413,12 @@ func (p *Process) escalate(stage string) {
 	}
 	// Safe: the leader is not reaped (phase < released), so its pid — the
 	// group id — cannot have been handed to anyone else.
+	if p.spec.onSignal != nil {
+		if p.phase == PhaseLive {
+			p.spec.onSignal(p.pid, sig)
+		}
+		p.spec.onSignal(-p.pid, sig)
+	}
 	if p.phase == PhaseLive {
 		if p.pidfd >= 0 {
 			_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
