@@ -1,0 +1,131 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ReexecArg is the first argument that turns a binary calling RunIfReexec
+// (a test binary) into the fixture process.
+const ReexecArg = "-sluice.mcpfixture"
+
+// ExitCrash is the exit status of a fixture process that crashed on purpose.
+const ExitCrash = 3
+
+var reexeced bool
+
+// RunIfReexec runs the fixture and exits when the process was started by
+// Command, that is when os.Args[1] is ReexecArg; otherwise it returns at
+// once. Call it from an init function of a test package:
+//
+//	func init() { mcptest.RunIfReexec() }
+func RunIfReexec() {
+	if len(os.Args) > 1 && os.Args[1] == ReexecArg {
+		reexeced = true
+		code := Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		// syscall.Exit, not os.Exit: a race-enabled test binary would
+		// otherwise sleep a second at exit (GORACE atexit_sleep_ms), which
+		// turns every clean teardown of the fixture into a slow one.
+		syscall.Exit(code)
+	}
+}
+
+// Command returns the absolute path and arguments that start the fixture by
+// re-executing the running binary, which must call RunIfReexec. args are
+// Main's flags, e.g. "-mode", "paginated,banner".
+func Command(args ...string) (string, []string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("mcptest: locating the running binary: %w", err)
+	}
+	return exe, append([]string{ReexecArg}, args...), nil
+}
+
+// Main is the fixture's command line (cmd/mcpfixture and re-executed test
+// binaries). It returns the process exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcpfixture", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", "echo", "comma-separated modes: "+knownModes())
+	tools := fs.Int("tools", 0, "add N generated read-only tools tool_0001..tool_N")
+	page := fs.Int("page", 0, "tools/list page size (0 = one page; 2 with -mode paginated)")
+	delay := fs.Duration("delay", 0, "delay before every response (-mode slow: default 2s)")
+	huge := fs.Int("huge-bytes", 0, "size of the huge tool's text (default 1 MiB) and of -mode huge padding (default 6 MiB)")
+	name := fs.String("name", "", "serverInfo.name (default mcpfixture)")
+	sleeper := fs.Bool("sleeper", false, "run as the grandchild: ignore SIGTERM/SIGINT/SIGHUP and sleep")
+	sleep := fs.Duration("sleep", 5*time.Minute, "how long a grandchild sleeps")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpfixture: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *sleeper {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		fmt.Fprintf(stderr, "mcpfixture: grandchild pid %d sleeping %s, ignoring SIGTERM\n", os.Getpid(), *sleep)
+		time.Sleep(*sleep)
+		return 0
+	}
+	modes, err := ParseModes(*mode)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge}
+	opts.Spawn = func() (int, error) { return spawnSleeper(*sleep) }
+	if opts.Has(ModeIgnoreSIGTERM) {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if opts.Has(ModeGrandchild) {
+		pid, err := opts.Spawn()
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpfixture: spawning the grandchild: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "mcpfixture: spawned grandchild pid %d\n", pid)
+		}
+	}
+	err = Serve(context.Background(), stdin, stdout, stderr, opts)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrCrashed):
+		return ExitCrash
+	case opts.Has(ModeExitAtStart):
+		return 2
+	}
+	if !strings.Contains(err.Error(), "broken pipe") {
+		fmt.Fprintf(stderr, "mcpfixture: %v\n", err)
+	}
+	return 1
+}
+
+// spawnSleeper starts a grandchild in this process's group that ignores
+// SIGTERM and keeps this process's stdout and stderr open.
+func spawnSleeper(d time.Duration) (int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	args := []string{"-sleeper", "-sleep", d.String()}
+	if reexeced {
+		args = append([]string{ReexecArg}, args...)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	go func() { _ = cmd.Wait() }()
+	return cmd.Process.Pid, nil
+}
