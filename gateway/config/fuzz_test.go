@@ -1,0 +1,87 @@
+package config
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"",
+		"servers:\n  fs:\n    command: npx\n    args: [-y, pkg]\n    cwd: sub\n    env: {A: \"${env:B}\"}\n    passEnv: [SSH_AUTH_SOCK]\n    timeoutMs: 60000\n    stdoutNoise: fatal\n    maxLineBytes: 8388608\n",
+		"servers:\n  a: {command: bash}\n  b: {command: ./x}\n  a: {command: y}\n",
+		"approve: [\"fs__read_*\"]\nidleTimeoutMs: 300000\nsandbox: {maxSteps: 10}\nresults: {dir: x, ttlMs: 1, quotaBytes: 2}\n",
+		"filters:\n  - module: builtin:shape\n    capabilities: [\"*\"]\n    stage: context\n    config: {budgetBytes: 16384, n: [1, 2.5, 0x10, 1e3, .inf, ~, yes]}\n    onError: fail-open\n",
+		"x: &a {b: *a}\n",
+		"servers: {s: {command: x, actionClass: read}}\n",
+		"- a\n- b\n",
+		"a: b\n---\nc: d\n",
+		"servers:\n  s:\n    <<: {command: x}\n",
+		"servers:\n  s: {command: x, cwd: ../../etc}\n",
+		"servers:\n  s: {command: x, env: {A: \"$${env:X} ${env:\"}}\n",
+		"{servers: {s: {command: !!str 12, args: !custom [a]}}}\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	base := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, project bool) {
+		scope := ScopeUser
+		if project {
+			scope = ScopeProject
+		}
+		ss, st, ds := Parse(data, "f.yaml", scope, base)
+		for _, d := range ds {
+			if strings.Contains(d.Message, "YAML decoder failed") {
+				t.Fatalf("parser panicked on %q", data)
+			}
+			if d.Severity != SeverityError && d.Severity != SeverityWarning {
+				t.Fatalf("bad severity %+v", d)
+			}
+			if d.File != "f.yaml" || d.Message == "" {
+				t.Fatalf("incomplete diagnostic %+v", d)
+			}
+		}
+		seen := map[string]bool{}
+		for _, s := range ss {
+			if !ValidID(s.ID) || seen[s.ID] {
+				t.Fatalf("bad or duplicate id %q", s.ID)
+			}
+			seen[s.ID] = true
+			if s.Digest != s.ComputeDigest() || len(s.Digest) != 64 {
+				t.Fatalf("digest mismatch for %q", s.ID)
+			}
+			if s.Command == "" || isShell(s.Command) || strings.ContainsAny(s.Command, " \x00") {
+				t.Fatalf("bad command accepted: %q", s.Command)
+			}
+			if len(s.Args) > MaxArgs || len(s.Env) > MaxEnvEntries || s.TimeoutMs > MaxTimeoutMs || s.TimeoutMs < 0 {
+				t.Fatalf("cap exceeded: %+v", s)
+			}
+			if s.Root == "" || s.Dir == "" || !within(s.Root, s.Dir) {
+				t.Fatalf("dir %q not within root %q", s.Dir, s.Root)
+			}
+			if scope == ScopeProject && s.ActionClass != "" {
+				t.Fatalf("project action class accepted")
+			}
+			if _, err := ExpandEnv(s.Env, func(string) (string, bool) { return "v", true }); err != nil {
+				t.Fatalf("accepted env does not expand: %v", err)
+			}
+		}
+		if scope == ScopeProject && !reflect.DeepEqual(st, Settings{}) {
+			t.Fatalf("project settings accepted: %+v", st)
+		}
+		for _, fl := range st.Filters {
+			if fl.Config != nil && !json.Valid(fl.Config) {
+				t.Fatalf("filter config is not JSON: %s", fl.Config)
+			}
+		}
+		// Deterministic.
+		ss2, _, ds2 := Parse(data, "f.yaml", scope, base)
+		if !reflect.DeepEqual(ss, ss2) || !reflect.DeepEqual(ds, ds2) {
+			t.Fatal("Parse is not deterministic")
+		}
+	})
+}
