@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -30,6 +31,11 @@ func GroupAlive(pgid int) bool {
 // of the group is gone. Without procfs it falls back to GroupAlive, which
 // then sees the zombie leader too and makes teardown wait its bounds.
 func groupHasMembers(pgid, leader int) bool {
+	return groupHasMembersExcept(pgid, leader)
+}
+
+// groupHasMembersExcept is groupHasMembers ignoring every pid in skip.
+func groupHasMembersExcept(pgid int, skip ...int) bool {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return GroupAlive(pgid)
@@ -41,7 +47,7 @@ func groupHasMembers(pgid, leader int) bool {
 	}
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
-		if err != nil || pid == leader {
+		if err != nil || slices.Contains(skip, pid) {
 			continue
 		}
 		if st, ok := procStat(pid); ok && st.pgrp == pgid && !st.dead() {

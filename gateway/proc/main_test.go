@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // childModeEnv selects what a re-executed test binary does. It is passed
@@ -20,7 +22,8 @@ const childModeEnv = "SLUICE_TESTCHILD"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childModeEnv); mode != "" {
-		os.Exit(runChild(mode))
+		// Exit without the race runtime's exit-time pause.
+		unix.Exit(runChild(mode))
 	}
 	os.Exit(m.Run())
 }
@@ -83,7 +86,9 @@ func runChild(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		return 0
 	case "gateway":
-		return runGateway()
+		return runGateway(false)
+	case "gateway-nowatchdog":
+		return runGateway(true)
 	}
 	fmt.Fprintln(os.Stderr, "unknown child mode", mode)
 	return 2
@@ -91,9 +96,9 @@ func runChild(mode string) int {
 
 // runGateway plays a gateway that starts a server with a grandchild and
 // reports both pids, then waits to be killed.
-func runGateway() int {
+func runGateway(noWatchdog bool) int {
 	exe, _ := os.Executable()
-	p, err := Start(Spec{Server: "gw", Command: exe, Env: map[string]string{childModeEnv: "grandchild-stubborn"}})
+	p, err := Start(Spec{Server: "gw", Command: exe, Env: map[string]string{childModeEnv: "grandchild-stubborn"}, NoWatchdog: noWatchdog})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1

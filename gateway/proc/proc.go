@@ -48,6 +48,7 @@ type Spec struct {
 	KillBound       time.Duration     // after SIGKILL, how long to wait for the group; default 2s
 	StderrTailBytes int               // bound of StderrTail; default 16 KiB
 	Stderr          io.Writer         // optional: every stderr line is also copied here; must not block for long
+	NoWatchdog      bool              // do not start the watchdog that kills the group if the gateway dies (see package doc)
 
 	// groupHasMembers replaces the /proc scan in tests (nil = real scan).
 	groupHasMembers func(pgid, leader int) bool
@@ -104,6 +105,7 @@ type Process struct {
 	exited     chan struct{} // leader exited; group cleanup has started
 	done       chan struct{} // group released (leader reaped)
 	stderrDone chan struct{}
+	wd         *watchdog
 
 	mu        sync.Mutex
 	phase     Phase
@@ -133,9 +135,6 @@ func Start(spec Spec) (*Process, error) {
 	}
 	if spec.StderrTailBytes <= 0 {
 		spec.StderrTailBytes = DefaultStderrTailBytes
-	}
-	if spec.groupHasMembers == nil {
-		spec.groupHasMembers = groupHasMembers
 	}
 
 	env, err := BuildEnv(spec.Env, spec.PassEnv, os.Environ())
@@ -227,6 +226,22 @@ func Start(spec Spec) (*Process, error) {
 	// pid is ours and opening a pidfd for it now is race-free.
 	if fd, err := unix.PidfdOpen(p.pid, 0); err == nil {
 		p.pidfd = fd
+	}
+	if !spec.NoWatchdog {
+		wd, err := startWatchdog(p.pid)
+		if err != nil {
+			// Unreaped leader: its pid and group id are still ours.
+			_ = unix.Kill(-p.pid, unix.SIGKILL)
+			_, _ = osProc.Wait()
+			if p.pidfd >= 0 {
+				unix.Close(p.pidfd)
+			}
+			p.stdin.Close()
+			p.stdout.Close()
+			p.stderrR.Close()
+			return nil, &SpawnError{Server: spec.Server, Command: spec.Command, Err: errors.Join(errNoWatchdog, err)}
+		}
+		p.wd = wd
 	}
 	go p.readStderr()
 	go p.supervise()
@@ -444,6 +459,7 @@ func (p *Process) supervise() {
 	close(p.exited)
 
 	out := p.cleanGroup()
+	p.wd.release(p.spec.KillBound)
 
 	p.mu.Lock()
 	p.phase = PhaseReleased
@@ -484,6 +500,9 @@ func (p *Process) waitLeader() error {
 // cleanGroup terminates what is left of the group after the leader exited.
 func (p *Process) cleanGroup() Outcome {
 	has := func() bool { return p.spec.groupHasMembers(p.pid, p.pid) }
+	if p.spec.groupHasMembers == nil {
+		has = func() bool { return groupHasMembersExcept(p.pid, p.pid, p.wd.pid()) }
+	}
 	stageNow := func() (string, time.Time, time.Time) {
 		p.mu.Lock()
 		defer p.mu.Unlock()

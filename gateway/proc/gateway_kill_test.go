@@ -1,0 +1,91 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	st, ok := procStat(pid)
+	return ok && !st.dead()
+}
+
+// TestGatewaySIGKILL re-executes the test binary as a "gateway" that starts
+// a server (leader ignoring SIGTERM and stdin EOF) with a grandchild that
+// ignores SIGTERM, SIGKILLs that gateway, and looks at what survives. The
+// finding is written up in the package documentation.
+func TestGatewaySIGKILL(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs procfs")
+	}
+	for _, c := range []struct {
+		name       string
+		mode       string
+		noWatchdog bool
+	}{
+		{"without watchdog", "gateway-nowatchdog", true},
+		{"with watchdog", "gateway", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(testExe(t))
+			cmd.Env = append(os.Environ(), childModeEnv+"="+c.mode)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { killGroup(cmd.Process.Pid); cmd.Wait() })
+			line := readLine(t, out)
+			f := strings.Fields(line)
+			if len(f) != 3 || f[0] != "pids" {
+				t.Fatalf("gateway said %q", line)
+			}
+			leader, _ := strconv.Atoi(f[1])
+			gc, _ := strconv.Atoi(f[2])
+			t.Cleanup(func() { killGroup(leader) })
+			if !alive(leader) || !alive(gc) {
+				t.Fatal("server not running before the gateway is killed")
+			}
+
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+
+			// Pdeathsig: the leader dies with the gateway in both cases.
+			if !settle(func() bool { return !alive(leader) }) {
+				t.Fatalf("leader %d outlived the SIGKILLed gateway", leader)
+			}
+			if c.noWatchdog {
+				// Measurement, not a wish: observe the grandchild for a while.
+				deadline := time.Now().Add(3 * time.Second)
+				for time.Now().Before(deadline) && alive(gc) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				if alive(gc) {
+					st, _ := procStat(gc)
+					t.Logf("measured: grandchild %d SURVIVED the gateway's SIGKILL (state %c, pgrp %d, reparented)", gc, st.state, st.pgrp)
+				} else {
+					t.Logf("measured: grandchild %d died with the gateway", gc)
+				}
+				return
+			}
+			if !settle(func() bool { return !alive(gc) }) {
+				t.Fatalf("grandchild %d outlived the gateway despite the watchdog", gc)
+			}
+			if !settle(func() bool { return !GroupAlive(leader) }) {
+				t.Fatalf("group %d not empty", leader)
+			}
+			t.Logf("measured: with the watchdog, leader and grandchild are gone and group %d is empty", leader)
+		})
+	}
+}

@@ -1,0 +1,132 @@
+package proc
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The watchdog is a second copy of the running executable that joins the
+// server's process group and holds the read end of a pipe whose only write
+// end lives in the gateway. If the gateway dies without standing it down
+// (SIGKILL, crash, OOM kill), the pipe reports EOF and the watchdog
+// terminates the whole group — grandchildren included, which Pdeathsig
+// cannot reach. Being a member, it pins the group id, so the id it signals
+// is still the server's group. See the package documentation.
+
+// watchdogEnv marks a process as a watchdog; the value is the group id.
+// The deny-list keeps declarations from setting it.
+const watchdogEnv = "SLUICE_PROC_WATCHDOG"
+
+// standDown is written by the gateway before closing the control pipe
+// when it tears the group down itself.
+const standDown = 'x'
+
+// watchdogGrace is how long orphaned members get between SIGTERM and
+// SIGKILL once the gateway is gone.
+const watchdogGrace = 500 * time.Millisecond
+
+func init() {
+	if v, ok := os.LookupEnv(watchdogEnv); ok {
+		runWatchdog(v) // never returns
+	}
+}
+
+func runWatchdog(v string) {
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	pgid, err := strconv.Atoi(v)
+	if err != nil || pgid <= 1 || unix.Getpgrp() != pgid {
+		unix.Exit(2)
+	}
+	var b [1]byte
+	n, err := io.ReadFull(os.Stdin, b[:])
+	if n == 1 && b[0] == standDown {
+		unix.Exit(0)
+	}
+	_ = err // EOF (or any read failure): the gateway is gone.
+	// We are a member of pgid, so the id is still this group's: no other
+	// group can have it while we live. Our own SIGTERM must not end us
+	// before the SIGKILL step.
+	signal.Ignore(syscall.SIGTERM)
+	self := os.Getpid()
+	_ = unix.Kill(-pgid, unix.SIGTERM)
+	waitGone(func() bool { return groupHasMembersExcept(pgid, self) }, watchdogGrace)
+	_ = unix.Kill(-pgid, unix.SIGKILL) // ends us too
+	unix.Exit(0)
+}
+
+// watchdog is the gateway's handle on one watchdog process.
+type watchdog struct {
+	proc *os.Process
+	ctl  *os.File // write end of the control pipe
+}
+
+// startWatchdog starts a watchdog in group pgid (whose leader is unreaped,
+// so the group exists).
+func startWatchdog(pgid int) (*watchdog, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer devnull.Close()
+	exe := "/proc/self/exe"
+	if _, err := os.Stat(exe); err != nil {
+		if exe, err = os.Executable(); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	env := []string{watchdogEnv + "=" + strconv.Itoa(pgid)}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
+	}
+	p, err := os.StartProcess(exe, []string{"sluice-proc-watchdog"}, &os.ProcAttr{
+		Dir:   "/",
+		Env:   env,
+		Files: []*os.File{r, devnull, devnull},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: pgid},
+	})
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &watchdog{proc: p, ctl: w}, nil
+}
+
+// release stands the watchdog down and reaps it. If it is already dead
+// (the group was signalled) the write fails and it is just reaped.
+func (wd *watchdog) release(bound time.Duration) {
+	if wd == nil {
+		return
+	}
+	_, _ = wd.ctl.Write([]byte{standDown})
+	wd.ctl.Close()
+	done := make(chan struct{})
+	go func() { _, _ = wd.proc.Wait(); close(done) }()
+	if !wait(done, bound) {
+		// Unreaped, so the pid is still this watchdog's.
+		_ = wd.proc.Kill()
+		<-done
+	}
+}
+
+func (wd *watchdog) pid() int {
+	if wd == nil {
+		return 0
+	}
+	return wd.proc.Pid
+}
+
+var errNoWatchdog = errors.New("watchdog could not be started")
