@@ -1,0 +1,410 @@
+package sandbox
+
+// This file converts between JSON text and Starlark values without ever
+// passing a number through float64 unless that is exact.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+)
+
+// literalKey marks a number that Starlark cannot hold exactly.
+const literalKey = "$literal"
+
+// maxJSONDepth bounds nesting in both directions (and so cycles in Starlark
+// values).
+const maxJSONDepth = 200
+
+var errTooDeep = errors.New("value nested more than 200 levels deep (or contains itself)")
+
+// fromJSON decodes one JSON value into a Starlark value. Integers become
+// exact Ints of any size; a number with a fraction or exponent becomes a
+// Float only if the float64 prints back to the same decimal value,
+// otherwise {"$literal": "<source text>"}.
+func fromJSON(data []byte) (starlark.Value, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: data after the top-level value")
+	}
+	return v, nil
+}
+
+func decodeValue(dec *json.Decoder, depth int) (starlark.Value, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	return decodeFrom(dec, tok, depth)
+}
+
+func decodeFrom(dec *json.Decoder, tok json.Token, depth int) (starlark.Value, error) {
+	switch t := tok.(type) {
+	case nil:
+		return starlark.None, nil
+	case bool:
+		return starlark.Bool(t), nil
+	case string:
+		return starlark.String(t), nil
+	case json.Number:
+		return numberValue(string(t)), nil
+	case json.Delim:
+		if depth >= maxJSONDepth {
+			return nil, errTooDeep
+		}
+		switch t {
+		case '[':
+			var elems []starlark.Value
+			for dec.More() {
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				elems = append(elems, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, fmt.Errorf("invalid JSON: %w", err)
+			}
+			return starlark.NewList(elems), nil
+		case '{':
+			d := starlark.NewDict(0)
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, fmt.Errorf("invalid JSON: %w", err)
+				}
+				k, _ := kt.(string)
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if err := d.SetKey(starlark.String(k), v); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, fmt.Errorf("invalid JSON: %w", err)
+			}
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("invalid JSON: unexpected token %v", tok)
+}
+
+// numberValue converts JSON number text (already validated) exactly.
+func numberValue(text string) starlark.Value {
+	if !strings.ContainsAny(text, ".eE") {
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return starlark.MakeInt64(n)
+		}
+		if b, ok := new(big.Int).SetString(text, 10); ok {
+			return starlark.MakeBigInt(b)
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err == nil && !math.IsInf(f, 0) && sameDecimal(text, strconv.FormatFloat(f, 'e', -1, 64)) {
+		return starlark.Float(f)
+	}
+	return literal(text)
+}
+
+func literal(text string) starlark.Value {
+	d := starlark.NewDict(1)
+	_ = d.SetKey(starlark.String(literalKey), starlark.String(text))
+	return d
+}
+
+// sameDecimal reports whether two decimal number texts denote the same
+// value, without big arithmetic (so "1e999999999" costs nothing).
+func sameDecimal(a, b string) bool {
+	na, oka := canonDecimal(a)
+	nb, okb := canonDecimal(b)
+	return oka && okb && na == nb
+}
+
+// canonDecimal returns sign, significant digits and exponent as one string:
+// "-|123|e-2" for -1.23. Zero is "0" regardless of sign or exponent.
+func canonDecimal(s string) (string, bool) {
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	mant, exp := s, int64(0)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		e, err := strconv.ParseInt(s[i+1:], 10, 64)
+		if err != nil {
+			// an exponent beyond int64 cannot equal a float's
+			return "", false
+		}
+		exp = e
+	}
+	intPart, frac := mant, ""
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	digits := intPart + frac
+	exp -= int64(len(frac))
+	// strip leading zeros
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return "0", true
+	}
+	// strip trailing zeros into the exponent
+	t := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(t))
+	sign := "+"
+	if neg {
+		sign = "-"
+	}
+	return sign + t + "e" + strconv.FormatInt(exp, 10), true
+}
+
+// isJSONNumber reports whether s is exactly JSON number syntax.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i >= len(s) {
+		return false
+	}
+	if s[i] == '0' {
+		i++
+	} else if s[i] >= '1' && s[i] <= '9' {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// literalText returns the number text if v is a {"$literal": "<number>"} dict.
+func literalText(v starlark.Value) (string, bool) {
+	d, ok := v.(*starlark.Dict)
+	if !ok || d.Len() != 1 {
+		return "", false
+	}
+	x, found, _ := d.Get(starlark.String(literalKey))
+	if !found {
+		return "", false
+	}
+	s, ok := x.(starlark.String)
+	if !ok || !isJSONNumber(string(s)) {
+		return "", false
+	}
+	return string(s), true
+}
+
+// errTooBig is returned by the encoder when the output would pass its cap.
+type errTooBig struct{ max int }
+
+func (e *errTooBig) Error() string { return fmt.Sprintf("JSON larger than %d bytes", e.max) }
+
+// encoder writes Starlark values as JSON with a byte cap.
+type encoder struct {
+	buf bytes.Buffer
+	max int // 0 = no cap
+}
+
+// toJSON encodes v. Dicts need string keys; structs (such as call()
+// results) become objects; a $literal dict becomes its number text.
+func toJSON(v starlark.Value, max int) ([]byte, error) {
+	e := &encoder{max: max}
+	if err := e.value(v, 0); err != nil {
+		return nil, err
+	}
+	return e.buf.Bytes(), nil
+}
+
+func (e *encoder) check() error {
+	if e.max > 0 && e.buf.Len() > e.max {
+		return &errTooBig{e.max}
+	}
+	return nil
+}
+
+func (e *encoder) value(v starlark.Value, depth int) error {
+	if depth > maxJSONDepth {
+		return errTooDeep
+	}
+	switch x := v.(type) {
+	case starlark.NoneType:
+		e.buf.WriteString("null")
+	case starlark.Bool:
+		if x {
+			e.buf.WriteString("true")
+		} else {
+			e.buf.WriteString("false")
+		}
+	case starlark.Int:
+		if n, ok := x.Int64(); ok {
+			e.buf.WriteString(strconv.FormatInt(n, 10))
+		} else {
+			e.buf.WriteString(x.BigInt().String())
+		}
+	case starlark.Float:
+		f := float64(x)
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("cannot encode %v as JSON (not a finite number)", x)
+		}
+		s := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eEn") {
+			s += ".0" // stay a float on the way back
+		}
+		e.buf.WriteString(s)
+	case starlark.String:
+		writeJSONString(&e.buf, string(x))
+	case starlark.Bytes:
+		writeJSONString(&e.buf, string(x))
+	case *starlark.List:
+		return e.seq(x, x.Len(), depth)
+	case starlark.Tuple:
+		return e.seq(x, x.Len(), depth)
+	case *starlark.Set:
+		return e.seq(x, x.Len(), depth)
+	case *starlark.Dict:
+		if t, ok := literalText(x); ok {
+			e.buf.WriteString(t)
+			return e.check()
+		}
+		e.buf.WriteByte('{')
+		for i, kv := range x.Items() {
+			k, ok := kv[0].(starlark.String)
+			if !ok {
+				return fmt.Errorf("cannot encode dict with %s key %s as JSON (keys must be strings)", kv[0].Type(), kv[0].String())
+			}
+			if i > 0 {
+				e.buf.WriteByte(',')
+			}
+			writeJSONString(&e.buf, string(k))
+			e.buf.WriteByte(':')
+			if err := e.value(kv[1], depth+1); err != nil {
+				return err
+			}
+		}
+		e.buf.WriteByte('}')
+	case *starlarkstruct.Struct:
+		names := x.AttrNames()
+		sort.Strings(names)
+		e.buf.WriteByte('{')
+		for i, n := range names {
+			fv, err := x.Attr(n)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				e.buf.WriteByte(',')
+			}
+			writeJSONString(&e.buf, n)
+			e.buf.WriteByte(':')
+			if err := e.value(fv, depth+1); err != nil {
+				return err
+			}
+		}
+		e.buf.WriteByte('}')
+	default:
+		return fmt.Errorf("cannot encode %s as JSON", v.Type())
+	}
+	return e.check()
+}
+
+func (e *encoder) seq(it starlark.Iterable, n int, depth int) error {
+	e.buf.WriteByte('[')
+	iter := it.Iterate()
+	defer iter.Done()
+	var x starlark.Value
+	for i := 0; iter.Next(&x); i++ {
+		if i > 0 {
+			e.buf.WriteByte(',')
+		}
+		if err := e.value(x, depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf.WriteByte(']')
+	return e.check()
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeJSONString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func writeJSONString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c < 0x20 || c == 0x7f:
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(`\ufffd`)
+		} else if r == '\u2028' || r == '\u2029' {
+			fmt.Fprintf(b, `\u%04x`, r)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+}

@@ -1,0 +1,526 @@
+package sandbox
+
+// This file bounds the memory a script can take: a rewrite of the syntax
+// tree routes every allocation-heavy operator and method through checking
+// built-ins that estimate the size of the result from the operands BEFORE
+// the allocation happens, and a sampler watches the process heap as a
+// backstop for slow growth (see "Why memory is bounded twice" in doc.go).
+
+import (
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+)
+
+// Names of the checking built-ins the rewrite inserts. They are not
+// identifiers, so a script can neither call nor shadow them.
+const (
+	opBinary = "<op>"     // <op>(tok, x, y): x tok y
+	opGrow   = "<op=>"    // <op=>(tok, x, y): returns y after checking x tok y
+	opMethod = "<method>" // <method>(x, name, args...): x.name(args...)
+)
+
+// checkedMethods are the methods whose result can be much larger than the
+// receiver or arguments.
+var checkedMethods = map[string]bool{
+	"join": true, "replace": true, "format": true, "extend": true,
+	"split": true, "rsplit": true, "splitlines": true, "update": true,
+}
+
+const (
+	wordSize  = 16 // a Value interface
+	elemCost  = 32 // a Value in a list plus its boxed header, roughly
+	entryCost = 64 // one dict entry (hash table slot, key, value), roughly
+)
+
+// rewriteFile rewrites f in place (see the file comment).
+func rewriteFile(f *syntax.File) {
+	for _, s := range f.Stmts {
+		rwStmt(s)
+	}
+}
+
+func rwStmts(ss []syntax.Stmt) {
+	for _, s := range ss {
+		rwStmt(s)
+	}
+}
+
+func rwStmt(s syntax.Stmt) {
+	switch s := s.(type) {
+	case *syntax.AssignStmt:
+		s.LHS = rwTarget(s.LHS)
+		s.RHS = rwExpr(s.RHS)
+		if (s.Op == syntax.PLUS_EQ || s.Op == syntax.STAR_EQ) && pureTarget(s.LHS) {
+			tok := syntax.PLUS
+			if s.Op == syntax.STAR_EQ {
+				tok = syntax.STAR
+			}
+			s.RHS = mkCall(opGrow, s.OpPos, tokLit(tok, s.OpPos), s.LHS, s.RHS)
+		}
+	case *syntax.DefStmt:
+		rwParams(s.Params)
+		rwStmts(s.Body)
+	case *syntax.ExprStmt:
+		s.X = rwExpr(s.X)
+	case *syntax.IfStmt:
+		s.Cond = rwExpr(s.Cond)
+		rwStmts(s.True)
+		rwStmts(s.False)
+	case *syntax.ForStmt:
+		s.Vars = rwTarget(s.Vars)
+		s.X = rwExpr(s.X)
+		rwStmts(s.Body)
+	case *syntax.WhileStmt:
+		s.Cond = rwExpr(s.Cond)
+		rwStmts(s.Body)
+	case *syntax.ReturnStmt:
+		if s.Result != nil {
+			s.Result = rwExpr(s.Result)
+		}
+	}
+}
+
+func rwParams(ps []syntax.Expr) {
+	for _, p := range ps {
+		if b, ok := p.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
+			b.Y = rwExpr(b.Y)
+		}
+	}
+}
+
+// rwTarget rewrites only the expressions evaluated inside an assignment
+// target (indexes), never the target shape itself.
+func rwTarget(e syntax.Expr) syntax.Expr {
+	switch x := e.(type) {
+	case *syntax.IndexExpr:
+		x.X = rwExpr(x.X)
+		x.Y = rwExpr(x.Y)
+	case *syntax.DotExpr:
+		x.X = rwExpr(x.X)
+	case *syntax.TupleExpr:
+		for i := range x.List {
+			x.List[i] = rwTarget(x.List[i])
+		}
+	case *syntax.ListExpr:
+		for i := range x.List {
+			x.List[i] = rwTarget(x.List[i])
+		}
+	case *syntax.ParenExpr:
+		x.X = rwTarget(x.X)
+	}
+	return e
+}
+
+// pureTarget: evaluating the target twice has no side effects and no cost
+// worth counting (names, and index/attribute chains of names and literals).
+func pureTarget(e syntax.Expr) bool {
+	switch x := e.(type) {
+	case *syntax.Ident, *syntax.Literal:
+		return true
+	case *syntax.IndexExpr:
+		return pureTarget(x.X) && pureTarget(x.Y)
+	case *syntax.DotExpr:
+		return pureTarget(x.X)
+	case *syntax.ParenExpr:
+		return pureTarget(x.X)
+	}
+	return false
+}
+
+func rwExpr(e syntax.Expr) syntax.Expr {
+	switch x := e.(type) {
+	case nil:
+		return nil
+	case *syntax.BinaryExpr:
+		x.X = rwExpr(x.X)
+		x.Y = rwExpr(x.Y)
+		switch x.Op {
+		case syntax.PLUS, syntax.STAR, syntax.PERCENT:
+			return mkCall(opBinary, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
+		}
+	case *syntax.CallExpr:
+		for i, a := range x.Args {
+			if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
+				b.Y = rwExpr(b.Y)
+			} else {
+				x.Args[i] = rwExpr(a)
+			}
+		}
+		if d, ok := x.Fn.(*syntax.DotExpr); ok && checkedMethods[d.Name.Name] {
+			recv := rwExpr(d.X)
+			args := append([]syntax.Expr{recv, strLit(d.Name.Name, d.NamePos)}, x.Args...)
+			return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: d.NamePos, Name: opMethod}, Lparen: x.Lparen, Args: args, Rparen: x.Rparen}
+		}
+		x.Fn = rwExpr(x.Fn)
+	case *syntax.UnaryExpr:
+		x.X = rwExpr(x.X)
+	case *syntax.ParenExpr:
+		x.X = rwExpr(x.X)
+	case *syntax.DotExpr:
+		x.X = rwExpr(x.X)
+	case *syntax.IndexExpr:
+		x.X = rwExpr(x.X)
+		x.Y = rwExpr(x.Y)
+	case *syntax.SliceExpr:
+		x.X = rwExpr(x.X)
+		x.Lo, x.Hi, x.Step = rwExpr(x.Lo), rwExpr(x.Hi), rwExpr(x.Step)
+	case *syntax.CondExpr:
+		x.Cond, x.True, x.False = rwExpr(x.Cond), rwExpr(x.True), rwExpr(x.False)
+	case *syntax.ListExpr:
+		for i := range x.List {
+			x.List[i] = rwExpr(x.List[i])
+		}
+	case *syntax.TupleExpr:
+		for i := range x.List {
+			x.List[i] = rwExpr(x.List[i])
+		}
+	case *syntax.DictExpr:
+		for _, it := range x.List {
+			if de, ok := it.(*syntax.DictEntry); ok {
+				de.Key, de.Value = rwExpr(de.Key), rwExpr(de.Value)
+			}
+		}
+	case *syntax.LambdaExpr:
+		rwParams(x.Params)
+		x.Body = rwExpr(x.Body)
+	case *syntax.Comprehension:
+		x.Body = rwExpr(x.Body)
+		if de, ok := x.Body.(*syntax.DictEntry); ok {
+			de.Key, de.Value = rwExpr(de.Key), rwExpr(de.Value)
+		}
+		for _, c := range x.Clauses {
+			switch c := c.(type) {
+			case *syntax.ForClause:
+				c.Vars = rwTarget(c.Vars)
+				c.X = rwExpr(c.X)
+			case *syntax.IfClause:
+				c.Cond = rwExpr(c.Cond)
+			}
+		}
+	}
+	return e
+}
+
+func mkCall(fn string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
+	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: fn}, Lparen: pos, Args: args, Rparen: pos}
+}
+
+func tokLit(t syntax.Token, pos syntax.Position) *syntax.Literal {
+	return &syntax.Literal{Token: syntax.INT, TokenPos: pos, Raw: "0", Value: int64(t)}
+}
+
+func strLit(s string, pos syntax.Position) *syntax.Literal {
+	return &syntax.Literal{Token: syntax.STRING, TokenPos: pos, Raw: "\"" + s + "\"", Value: s}
+}
+
+// ---- size estimates ----
+
+// shallowSize estimates the bytes a value's own storage takes (not what it
+// shares with others).
+func shallowSize(v starlark.Value) int64 {
+	switch x := v.(type) {
+	case starlark.String:
+		return int64(len(x))
+	case starlark.Bytes:
+		return int64(len(x))
+	case starlark.Int:
+		if _, ok := x.Int64(); ok {
+			return 8
+		}
+		return int64(x.BigInt().BitLen()/8 + 8)
+	case *starlark.List:
+		return int64(x.Len()) * elemCost
+	case starlark.Tuple:
+		return int64(len(x)) * elemCost
+	case *starlark.Dict:
+		return int64(x.Len()) * entryCost
+	case *starlark.Set:
+		return int64(x.Len()) * entryCost
+	}
+	return wordSize
+}
+
+// reprSize estimates len(str(v)), stopping once it passes budget (so a
+// value that shares itself exponentially costs at most budget work).
+func reprSize(v starlark.Value, budget int64) int64 {
+	var n int64
+	var walk func(v starlark.Value, depth int)
+	walk = func(v starlark.Value, depth int) {
+		if n > budget {
+			return
+		}
+		if depth > maxJSONDepth {
+			n += 16
+			return
+		}
+		switch x := v.(type) {
+		case starlark.String:
+			n += int64(len(x)) + 2
+		case starlark.Bytes:
+			n += int64(len(x))*4 + 3
+		case starlark.Int:
+			if _, ok := x.Int64(); ok {
+				n += 20
+			} else {
+				n += int64(x.BigInt().BitLen()/3 + 1)
+			}
+		case starlark.Iterable:
+			if _, isMap := x.(starlark.IterableMapping); !isMap {
+				if _, isSeq := x.(starlark.Sequence); !isSeq {
+					n += 64
+					return
+				}
+			}
+			n += 2
+			it := x.Iterate()
+			defer it.Done()
+			var e starlark.Value
+			for it.Next(&e) && n <= budget {
+				walk(e, depth+1)
+				n += 2
+				if m, ok := x.(starlark.Mapping); ok {
+					if val, found, _ := m.Get(e); found {
+						walk(val, depth+1)
+					}
+				}
+			}
+		case *starlarkstruct.Struct:
+			n += 8
+			for _, name := range x.AttrNames() {
+				n += int64(len(name)) + 3
+				fv, _ := x.Attr(name)
+				if fv != nil {
+					walk(fv, depth+1)
+				}
+			}
+		default:
+			n += 64
+		}
+	}
+	walk(v, 0)
+	return n
+}
+
+// binaryEstimate estimates the bytes `x op y` allocates.
+func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
+	switch op {
+	case syntax.PLUS:
+		switch x.(type) {
+		case starlark.String, starlark.Bytes, *starlark.List, starlark.Tuple:
+			return shallowSize(x) + shallowSize(y)
+		}
+	case syntax.STAR:
+		seq, n := x, y
+		if _, ok := x.(starlark.Int); ok {
+			seq, n = y, x
+		}
+		if k, ok := n.(starlark.Int); ok {
+			if _, isInt := seq.(starlark.Int); isInt {
+				return shallowSize(seq) + shallowSize(n)
+			}
+			c, ok := k.Int64()
+			if !ok {
+				return math.MaxInt64
+			}
+			if c <= 0 {
+				return 0
+			}
+			s := shallowSize(seq)
+			if s > 0 && c > math.MaxInt64/s {
+				return math.MaxInt64
+			}
+			return s * c
+		}
+	case syntax.PERCENT:
+		if f, ok := x.(starlark.String); ok {
+			return int64(len(f)) + reprSize(y, budget)
+		}
+	}
+	return 0
+}
+
+// methodEstimate estimates the bytes recv.name(args...) allocates.
+func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwargs []starlark.Tuple, budget int64) int64 {
+	switch name {
+	case "join":
+		sep, ok := recv.(starlark.String)
+		if !ok || len(args) != 1 {
+			return 0
+		}
+		it, ok := args[0].(starlark.Iterable)
+		if !ok {
+			return 0
+		}
+		var n, count int64
+		iter := it.Iterate()
+		defer iter.Done()
+		var e starlark.Value
+		for iter.Next(&e) && n <= budget {
+			if s, ok := e.(starlark.String); ok {
+				n += int64(len(s))
+			}
+			count++
+			if count > 1 {
+				n += int64(len(sep))
+			}
+		}
+		return n
+	case "replace":
+		s, ok := recv.(starlark.String)
+		if !ok || len(args) < 2 {
+			return 0
+		}
+		old, ok1 := args[0].(starlark.String)
+		nw, ok2 := args[1].(starlark.String)
+		if !ok1 || !ok2 {
+			return 0
+		}
+		grow := int64(len(nw)) - int64(len(old))
+		if grow <= 0 {
+			return int64(len(s))
+		}
+		count := int64(strings.Count(string(s), string(old)))
+		return int64(len(s)) + count*grow
+	case "format":
+		s, ok := recv.(starlark.String)
+		if !ok {
+			return 0
+		}
+		n := int64(len(s))
+		for _, a := range args {
+			n += reprSize(a, budget)
+		}
+		for _, kv := range kwargs {
+			n += reprSize(kv[1], budget)
+		}
+		return n
+	case "split", "rsplit", "splitlines":
+		s, ok := recv.(starlark.String)
+		if !ok {
+			return 0
+		}
+		parts := int64(len(s))/2 + 1 // whitespace split: at most every other byte starts a field
+		if len(args) > 0 {
+			if sep, ok := args[0].(starlark.String); ok && len(sep) > 0 {
+				parts = int64(strings.Count(string(s), string(sep))) + 1
+			}
+		}
+		if name == "splitlines" {
+			parts = int64(strings.Count(string(s), "\n")) + 1
+		}
+		return int64(len(s)) + parts*elemCost
+	case "extend":
+		if l, ok := recv.(*starlark.List); ok && len(args) == 1 {
+			n := int64(l.Len())
+			if sq, ok := args[0].(starlark.Sequence); ok {
+				n += int64(sq.Len())
+			}
+			return n * elemCost
+		}
+	case "update":
+		if d, ok := recv.(*starlark.Dict); ok {
+			n := int64(d.Len())
+			if len(args) == 1 {
+				if sq, ok := args[0].(starlark.Sequence); ok {
+					n += int64(sq.Len())
+				}
+			}
+			n += int64(len(kwargs))
+			return n * entryCost
+		}
+	}
+	return 0
+}
+
+// ---- heap sampler ----
+
+// heapSampler watches the process heap while a run is active.
+type heapSampler struct {
+	base    uint64
+	limit   int64
+	growth  atomic.Int64 // latest sample: heap bytes above base
+	peak    atomic.Int64
+	stop    chan struct{}
+	done    chan struct{}
+	samples []metrics.Sample
+	onLimit func(growth int64)
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// samplerInterval is how often the backstop looks at the heap. A read of
+// one runtime/metrics value costs well under a microsecond and does not
+// stop the world.
+const samplerInterval = time.Millisecond
+
+func newHeapSampler(limit int64, onLimit func(int64)) *heapSampler {
+	h := &heapSampler{limit: limit, stop: make(chan struct{}), done: make(chan struct{}), onLimit: onLimit,
+		samples: []metrics.Sample{{Name: heapMetric}}}
+	h.base = h.read()
+	go h.loop()
+	return h
+}
+
+func (h *heapSampler) read() uint64 {
+	metrics.Read(h.samples)
+	if h.samples[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return h.samples[0].Value.Uint64()
+}
+
+func (h *heapSampler) sample() int64 {
+	cur := h.read()
+	g := int64(0)
+	if cur > h.base {
+		g = int64(cur - h.base)
+	}
+	h.growth.Store(g)
+	if g > h.peak.Load() {
+		h.peak.Store(g)
+	}
+	return g
+}
+
+func (h *heapSampler) loop() {
+	defer close(h.done)
+	t := time.NewTicker(samplerInterval)
+	defer t.Stop()
+	var lastGC time.Time
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		g := h.sample()
+		if g <= h.limit {
+			continue
+		}
+		// Over the line. Far over: stop now. Just over: the heap may be
+		// mostly garbage, so collect once (at most every 50 ms) and look
+		// again before blaming the script.
+		if g <= 2*h.limit && time.Since(lastGC) > 50*time.Millisecond {
+			lastGC = time.Now()
+			runtime.GC()
+			if g = h.sample(); g <= h.limit {
+				continue
+			}
+		}
+		h.onLimit(g)
+		return
+	}
+}
+
+func (h *heapSampler) close() {
+	close(h.stop)
+	<-h.done
+}
