@@ -1,9 +1,63 @@
-// Package front serves the gateway as an MCP server over stdio and streamable
-// HTTP. It is the only package that imports the MCP Go SDK and the
-// Prometheus client.
+// Package front serves the gateway as an MCP server for agents, over stdio
+// (ServeStdio) and streamable HTTP on one endpoint, /mcp (NewHTTPHandler,
+// ServeHTTP), in both protocol eras: legacy (initialize, sessions,
+// 2025-11-25 and older) and modern (2026-07-28: server/discover,
+// per-request _meta, resultType, ttlMs/cacheScope, header validation).
+//
+// front owns the agent-facing surface: the gateway-mode tools (find,
+// describe, call, read_result, execute) and their descriptions, flat-mode
+// naming and pass-through of resources, prompts, completions and logging,
+// the per-request Peer (progress, log messages, elicitation and sampling
+// back to the agent), HTTP security (loopback bind, Host and Origin checks,
+// bearer token, body cap, session expiry), graceful drain, JSON logs with a
+// request id per call, and the Prometheus registry behind /metrics.
+//
+// It defines the Backend interface that the gateway root implements. It
+// must never import the gateway root (sluice/gateway), sandbox or wasm, and
+// it is the only package that imports the MCP Go SDK and the Prometheus
+// client; neither module's types appear in its exported API.
+//
+// # Why the official SDK here but our own client upstream
+//
+// Serving agents is where the protocol surface is widest and changes
+// fastest: two eras on two transports, sessions, SSE, resumption, header
+// validation, multi round-trip requests, caching fields. The SDK is
+// conformance-tested against exactly that, so front delegates the wire
+// protocol to it and keeps only policy. Talking to local stdio servers is
+// the opposite case: there the product's value is process-group teardown
+// and byte caps in both directions, which the SDK's stdio client does not
+// have, so gateway/mcp is ours.
+//
+// # Why two SDK handlers behind one endpoint
+//
+// The SDK serves 2026-07-28 requests only in stateless mode, and
+// server-to-client requests (approvals by elicitation, forwarded sampling)
+// only with sessions. Handler routes each request: a session id, or a body
+// without per-request _meta, goes to the session handler; a modern version
+// header, server/discover or a _meta protocolVersion goes to the stateless
+// one. Both share one SDK server, so the tool surface is the same.
+//
+// # Why front checks Host and Origin itself
+//
+// The SDK's DNS-rebinding check only knows loopback names. front checks
+// Host and Origin against loopback plus the configured allow-lists before
+// anything else (403), so a remote deployment can name its hosts without
+// switching the protection off.
+//
+// # Why backend errors are not shown to the model
+//
+// Only a *ToolError's text reaches the model; any other error is logged in
+// full and the model sees a generic message with the request id. Text that
+// can reach a model is written on purpose, and an arbitrary error string
+// may carry paths, environment values or upstream stderr.
+//
+// # Why approvals fail fast on modern clients
+//
+// In 2026-07-28 a server may not send requests in the middle of a call;
+// input is requested by returning an input_required result. Peer.Elicit
+// therefore returns ErrUnsupported for modern requests (and for clients
+// without the elicitation capability) instead of waiting, and the gateway
+// answers with a tool error that names the remedy. A backend that returns
+// an input_required result itself gets the retry's inputResponses and
+// requestState in CallRequest.
 package front
-
-import (
-	_ "github.com/modelcontextprotocol/go-sdk/mcp"
-	_ "github.com/prometheus/client_golang/prometheus"
-)

@@ -1,0 +1,406 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// flatItem is one parsed upstream item ready to register.
+type flatItem struct {
+	key string // exposed tool/prompt name, resource URI or URI template
+	ref upstreamRef
+	sig string // raw upstream JSON + exposed key: a change re-registers
+	raw json.RawMessage
+}
+
+// syncFlat reconciles the SDK server's registrations of one kind with the
+// backend's current list. Errors are logged; the previous set stays.
+func (f *front) syncFlat(ctx context.Context, kind Kind) {
+	ctx, cancel := context.WithTimeout(ctx, f.opts.RefreshTimeout)
+	defer cancel()
+	items, err := f.b.List(ctx, kind)
+	if err != nil {
+		f.log.Warn("flat-mode list failed; keeping the previous set", "kind", string(kind), "err", err)
+		return
+	}
+	want := f.planFlat(kind, items)
+	f.mu.Lock()
+	cur := f.flat[kind]
+	if cur == nil {
+		cur = &flatEntries{owner: map[string]upstreamRef{}, sig: map[string]string{}}
+		f.flat[kind] = cur
+	}
+	var gone []string
+	for k := range cur.sig {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	var add []flatItem
+	for k, it := range want {
+		if cur.sig[k] != it.sig {
+			add = append(add, it)
+		}
+	}
+	f.mu.Unlock()
+	sort.Strings(gone)
+	sort.Slice(add, func(i, j int) bool { return add[i].key < add[j].key })
+
+	if len(gone) > 0 {
+		switch kind {
+		case KindTools:
+			f.srv.RemoveTools(gone...)
+		case KindPrompts:
+			f.srv.RemovePrompts(gone...)
+		case KindResources:
+			f.srv.RemoveResources(gone...)
+		case KindResourceTemplates:
+			f.srv.RemoveResourceTemplates(gone...)
+		}
+	}
+	f.mu.Lock()
+	for _, k := range gone {
+		delete(cur.sig, k)
+		delete(cur.owner, k)
+	}
+	f.mu.Unlock()
+	for _, it := range add {
+		if err := f.register(kind, it); err != nil {
+			f.log.Warn("skipping upstream item the gateway cannot serve", "kind", string(kind), "server", it.ref.Server, "name", it.ref.Name, "err", err)
+			f.mu.Lock()
+			had := cur.sig[it.key] != ""
+			f.mu.Unlock()
+			if had { // an earlier version was registered: drop it too
+				f.removeOne(kind, it.key)
+				f.mu.Lock()
+				delete(cur.sig, it.key)
+				delete(cur.owner, it.key)
+				f.mu.Unlock()
+			}
+			continue
+		}
+		f.mu.Lock()
+		cur.sig[it.key] = it.sig
+		cur.owner[it.key] = it.ref
+		f.mu.Unlock()
+	}
+	if len(gone) > 0 || len(add) > 0 {
+		f.log.Info("flat-mode registrations updated", "kind", string(kind), "count", len(want), "added_or_changed", len(add), "removed", len(gone))
+	}
+}
+
+func (f *front) removeOne(kind Kind, key string) {
+	switch kind {
+	case KindTools:
+		f.srv.RemoveTools(key)
+	case KindPrompts:
+		f.srv.RemovePrompts(key)
+	case KindResources:
+		f.srv.RemoveResources(key)
+	case KindResourceTemplates:
+		f.srv.RemoveResourceTemplates(key)
+	}
+}
+
+// planFlat parses the backend's items and assigns exposed keys.
+func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
+	type parsed struct {
+		ref upstreamRef
+		raw json.RawMessage
+	}
+	var ps []parsed
+	for _, it := range items {
+		var head struct {
+			Name        string `json:"name"`
+			URI         string `json:"uri"`
+			URITemplate string `json:"uriTemplate"`
+		}
+		if err := json.Unmarshal(it.Raw, &head); err != nil {
+			f.log.Warn("skipping malformed upstream item", "kind", string(kind), "server", it.Server, "err", err)
+			continue
+		}
+		name := head.Name
+		switch kind {
+		case KindResources:
+			name = head.URI
+		case KindResourceTemplates:
+			name = head.URITemplate
+		}
+		if name == "" || it.Server == "" {
+			f.log.Warn("skipping upstream item without a name or server", "kind", string(kind), "server", it.Server)
+			continue
+		}
+		ps = append(ps, parsed{upstreamRef{it.Server, name}, it.Raw})
+	}
+	out := map[string]flatItem{}
+	switch kind {
+	case KindTools, KindPrompts:
+		refs := make([]upstreamRef, len(ps))
+		for i, p := range ps {
+			refs[i] = p.ref
+		}
+		names := assignNames(refs, f.opts.NoPrefix)
+		byRef := map[upstreamRef]json.RawMessage{}
+		for _, p := range ps {
+			if _, dup := byRef[p.ref]; !dup {
+				byRef[p.ref] = p.raw
+			}
+		}
+		for exposed, ref := range names {
+			raw := byRef[ref]
+			out[exposed] = flatItem{key: exposed, ref: ref, raw: raw, sig: exposed + "\x00" + string(raw)}
+		}
+	default:
+		// URIs cannot be renamed: the first server (by id) that lists a
+		// URI owns it; later ones are reported and skipped.
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].ref.Server < ps[j].ref.Server })
+		for _, p := range ps {
+			if prev, taken := out[p.ref.Name]; taken {
+				if prev.ref.Server != p.ref.Server {
+					f.log.Warn("two servers list the same resource; keeping the first", "kind", string(kind), "uri", p.ref.Name, "kept", prev.ref.Server, "skipped", p.ref.Server)
+				}
+				continue
+			}
+			out[p.ref.Name] = flatItem{key: p.ref.Name, ref: p.ref, raw: p.raw, sig: string(p.raw)}
+		}
+	}
+	return out
+}
+
+// register adds one item to the SDK server. The SDK panics on items it
+// considers invalid (schema not an object, bad x-mcp-header annotations,
+// bad URI template); those are skipped.
+func (f *front) register(kind Kind, it flatItem) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rejected by the MCP server library: %v", p)
+		}
+	}()
+	switch kind {
+	case KindTools:
+		t, err := toolFromRaw(it.raw, it.key)
+		if err != nil {
+			return err
+		}
+		f.srv.AddTool(t, f.flatToolHandler(it.ref))
+	case KindPrompts:
+		var p mcp.Prompt
+		if err := json.Unmarshal(it.raw, &p); err != nil {
+			return err
+		}
+		p.Name = it.key
+		f.srv.AddPrompt(&p, f.promptHandler(it.ref))
+	case KindResources:
+		var r mcp.Resource
+		if err := json.Unmarshal(it.raw, &r); err != nil {
+			return err
+		}
+		if _, err := url.Parse(r.URI); err != nil {
+			return err
+		}
+		if !f.opts.NoPrefix && r.Name != "" {
+			r.Name = it.ref.Server + "__" + r.Name
+		}
+		f.srv.AddResource(&r, f.resourceHandler(it.ref.Server))
+	case KindResourceTemplates:
+		var t mcp.ResourceTemplate
+		if err := json.Unmarshal(it.raw, &t); err != nil {
+			return err
+		}
+		if !f.opts.NoPrefix && t.Name != "" {
+			t.Name = it.ref.Server + "__" + t.Name
+		}
+		f.srv.AddResourceTemplate(&t, f.resourceHandler(it.ref.Server))
+	}
+	return nil
+}
+
+// toolFromRaw builds the exposed tool, keeping both schemas verbatim.
+func toolFromRaw(raw json.RawMessage, exposed string) (*mcp.Tool, error) {
+	var t mcp.Tool
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, err
+	}
+	var schemas struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal(raw, &schemas); err != nil {
+		return nil, err
+	}
+	t.Name = exposed
+	if len(schemas.InputSchema) == 0 || string(schemas.InputSchema) == "null" {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	} else {
+		t.InputSchema = schemas.InputSchema
+	}
+	if len(schemas.OutputSchema) > 0 && string(schemas.OutputSchema) != "null" {
+		t.OutputSchema = schemas.OutputSchema
+	} else {
+		t.OutputSchema = nil
+	}
+	return &t, nil
+}
+
+func (f *front) flatToolHandler(ref upstreamRef) mcp.ToolHandler {
+	capability := ref.capability()
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return f.runTool(ctx, req, capability, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			args := req.Params.Arguments
+			if len(args) == 0 || string(args) == "null" {
+				args = json.RawMessage("{}")
+			}
+			return f.b.Call(ctx, f.callRequest(req, capability, args), p)
+		})
+	}
+}
+
+// runRequest wraps non-tool forwarded requests (resources/read,
+// prompts/get): request id, tracking, cancellation, panic recovery, logs.
+func (f *front) runRequest(ctx context.Context, method, label string, req mcp.Request, fn callFunc) (json.RawMessage, error) {
+	rid := f.newRequestID()
+	if !f.inflight.add() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
+	}
+	defer f.inflight.done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(f.hard, cancel)
+	defer stop()
+	p := f.newPeer(ctx, rid, req)
+	log := f.log.With("request_id", rid, "method", method, "target", label)
+	raw, err := func() (raw json.RawMessage, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic in backend", "panic", fmt.Sprint(r))
+				raw, err = nil, errPanic
+			}
+		}()
+		return fn(ctx, p)
+	}()
+	if err != nil {
+		log.Log(ctx, levelFor(ctx), "request failed", "err", err)
+		return nil, f.protocolError(rid, err)
+	}
+	log.Debug("request served")
+	return raw, nil
+}
+
+func levelFor(ctx context.Context) slog.Level {
+	if ctx.Err() != nil {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+// protocolError maps a backend error to a JSON-RPC error the agent sees.
+func (f *front) protocolError(rid string, err error) error {
+	var re *jsonrpc.Error
+	if asJSONRPC(err, &re) {
+		return re
+	}
+	var te *ToolError
+	if asToolError(err, &te) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: te.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway failed to serve this request (request " + rid + ")"}
+}
+
+func (f *front) resourceHandler(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		params, err := json.Marshal(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := f.runRequest(ctx, "resources/read", req.Params.URI, req, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			return f.b.ReadResource(ctx, server, params, p)
+		})
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.ReadResourceResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			f.log.Error("backend returned a malformed resources/read result", "server", server, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed upstream result"}
+		}
+		return &res, nil
+	}
+}
+
+func (f *front) promptHandler(ref upstreamRef) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		up := *req.Params
+		up.Name = ref.Name
+		params, err := json.Marshal(&up)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := f.runRequest(ctx, "prompts/get", ref.capability(), req, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			return f.b.GetPrompt(ctx, ref.Server, params, p)
+		})
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.GetPromptResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			f.log.Error("backend returned a malformed prompts/get result", "server", ref.Server, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed upstream result"}
+		}
+		return &res, nil
+	}
+}
+
+// complete routes completion/complete to the server owning the prompt or
+// resource (template) the reference names.
+func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	if req.Params == nil || req.Params.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs params.ref"}
+	}
+	up := *req.Params
+	ref := *req.Params.Ref
+	var server string
+	f.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		if e := f.flat[KindPrompts]; e != nil {
+			if o, ok := e.owner[ref.Name]; ok {
+				server, ref.Name = o.Server, o.Name
+			}
+		}
+	case "ref/resource":
+		for _, k := range []Kind{KindResourceTemplates, KindResources} {
+			if e := f.flat[k]; e != nil && server == "" {
+				if o, ok := e.owner[ref.URI]; ok {
+					server = o.Server
+				}
+			}
+		}
+	}
+	f.mu.Unlock()
+	if server == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no prompt or resource matches the completion reference %s %q", ref.Type, ref.Name+ref.URI)}
+	}
+	up.Ref = &ref
+	params, err := json.Marshal(&up)
+	if err != nil {
+		return nil, err
+	}
+	rid := f.newRequestID()
+	raw, err := f.b.Complete(ctx, server, params)
+	if err != nil {
+		f.log.Log(ctx, levelFor(ctx), "completion failed", "request_id", rid, "server", server, "err", err)
+		return nil, f.protocolError(rid, err)
+	}
+	var res mcp.CompleteResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed upstream result"}
+	}
+	return &res, nil
+}

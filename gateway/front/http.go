@@ -1,0 +1,338 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPPath is the single MCP endpoint of the HTTP front.
+const MCPPath = "/mcp"
+
+// Handler is the HTTP front: /mcp (streamable HTTP, both protocol eras),
+// /healthz, /readyz and /metrics, behind Host, Origin and token checks.
+// Create it with NewHTTPHandler and end it with Shutdown.
+type Handler struct {
+	f         *front
+	stateful  *mcp.StreamableHTTPHandler // legacy: initialize + Mcp-Session-Id
+	stateless *mcp.StreamableHTTPHandler // 2026-07-28: per-request _meta, no sessions
+	token     [32]byte
+	hasToken  bool
+}
+
+// NewHTTPHandler builds the HTTP front for b and registers its initial
+// tool surface. It does not listen; see ServeHTTP. The caller ends it
+// with Shutdown and then closes b.
+func NewHTTPHandler(b Backend, opts *Options) (*Handler, error) {
+	f, err := newFront(b, opts)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{f: f}
+	if f.opts.Token != "" {
+		h.token, h.hasToken = sha256.Sum256([]byte(f.opts.Token)), true
+	}
+	sessionTimeout := f.opts.SessionTimeout
+	if sessionTimeout < 0 {
+		sessionTimeout = 0 // the SDK's "never"
+	}
+	getServer := func(*http.Request) *mcp.Server { return f.srv }
+	sdkLog := f.log.With("component", "mcp-http")
+	h.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		SessionTimeout: sessionTimeout,
+		// Host and Origin are checked by Handler itself, with the
+		// configured allow-lists, before the SDK sees the request.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        f.opts.MaxRequestBytes,
+		Logger:                     sdkLog,
+	})
+	h.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		DisableLocalhostProtection:   true,
+		MaxRequestBodyBytes:          f.opts.MaxRequestBytes,
+		PropagateRequestCancellation: true,
+		Logger:                       sdkLog,
+	})
+	f.start(context.Background())
+	return h, nil
+}
+
+// Metrics returns the registry the handler records into (Options.Metrics
+// or the one it created).
+func (h *Handler) Metrics() *Metrics { return h.f.opts.Metrics }
+
+// Shutdown stops admitting calls, waits for running ones up to
+// ShutdownTimeout (or ctx), cancels the rest and closes every session. It
+// does not close the backend.
+func (h *Handler) Shutdown(ctx context.Context) {
+	bound := h.f.opts.ShutdownTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < bound {
+		bound = time.Until(dl)
+	}
+	h.f.drain(bound)
+	for ss := range h.f.srv.Sessions() {
+		_ = ss.Close()
+	}
+	h.f.close()
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		h.f.log.Warn("rejected request: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, "Forbidden: Host header not allowed (DNS rebinding protection)", http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
+		h.f.log.Warn("rejected request: Origin not allowed", "origin", o, "remote", r.RemoteAddr)
+		http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+		return
+	}
+	if r.URL.Path == "/healthz" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
+	if h.hasToken && !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+		if r.Header.Get("Authorization") != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
+		}
+		http.Error(w, "Unauthorized: send Authorization: Bearer <token> (the token sluice serve was started with)", http.StatusUnauthorized)
+		return
+	}
+	switch r.URL.Path {
+	case "/readyz":
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := h.f.b.Ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %v\n", err)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	case "/metrics":
+		h.f.opts.Metrics.Handler().ServeHTTP(w, r)
+	case MCPPath:
+		h.serveMCP(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveMCP routes a request to the legacy (session) or modern (stateless)
+// SDK handler. The SDK serves 2026-07-28 requests only statelessly and
+// server-to-client requests (elicitation, sampling) only with sessions,
+// so one endpoint needs both.
+func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		h.stateful.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		if r.Method == http.MethodGet || r.Method == http.MethodDelete {
+			// Without a session these are modern-era requests: 405.
+			h.stateless.ServeHTTP(w, r)
+			return
+		}
+		h.stateful.ServeHTTP(w, r)
+		return
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
+		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.f.opts.MaxRequestBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "cannot read request body", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if modernBody(body) {
+		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	h.stateful.ServeHTTP(w, r)
+}
+
+// modernBody reports whether a JSON-RPC request follows the 2026-07-28
+// protocol: server/discover, or a protocolVersion in params._meta.
+func modernBody(body []byte) bool {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	if msg.Method == "server/discover" {
+		return true
+	}
+	_, ok := msg.Params.Meta["io.modelcontextprotocol/protocolVersion"]
+	return ok && msg.Method != "initialize"
+}
+
+func (h *Handler) authorized(r *http.Request) bool {
+	a := r.Header.Get("Authorization")
+	if len(a) < 7 || !strings.EqualFold(a[:7], "bearer ") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(a[7:])))
+	return subtle.ConstantTimeCompare(got[:], h.token[:]) == 1
+}
+
+func (h *Handler) hostAllowed(host string) bool {
+	if host == "" {
+		return false
+	}
+	for _, a := range h.f.opts.AllowedHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, hostname(host)) {
+			return true
+		}
+	}
+	if h.f.opts.AllowRemote && len(h.f.opts.AllowedHosts) == 0 {
+		return true
+	}
+	return isLoopbackName(hostname(host))
+}
+
+func (h *Handler) originAllowed(origin string) bool {
+	for _, a := range h.f.opts.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return isLoopbackName(u.Hostname())
+}
+
+// hostname strips an optional port and IPv6 brackets.
+func hostname(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+func isLoopbackName(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ServeHTTP listens on addr (host:port; loopback only unless
+// Options.AllowRemote) and serves the HTTP front until ctx is cancelled or
+// (unless Options.NoSignals) SIGTERM or SIGINT arrives. It then stops
+// accepting, drains running calls within ShutdownTimeout, closes every
+// session and calls b.Close. OnListen, if set, receives the bound address
+// (useful with port 0). A clean shutdown returns nil.
+func ServeHTTP(ctx context.Context, addr string, b Backend, opts *Options, onListen func(net.Addr)) error {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	ln, err := listen(addr, o.AllowRemote)
+	if err != nil {
+		return err
+	}
+	h, err := NewHTTPHandler(b, opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() {
+		if cerr := b.Close(); cerr != nil {
+			h.f.log.Warn("closing the backend failed", "err", cerr)
+		}
+	}()
+	if !h.f.opts.NoSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+		defer stop()
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(h.f.log.Handler(), slog.LevelWarn),
+	}
+	h.f.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "path", MCPPath, "mode", string(h.f.opts.Mode), "token", h.hasToken)
+	if onListen != nil {
+		onListen(ln.Addr())
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	var result error
+	select {
+	case err := <-serveErr:
+		result = err
+	case <-ctx.Done():
+	}
+	h.f.log.Info("shutting down the HTTP front", "bound", h.f.opts.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), h.f.opts.ShutdownTimeout+3*time.Second)
+	defer cancel()
+	shutdownDone := make(chan error, 1)
+	go func() { shutdownDone <- srv.Shutdown(sctx) }()
+	h.Shutdown(sctx)
+	if err := <-shutdownDone; err != nil {
+		h.f.log.Warn("connections still open after the drain bound; closing them", "err", err)
+		_ = srv.Close()
+	}
+	if result != nil && !errors.Is(result, http.ErrServerClosed) {
+		return result
+	}
+	return nil
+}
+
+// listen refuses non-loopback addresses unless allowRemote.
+func listen(addr string, allowRemote bool) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &BindError{Addr: addr, Reason: "want host:port, e.g. 127.0.0.1:8181", Err: err}
+	}
+	if !allowRemote {
+		switch {
+		case strings.EqualFold(host, "localhost"):
+			host = "127.0.0.1"
+		case host == "":
+			return nil, &BindError{Addr: addr, Reason: "an empty host listens on every interface; use 127.0.0.1, or allow remote access explicitly", Err: ErrRemoteBind}
+		default:
+			ip := net.ParseIP(host)
+			if ip == nil || !ip.IsLoopback() {
+				return nil, &BindError{Addr: addr, Reason: "not a loopback address; use 127.0.0.1 or ::1, or allow remote access explicitly (and set a token)", Err: ErrRemoteBind}
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, &BindError{Addr: addr, Reason: err.Error(), Err: err}
+	}
+	return ln, nil
+}

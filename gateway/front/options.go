@@ -1,0 +1,164 @@
+package front
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Mode selects the tool surface front exposes.
+type Mode string
+
+const (
+	// ModeGateway (the default) exposes a small fixed surface: find,
+	// describe, call, plus read_result and execute when available.
+	ModeGateway Mode = "gateway"
+	// ModeFlat exposes every trusted capability as its own tool and passes
+	// upstream resources, prompts, completions and logging through.
+	ModeFlat Mode = "flat"
+)
+
+// Options configures front. The zero value of every field means the
+// documented default; a nil *Options is the all-defaults configuration.
+type Options struct {
+	Mode Mode // "" = ModeGateway
+	// NoPrefix (flat mode) keeps an upstream name when no other server uses
+	// it; colliding names keep their "<server>__" prefix.
+	NoPrefix bool
+
+	Name    string // serverInfo.name; default "sluice"
+	Version string // serverInfo.version; default "dev"
+	// Instructions replaces the built-in instruction text (the backend's
+	// summary is still appended).
+	Instructions string
+	// MaxInstructionsBytes bounds the backend's instruction summary;
+	// default 4096.
+	MaxInstructionsBytes int
+
+	// Logger receives JSON logs (one request id per call). Default: a JSON
+	// handler on os.Stderr at Info. Never stdout.
+	Logger *slog.Logger
+	// Metrics is where front records calls and sessions. Default: a new
+	// registry (see NewMetrics); pass your own to share it with the gateway.
+	Metrics *Metrics
+
+	// ClientRequestTimeout bounds every request front sends to the agent
+	// (elicitation, sampling, roots); default 2m.
+	ClientRequestTimeout time.Duration
+	// RefreshTimeout bounds each flat-mode catalog refresh; default 30s.
+	RefreshTimeout time.Duration
+	// MaxLineBytes bounds one inbound stdio frame; default 16 MiB.
+	MaxLineBytes int
+
+	// HTTP only.
+	// AllowRemote permits a non-loopback listen address. Without it
+	// ServeHTTP refuses one with a *BindError.
+	AllowRemote bool
+	// AllowedHosts are extra Host header values (host or host:port)
+	// accepted besides loopback names. With AllowRemote and no
+	// AllowedHosts, any Host is accepted.
+	AllowedHosts []string
+	// AllowedOrigins are extra Origin values (scheme://host[:port])
+	// accepted besides loopback origins. Requests without Origin pass.
+	AllowedOrigins []string
+	// Token, when set, is required as "Authorization: Bearer <Token>" on
+	// every path except /healthz. Compared in constant time.
+	Token string
+	// MaxRequestBytes caps one HTTP request body; default 4 MiB.
+	MaxRequestBytes int64
+	// SessionTimeout closes an idle legacy HTTP session; default 30m,
+	// negative = never.
+	SessionTimeout time.Duration
+	// ShutdownTimeout bounds the graceful drain on shutdown; default 10s.
+	ShutdownTimeout time.Duration
+	// MaxMetricLabels caps distinct capability (and server, filter)
+	// label values; the rest are counted as "other". Default 200.
+	MaxMetricLabels int
+	// NoSignals stops ServeHTTP and ServeStdio from treating SIGTERM and
+	// SIGINT as a shutdown request (the caller handles signals itself).
+	NoSignals bool
+}
+
+const (
+	defaultName                 = "sluice"
+	defaultVersion              = "dev"
+	defaultMaxInstructionsBytes = 4096
+	defaultClientRequestTimeout = 2 * time.Minute
+	defaultRefreshTimeout       = 30 * time.Second
+	defaultMaxLineBytes         = 16 << 20
+	defaultMaxRequestBytes      = 4 << 20
+	defaultSessionTimeout       = 30 * time.Minute
+	defaultShutdownTimeout      = 10 * time.Second
+	defaultMaxMetricLabels      = 200
+)
+
+// resolved returns a copy with defaults filled in, or an *OptionError.
+func (o *Options) resolved() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	switch r.Mode {
+	case "":
+		r.Mode = ModeGateway
+	case ModeGateway, ModeFlat:
+	default:
+		return r, &OptionError{Field: "Mode", Value: fmt.Sprintf("%q", r.Mode), Want: `"gateway" or "flat"`}
+	}
+	if r.Name == "" {
+		r.Name = defaultName
+	}
+	if r.Version == "" {
+		r.Version = defaultVersion
+	}
+	if r.MaxInstructionsBytes == 0 {
+		r.MaxInstructionsBytes = defaultMaxInstructionsBytes
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if r.ClientRequestTimeout == 0 {
+		r.ClientRequestTimeout = defaultClientRequestTimeout
+	}
+	if r.RefreshTimeout == 0 {
+		r.RefreshTimeout = defaultRefreshTimeout
+	}
+	if r.MaxLineBytes == 0 {
+		r.MaxLineBytes = defaultMaxLineBytes
+	}
+	if r.MaxRequestBytes == 0 {
+		r.MaxRequestBytes = defaultMaxRequestBytes
+	}
+	if r.SessionTimeout == 0 {
+		r.SessionTimeout = defaultSessionTimeout
+	}
+	if r.ShutdownTimeout == 0 {
+		r.ShutdownTimeout = defaultShutdownTimeout
+	}
+	if r.MaxMetricLabels == 0 {
+		r.MaxMetricLabels = defaultMaxMetricLabels
+	}
+	for _, c := range []struct {
+		field string
+		bad   bool
+		value any
+		want  string
+	}{
+		{"MaxInstructionsBytes", r.MaxInstructionsBytes < 0, r.MaxInstructionsBytes, ">= 0"},
+		{"ClientRequestTimeout", r.ClientRequestTimeout < 0, r.ClientRequestTimeout, "> 0"},
+		{"RefreshTimeout", r.RefreshTimeout < 0, r.RefreshTimeout, "> 0"},
+		{"MaxLineBytes", r.MaxLineBytes < 4096, r.MaxLineBytes, ">= 4096"},
+		{"MaxRequestBytes", r.MaxRequestBytes < 4096, r.MaxRequestBytes, ">= 4096"},
+		{"ShutdownTimeout", r.ShutdownTimeout < 0, r.ShutdownTimeout, "> 0"},
+		{"MaxMetricLabels", r.MaxMetricLabels < 1, r.MaxMetricLabels, ">= 1"},
+	} {
+		if c.bad {
+			return r, &OptionError{Field: c.field, Value: fmt.Sprint(c.value), Want: c.want}
+		}
+	}
+	if r.Metrics == nil {
+		r.Metrics = NewMetrics(&MetricsOptions{MaxLabels: r.MaxMetricLabels})
+	}
+	return r, nil
+}

@@ -1,0 +1,203 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// peer is the Peer of one request. It keeps the handler's context, which
+// carries what the SDK needs to route notifications onto this request's
+// response stream.
+type peer struct {
+	f        *front
+	reqCtx   context.Context
+	rid      string
+	ss       *mcp.ServerSession
+	token    any
+	caps     *mcp.ClientCapabilities
+	version  string
+	client   string
+	progMu   sync.Mutex
+	lastProg float64
+	sentProg bool
+}
+
+func (f *front) newPeer(ctx context.Context, rid string, req mcp.Request) *peer {
+	p := &peer{f: f, reqCtx: ctx, rid: rid}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		p.ss = ss
+	}
+	if rp, ok := req.GetParams().(mcp.RequestParams); ok && rp != nil {
+		p.token = rp.GetProgressToken()
+	}
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		p.caps, p.version = r.ClientCapabilities(), r.ProtocolVersion()
+		if ci := r.ClientInfo(); ci != nil {
+			p.client = ci.Name
+		}
+	case *mcp.ReadResourceRequest:
+		p.caps, p.version = r.ClientCapabilities(), r.ProtocolVersion()
+		if ci := r.ClientInfo(); ci != nil {
+			p.client = ci.Name
+		}
+	case *mcp.GetPromptRequest:
+		p.caps, p.version = r.ClientCapabilities(), r.ProtocolVersion()
+		if ci := r.ClientInfo(); ci != nil {
+			p.client = ci.Name
+		}
+	}
+	return p
+}
+
+func (p *peer) RequestID() string { return p.rid }
+
+func (p *peer) SessionID() string {
+	if p.ss == nil {
+		return ""
+	}
+	return p.ss.ID()
+}
+
+func (p *peer) ClientName() string { return p.client }
+
+func (p *peer) Supports(capability string) bool {
+	if p.caps == nil {
+		return false
+	}
+	switch capability {
+	case "elicitation":
+		return p.caps.Elicitation != nil
+	case "sampling":
+		return p.caps.Sampling != nil
+	case "roots":
+		return p.caps.RootsV2 != nil || p.caps.Roots.ListChanged
+	}
+	return false
+}
+
+func (p *peer) modern() bool { return p.version >= modernVersion }
+
+func (p *peer) Progress(ctx context.Context, progress, total float64, message string) error {
+	if p.token == nil || p.ss == nil {
+		return nil
+	}
+	p.progMu.Lock()
+	if p.sentProg && progress <= p.lastProg {
+		p.progMu.Unlock()
+		return nil // progress must increase; drop stale or repeated values
+	}
+	p.sentProg, p.lastProg = true, progress
+	p.progMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	params := &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: progress, Message: message}
+	if total > 0 {
+		params.Total = total
+	}
+	return p.ss.NotifyProgress(p.reqCtx, params)
+}
+
+func (p *peer) Log(ctx context.Context, level, logger string, data json.RawMessage) error {
+	if p.ss == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return p.ss.Log(p.reqCtx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: data})
+}
+
+// canAsk reports why the client cannot be sent a request, if it cannot.
+func (p *peer) canAsk(what, capability string) error {
+	switch {
+	case p.ss == nil:
+		return &unsupportedError{what, "there is no client session"}
+	case p.modern():
+		return &unsupportedError{what, "the client speaks protocol " + p.version + ", where a server may not send requests in the middle of a call"}
+	case capability != "" && !p.Supports(capability):
+		return &unsupportedError{what, "the client did not declare the " + capability + " capability"}
+	}
+	return nil
+}
+
+// askCtx bounds a server-to-client request by the request, the caller's
+// context and ClientRequestTimeout.
+func (p *peer) askCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(p.reqCtx, p.f.opts.ClientRequestTimeout)
+	stop := context.AfterFunc(ctx, cancel)
+	return c, func() { stop(); cancel() }
+}
+
+func (p *peer) Elicit(ctx context.Context, message string, schema json.RawMessage) (bool, error) {
+	if err := p.canAsk("an elicitation request", "elicitation"); err != nil {
+		return false, err
+	}
+	params := &mcp.ElicitParams{Mode: "form", Message: message}
+	if len(schema) > 0 && string(schema) != "null" {
+		params.RequestedSchema = schema
+	} else {
+		params.RequestedSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	c, cancel := p.askCtx(ctx)
+	defer cancel()
+	res, err := p.ss.Elicit(c, params)
+	if err != nil {
+		return false, fmt.Errorf("front: elicitation failed: %w", err)
+	}
+	return res.Action == "accept", nil
+}
+
+func (p *peer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	var capability string
+	switch method {
+	case "elicitation/create":
+		capability = "elicitation"
+	case "sampling/createMessage":
+		capability = "sampling"
+	case "roots/list":
+		capability = "" // roots support is not reliably visible; ask and let the client refuse
+	default:
+		return nil, &unsupportedError{fmt.Sprintf("%q", method), "front forwards only elicitation/create, sampling/createMessage and roots/list"}
+	}
+	if err := p.canAsk(method, capability); err != nil {
+		return nil, err
+	}
+	c, cancel := p.askCtx(ctx)
+	defer cancel()
+	var (
+		res any
+		err error
+	)
+	switch method {
+	case "elicitation/create":
+		var ep mcp.ElicitParams
+		if err := json.Unmarshal(params, &ep); err != nil {
+			return nil, fmt.Errorf("front: malformed elicitation params: %w", err)
+		}
+		res, err = p.ss.Elicit(c, &ep)
+	case "sampling/createMessage":
+		var sp mcp.CreateMessageWithToolsParams
+		if err := json.Unmarshal(params, &sp); err != nil {
+			return nil, fmt.Errorf("front: malformed sampling params: %w", err)
+		}
+		res, err = p.ss.CreateMessageWithTools(c, &sp)
+	case "roots/list":
+		res, err = p.ss.ListRoots(c, &mcp.ListRootsParams{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("front: %s failed: %w", method, err)
+	}
+	return json.Marshal(res)
+}

@@ -1,0 +1,499 @@
+package front
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// modernVersion is the first protocol revision without the initialize
+// handshake (per-request _meta, no server-to-client requests).
+const modernVersion = "2026-07-28"
+
+// front is one served gateway: an SDK server shared by every session of
+// one transport, plus the flat-mode registry and the in-flight tracker.
+type front struct {
+	b    Backend
+	opts Options
+	log  *slog.Logger
+	srv  *mcp.Server
+
+	// hard is cancelled when the drain bound expires: every in-flight call
+	// context derives from it.
+	hard       context.Context
+	cancelHard context.CancelFunc
+	inflight   inflight
+
+	seq    atomic.Uint64
+	prefix string // random per-process request id prefix
+
+	mu       sync.Mutex
+	features Features
+	gwTools  map[string]bool       // registered gateway-mode tools
+	flat     map[Kind]*flatEntries // flat-mode registrations
+
+	events    chan struct{} // wakes the event loop (cap 1)
+	pendMu    sync.Mutex
+	pending   map[EventKind]bool
+	pendLogs  []Event
+	stopSub   func()
+	loopDone  chan struct{}
+	closeOnce sync.Once
+	removeSrc func()
+}
+
+// flatEntries is what one flat-mode kind currently registers: exposed key
+// (tool/prompt name, resource URI or URI template) -> owner and signature.
+type flatEntries struct {
+	owner map[string]upstreamRef
+	sig   map[string]string
+}
+
+func newFront(b Backend, o *Options) (*front, error) {
+	if b == nil {
+		return nil, &OptionError{Field: "Backend", Value: "nil", Want: "a Backend"}
+	}
+	opts, err := o.resolved()
+	if err != nil {
+		return nil, err
+	}
+	var rb [4]byte
+	_, _ = rand.Read(rb[:])
+	f := &front{
+		b:        b,
+		opts:     opts,
+		log:      opts.Logger,
+		prefix:   hex.EncodeToString(rb[:]),
+		gwTools:  map[string]bool{},
+		flat:     map[Kind]*flatEntries{},
+		events:   make(chan struct{}, 1),
+		pending:  map[EventKind]bool{},
+		loopDone: make(chan struct{}),
+	}
+	f.hard, f.cancelHard = context.WithCancel(context.Background())
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "sluice MCP gateway", Version: opts.Version}, f.serverOptions())
+	f.srv.AddReceivingMiddleware(f.guardMiddleware)
+	f.removeSrc = opts.Metrics.addSessionSource(func() int {
+		n := 0
+		for range f.srv.Sessions() {
+			n++
+		}
+		return n
+	})
+	return f, nil
+}
+
+func (f *front) serverOptions() *mcp.ServerOptions {
+	caps := &mcp.ServerCapabilities{
+		Tools:   &mcp.ToolCapabilities{ListChanged: true},
+		Logging: &mcp.LoggingCapabilities{},
+	}
+	so := &mcp.ServerOptions{
+		Instructions: f.instructions(),
+		Logger:       f.log.With("component", "mcp"),
+		Capabilities: caps,
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			// Lists may differ by authorization (token) and change at any
+			// time (list_changed): never shared, always revalidated.
+			c.CacheScope = "private"
+		},
+	}
+	if f.opts.Mode == ModeFlat {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+		so.CompletionHandler = f.complete
+		so.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		so.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	}
+	return so
+}
+
+// start registers the initial tool surface and begins following backend
+// events. It never fails: a backend that cannot list yet is logged and
+// retried on its next change event.
+func (f *front) start(ctx context.Context) {
+	f.stopSub = f.b.Subscribe(f.onEvent)
+	f.mu.Lock()
+	f.features = f.b.Features()
+	f.mu.Unlock()
+	if f.opts.Mode == ModeGateway {
+		f.syncGatewayTools()
+	} else {
+		for _, k := range []Kind{KindTools, KindResources, KindResourceTemplates, KindPrompts} {
+			f.syncFlat(ctx, k)
+		}
+	}
+	go f.eventLoop()
+}
+
+// close stops following events. It does not close the backend.
+func (f *front) close() {
+	f.closeOnce.Do(func() {
+		if f.stopSub != nil {
+			f.stopSub()
+		}
+		close(f.events)
+		<-f.loopDone
+		f.removeSrc()
+	})
+}
+
+func (f *front) instructions() string {
+	var b strings.Builder
+	if f.opts.Instructions != "" {
+		b.WriteString(f.opts.Instructions)
+	} else if f.opts.Mode == ModeFlat {
+		b.WriteString("sluice is an MCP gateway: each tool here belongs to one upstream server and is named <server>__<tool> (or its plain name when unique). Results may be shortened to fit a byte budget; a shortened result says how to read the rest.")
+	} else {
+		b.WriteString("sluice is an MCP gateway to many tool servers. Use find to search capabilities by keyword, describe to get a capability's argument schema, then call to run it. Capabilities are named <server>__<tool>. Large results are shortened; read_result pages the rest when offered. execute (when offered) runs a Starlark script that calls capabilities as functions, for loops and joins.")
+	}
+	if s := strings.TrimSpace(f.b.Instructions()); s != "" && f.opts.MaxInstructionsBytes > 0 {
+		b.WriteString("\n\nUpstream servers:\n")
+		b.WriteString(truncateUTF8(s, f.opts.MaxInstructionsBytes))
+	}
+	return b.String()
+}
+
+func truncateUTF8(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const ell = " [...]"
+	cut := max - len(ell)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ell
+}
+
+func (f *front) newRequestID() string {
+	return fmt.Sprintf("%s-%d", f.prefix, f.seq.Add(1))
+}
+
+// guardMiddleware recovers panics in any handler (the SDK does not), so a
+// bug answers one request with an internal error instead of killing the
+// process, and forwards logging/setLevel to the backend in flat mode.
+func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				rid := f.newRequestID()
+				f.log.Error("panic in handler", "request_id", rid, "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
+			}
+		}()
+		if method == "logging/setLevel" && f.opts.Mode == ModeFlat {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				if err := f.b.SetLogLevel(ctx, string(p.Level)); err != nil {
+					f.log.Warn("forwarding logging/setLevel failed", "level", p.Level, "err", err)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Running a call
+
+// callFunc is the backend half of one tool call.
+type callFunc func(ctx context.Context, p Peer) (json.RawMessage, error)
+
+// runTool wraps every tool handler: request id, in-flight tracking, hard
+// cancellation, panic recovery, logging, metrics and result conversion.
+func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capability string, fn callFunc) (*mcp.CallToolResult, error) {
+	rid := f.newRequestID()
+	if !f.inflight.add() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down; retry against a running gateway"}
+	}
+	defer f.inflight.done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(f.hard, cancel)
+	defer stop()
+
+	p := f.newPeer(ctx, rid, req)
+	start := time.Now()
+	log := f.log.With("request_id", rid, "tool", req.Params.Name, "capability", capability)
+	log.Debug("call started", "session", p.SessionID(), "client", p.ClientName())
+
+	raw, err := func() (raw json.RawMessage, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic in backend call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				raw, err = nil, errPanic
+			}
+		}()
+		return fn(ctx, p)
+	}()
+	res, outcome := f.toResult(ctx, rid, raw, err, log)
+	d := time.Since(start)
+	f.opts.Metrics.ObserveCall(capability, outcome, d)
+	lvl := slog.LevelInfo
+	if outcome == "error" {
+		lvl = slog.LevelWarn
+	}
+	if err != nil && outcome != "canceled" {
+		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds(), "err", err)
+	} else {
+		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
+	}
+	if outcome == "canceled" {
+		return nil, ctx.Err()
+	}
+	return res, nil
+}
+
+var errPanic = errors.New("front: backend panicked")
+
+// toResult converts the backend's answer into a tool result and an outcome
+// label for metrics.
+func (f *front) toResult(ctx context.Context, rid string, raw json.RawMessage, err error, log *slog.Logger) (*mcp.CallToolResult, string) {
+	if err != nil {
+		var te *ToolError
+		switch {
+		case errors.As(err, &te):
+			return errorResult(te.Error()), "tool_error"
+		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			return nil, "canceled"
+		case errors.Is(err, context.DeadlineExceeded):
+			return errorResult("The call timed out (request " + rid + "). Try again, or with a smaller request."), "timeout"
+		default:
+			return errorResult("The gateway failed to run this call (request " + rid + "); details are in the gateway log."), "error"
+		}
+	}
+	res, derr := decodeToolResult(raw)
+	if derr != nil {
+		log.Error("backend returned a malformed tool result", "err", derr, "bytes", len(raw))
+		return errorResult("The gateway produced a malformed result (request " + rid + "); details are in the gateway log."), "error"
+	}
+	if res.IsError {
+		return res, "tool_error"
+	}
+	return res, "ok"
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+// decodeToolResult turns a raw CallToolResult object into the SDK type,
+// keeping structuredContent verbatim (no float64 round trip).
+func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("empty result")
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	var sc struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return nil, err
+	}
+	if len(sc.StructuredContent) > 0 && string(sc.StructuredContent) != "null" {
+		res.StructuredContent = sc.StructuredContent
+	} else {
+		res.StructuredContent = nil
+	}
+	if res.Content == nil && len(res.InputRequests) == 0 {
+		res.Content = []mcp.Content{}
+	}
+	return &res, nil
+}
+
+// decodeArgs decodes a tool's argument object strictly: unknown fields
+// and wrong types are tool errors the model can correct.
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &ToolError{Message: "Invalid arguments: " + err.Error() + ".", Remedy: "check the argument schema of this tool and call it again."}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// In-flight tracking
+
+// inflight counts running calls so shutdown can wait for them. After
+// closeAdmission, add refuses new calls.
+type inflight struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	zero   chan struct{} // closed when n drops to 0 after closeAdmission
+}
+
+func (t *inflight) add() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.n++
+	return true
+}
+
+func (t *inflight) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 && t.zero != nil {
+		close(t.zero)
+		t.zero = nil
+	}
+}
+
+// drained stops admission and returns a channel closed when no call runs.
+func (t *inflight) drained() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	ch := make(chan struct{})
+	if t.n == 0 {
+		close(ch)
+		return ch
+	}
+	if t.zero == nil {
+		t.zero = ch
+		return ch
+	}
+	return t.zero
+}
+
+// drain waits up to bound for in-flight calls, then cancels what is left
+// and waits (briefly) for those to return.
+func (f *front) drain(bound time.Duration) {
+	ch := f.inflight.drained()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		f.log.Warn("drain bound reached; cancelling in-flight calls", "bound", bound.String())
+		f.cancelHard()
+		select {
+		case <-ch:
+		case <-time.After(2 * time.Second):
+			f.log.Error("calls still running after cancellation; closing anyway")
+		}
+	}
+	f.cancelHard()
+}
+
+// ---------------------------------------------------------------------------
+// Events
+
+func (f *front) onEvent(ev Event) {
+	f.pendMu.Lock()
+	if ev.Kind == EventLog || ev.Kind == EventResourceUpdated {
+		if len(f.pendLogs) < 256 { // bounded: a flood drops the excess
+			ev.Params = append(json.RawMessage(nil), ev.Params...)
+			f.pendLogs = append(f.pendLogs, ev)
+		}
+	} else {
+		f.pending[ev.Kind] = true
+	}
+	f.pendMu.Unlock()
+	defer func() { _ = recover() }() // events after close are dropped
+	select {
+	case f.events <- struct{}{}:
+	default:
+	}
+}
+
+func (f *front) eventLoop() {
+	defer close(f.loopDone)
+	for range f.events {
+		f.pendMu.Lock()
+		kinds := f.pending
+		logs := f.pendLogs
+		f.pending = map[EventKind]bool{}
+		f.pendLogs = nil
+		f.pendMu.Unlock()
+		ctx, cancel := context.WithTimeout(f.hard, f.opts.RefreshTimeout)
+		if kinds[EventFeaturesChanged] {
+			f.mu.Lock()
+			f.features = f.b.Features()
+			f.mu.Unlock()
+			if f.opts.Mode == ModeGateway {
+				f.syncGatewayTools()
+			}
+		}
+		if f.opts.Mode == ModeFlat {
+			if kinds[EventToolsChanged] {
+				f.syncFlat(ctx, KindTools)
+			}
+			if kinds[EventResourcesChanged] {
+				f.syncFlat(ctx, KindResources)
+				f.syncFlat(ctx, KindResourceTemplates)
+			}
+			if kinds[EventPromptsChanged] {
+				f.syncFlat(ctx, KindPrompts)
+			}
+		}
+		for _, ev := range logs {
+			f.forwardEvent(ctx, ev)
+		}
+		cancel()
+	}
+}
+
+// forwardEvent passes an upstream log message or resource update to the
+// sessions that asked for it.
+func (f *front) forwardEvent(ctx context.Context, ev Event) {
+	switch ev.Kind {
+	case EventResourceUpdated:
+		var p mcp.ResourceUpdatedNotificationParams
+		if err := json.Unmarshal(ev.Params, &p); err != nil || p.URI == "" {
+			f.log.Warn("dropping malformed resource update", "server", ev.Server)
+			return
+		}
+		if err := f.srv.ResourceUpdated(ctx, &p); err != nil {
+			f.log.Debug("forwarding resource update failed", "err", err)
+		}
+	case EventLog:
+		var p mcp.LoggingMessageParams
+		if err := json.Unmarshal(ev.Params, &p); err != nil || p.Level == "" {
+			f.log.Warn("dropping malformed upstream log message", "server", ev.Server)
+			return
+		}
+		var data struct {
+			Data json.RawMessage `json:"data"`
+		}
+		_ = json.Unmarshal(ev.Params, &data)
+		p.Data = data.Data
+		if ev.Server != "" {
+			if p.Logger == "" {
+				p.Logger = ev.Server
+			} else {
+				p.Logger = ev.Server + "/" + p.Logger
+			}
+		}
+		for ss := range f.srv.Sessions() {
+			_ = ss.Log(ctx, &p)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServeStdio serves one agent over newline-delimited JSON-RPC on stdin and
+// stdout until stdin reaches EOF, ctx is cancelled or (unless
+// Options.NoSignals) SIGTERM or SIGINT arrives. Only protocol frames are
+// written to stdout; logs go to Options.Logger (stderr by default).
+//
+// On the way out it waits up to ShutdownTimeout for running calls,
+// cancels the rest, and calls b.Close. A clean end (EOF, cancellation,
+// signal) returns nil.
+func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, stdout io.Writer) error {
+	f, err := newFront(b, opts)
+	if err != nil {
+		return err
+	}
+	if !f.opts.NoSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+		defer stop()
+	}
+	defer func() {
+		if cerr := b.Close(); cerr != nil {
+			f.log.Warn("closing the backend failed", "err", cerr)
+		}
+	}()
+	f.start(ctx)
+	defer f.close()
+
+	rc, ok := stdin.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(stdin)
+	}
+	t := &mcp.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}, MaxLineLength: f.opts.MaxLineBytes}
+	ss, err := f.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	f.log.Info("serving MCP on stdio", "mode", string(f.opts.Mode))
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+		// stdin EOF (or a broken pipe): the agent is gone.
+		f.drain(f.opts.ShutdownTimeout)
+	case <-ctx.Done():
+		f.drain(f.opts.ShutdownTimeout)
+		_ = ss.Close()
+		err = <-done
+	}
+	f.log.Info("stdio session ended")
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !isClosedErr(err) {
+		return err
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func isClosedErr(err error) bool {
+	return errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) || errors.Is(err, mcp.ErrConnectionClosed)
+}

@@ -1,0 +1,241 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The gateway-mode surface. Descriptions teach the model the find ->
+// describe -> call loop in a few lines each; TestGatewayToolsListSize keeps
+// the whole tools/list answer under 6 KB whatever the catalog size.
+const (
+	toolFind       = "find"
+	toolDescribe   = "describe"
+	toolCall       = "call"
+	toolReadResult = "read_result"
+	toolExecute    = "execute"
+
+	maxFindLimit     = 50
+	maxDescribeNames = 10
+)
+
+type gatewayTool struct {
+	name     string
+	title    string
+	desc     string
+	schema   string
+	readOnly bool
+	handler  func(f *front) mcp.ToolHandler
+}
+
+var gatewayTools = []gatewayTool{
+	{
+		name:  toolFind,
+		title: "Find capabilities",
+		desc: "Search every tool of every connected MCP server by keywords. Returns capability names (<server>__<tool>) with one-line summaries. " +
+			"Start here, then describe what you need. An empty query lists everything up to limit. " +
+			`Example: {"query":"read file"}`,
+		schema: `{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"keywords, e.g. \"create issue\""},` +
+			`"server":{"type":"string","description":"only this server id"},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"max results (default 10)"},` +
+			`"refresh":{"type":"boolean","description":"with server: re-list its tools first (may start it)"}` +
+			`},"additionalProperties":false}`,
+		readOnly: true,
+		handler:  (*front).findHandler,
+	},
+	{
+		name:  toolDescribe,
+		title: "Describe capabilities",
+		desc: "Get the full description and JSON argument schema of capabilities found with find. " +
+			"Describe a capability before its first call. " +
+			`Example: {"capabilities":["fs__read_file"]}`,
+		schema: `{"type":"object","properties":{` +
+			`"capabilities":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":10,"description":"capability names from find"}` +
+			`},"required":["capabilities"],"additionalProperties":false}`,
+		readOnly: true,
+		handler:  (*front).describeHandler,
+	},
+	{
+		name:  toolCall,
+		title: "Call a capability",
+		desc: "Run one capability with arguments matching the schema from describe. " +
+			`Example: {"capability":"fs__read_file","arguments":{"path":"README.md"}}. ` +
+			"Returns the tool's own result. A large result is shortened and names a ref to read the rest. " +
+			"An error result says how to fix the call.",
+		schema: `{"type":"object","properties":{` +
+			`"capability":{"type":"string","description":"<server>__<tool>, as listed by find"},` +
+			`"arguments":{"type":"object","description":"the tool's arguments"}` +
+			`},"required":["capability"],"additionalProperties":false}`,
+		handler: (*front).callHandler,
+	},
+	{
+		name:  toolReadResult,
+		title: "Read a stored result",
+		desc: "Read part of a large result that was shortened: pass the ref it named, a byte offset and a length. " +
+			"Continue from offset+length until the answer says the end is reached. " +
+			`Example: {"ref":"r-1a2b","offset":0,"length":16384}`,
+		schema: `{"type":"object","properties":{` +
+			`"ref":{"type":"string","description":"the ref a shortened result named"},` +
+			`"offset":{"type":"integer","minimum":0,"description":"byte offset (default 0)"},` +
+			`"length":{"type":"integer","minimum":1,"maximum":1048576,"description":"bytes to read (default 16384)"}` +
+			`},"required":["ref"],"additionalProperties":false}`,
+		readOnly: true,
+		handler:  (*front).readResultHandler,
+	},
+	{
+		name:  toolExecute,
+		title: "Run a script",
+		desc: "Run a Starlark (Python-like) script that calls capabilities as functions: each server is a module named by its id, each tool a function with keyword arguments, " +
+			`e.g. text = fs.read_text_file(path="a.txt"). ` +
+			"Use it for loops, joins and filtering so only the final answer returns; print() what you need. " +
+			"Scripts are bounded in steps, time and calls.",
+		schema: `{"type":"object","properties":{` +
+			`"script":{"type":"string","description":"Starlark source"}` +
+			`},"required":["script"],"additionalProperties":false}`,
+		handler: (*front).executeHandler,
+	},
+}
+
+// syncGatewayTools registers the fixed surface for the current Features.
+func (f *front) syncGatewayTools() {
+	f.mu.Lock()
+	feat := f.features
+	f.mu.Unlock()
+	for _, gt := range gatewayTools {
+		want := true
+		switch gt.name {
+		case toolReadResult:
+			want = feat.ReadResult
+		case toolExecute:
+			want = feat.Execute
+		}
+		f.mu.Lock()
+		have := f.gwTools[gt.name]
+		f.gwTools[gt.name] = want
+		f.mu.Unlock()
+		switch {
+		case want && !have:
+			t := &mcp.Tool{
+				Name:        gt.name,
+				Title:       gt.title,
+				Description: gt.desc,
+				InputSchema: json.RawMessage(gt.schema),
+			}
+			if gt.readOnly {
+				t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+			}
+			f.srv.AddTool(t, gt.handler(f))
+		case !want && have:
+			f.srv.RemoveTools(gt.name)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (f *front) findHandler() mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return f.runTool(ctx, req, "sluice.find", func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			var a FindRequest
+			if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			if a.Limit < 0 || a.Limit > maxFindLimit {
+				return nil, &ToolError{Message: fmt.Sprintf("limit %d is out of range.", a.Limit), Remedy: fmt.Sprintf("use a limit between 1 and %d, or omit it.", maxFindLimit)}
+			}
+			if a.Refresh && a.Server == "" {
+				return nil, &ToolError{Message: "refresh needs a server.", Remedy: `name the server to re-list, e.g. {"server":"fs","refresh":true}.`}
+			}
+			return f.b.Find(ctx, a, p)
+		})
+	}
+}
+
+func (f *front) describeHandler() mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return f.runTool(ctx, req, "sluice.describe", func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			var a DescribeRequest
+			if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			if len(a.Capabilities) == 0 || len(a.Capabilities) > maxDescribeNames {
+				return nil, &ToolError{Message: fmt.Sprintf("describe takes 1 to %d capability names; got %d.", maxDescribeNames, len(a.Capabilities)), Remedy: `pass names from find, e.g. {"capabilities":["fs__read_file"]}.`}
+			}
+			return f.b.Describe(ctx, a, p)
+		})
+	}
+}
+
+func (f *front) callHandler() mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct {
+			Capability string          `json:"capability"`
+			Arguments  json.RawMessage `json:"arguments"`
+		}
+		argErr := decodeArgs(req.Params.Arguments, &a)
+		label := a.Capability
+		if argErr != nil || label == "" {
+			label = "sluice.call"
+		}
+		return f.runTool(ctx, req, label, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			if argErr != nil {
+				return nil, argErr
+			}
+			if a.Capability == "" {
+				return nil, &ToolError{Message: "capability is missing.", Remedy: `find the capability first, then call e.g. {"capability":"fs__read_file","arguments":{"path":"a.txt"}}.`}
+			}
+			args := a.Arguments
+			if len(args) == 0 || string(args) == "null" {
+				args = json.RawMessage("{}")
+			} else if args[0] != '{' {
+				return nil, &ToolError{Message: "arguments must be a JSON object.", Remedy: "pass the tool's arguments as an object keyed by parameter name (see describe)."}
+			}
+			return f.b.Call(ctx, f.callRequest(req, a.Capability, args), p)
+		})
+	}
+}
+
+// callRequest builds a CallRequest, carrying a multi round-trip retry.
+func (f *front) callRequest(req *mcp.CallToolRequest, capability string, args json.RawMessage) CallRequest {
+	cr := CallRequest{Capability: capability, Arguments: args, Tool: req.Params.Name, RequestState: req.Params.RequestState}
+	if len(req.Params.InputResponses) > 0 {
+		if raw, err := json.Marshal(req.Params.InputResponses); err == nil {
+			cr.InputResponses = raw
+		}
+	}
+	return cr
+}
+
+func (f *front) readResultHandler() mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return f.runTool(ctx, req, "sluice.read_result", func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			var a ReadResultRequest
+			if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			if a.Ref == "" || a.Offset < 0 || a.Length < 0 || a.Length > 1<<20 {
+				return nil, &ToolError{Message: "read_result needs a ref, offset >= 0 and 0 < length <= 1048576.", Remedy: `e.g. {"ref":"<ref from the result>","offset":0,"length":16384}.`}
+			}
+			return f.b.ReadResult(ctx, a, p)
+		})
+	}
+}
+
+func (f *front) executeHandler() mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return f.runTool(ctx, req, "sluice.execute", func(ctx context.Context, p Peer) (json.RawMessage, error) {
+			var a ExecuteRequest
+			if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			if a.Script == "" {
+				return nil, &ToolError{Message: "script is empty.", Remedy: "pass Starlark source in script."}
+			}
+			return f.b.Execute(ctx, a, p)
+		})
+	}
+}
