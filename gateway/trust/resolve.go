@@ -1,0 +1,161 @@
+package trust
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Scope says where a declaration comes from (plain values; this package
+// never sees config types).
+type Scope string
+
+// Scopes.
+const (
+	ScopeUser    Scope = "user"
+	ScopeProject Scope = "project"
+)
+
+// Verdict is the outcome of trust resolution.
+type Verdict string
+
+// Verdicts.
+const (
+	Trusted   Verdict = "trusted"   // may launch
+	Untrusted Verdict = "untrusted" // project server without a record: never launched
+	Stale     Verdict = "stale"     // record exists but the declaration changed: never launched
+)
+
+// Decl is what Resolve needs to know about one declared server.
+type Decl struct {
+	Scope        Scope
+	ProjectRoot  string            // canonical project root (CanonicalRoot); project scope only
+	ID           string            // server id
+	Digest       string            // declaration digest
+	FieldDigests map[string]string // per-field digests, to name changed fields
+	ActionClass  string            // user scope: the declared class ("" = unknown)
+}
+
+// Status is the trust status of one declaration.
+type Status struct {
+	Status      Verdict
+	ActionClass string   // read | execute | unknown; unknown unless trusted
+	Reason      string   // why, for people and models; "" when trusted
+	Remedy      string   // the exact command that trusts the declaration; "" when trusted
+	Review      string   // for stale: the command that shows the declaration to review first
+	Changed     []string // for stale: the fields whose digests differ, sorted; nil if unknown
+}
+
+// Resolve decides the trust status of a declaration. User-scope
+// declarations are trusted by authorship. A project-scope declaration is
+// trusted only when a record binds its canonical project root, id and
+// current digest; the record's action class is then the server's.
+func Resolve(decl Decl, st *State) Status {
+	switch decl.Scope {
+	case ScopeUser:
+		return Status{Status: Trusted, ActionClass: classOr(decl.ActionClass)}
+	case ScopeProject:
+	default:
+		return Status{Status: Untrusted, ActionClass: ActionUnknown,
+			Reason: fmt.Sprintf("server %q has unknown scope %q", decl.ID, decl.Scope)}
+	}
+	if decl.ProjectRoot == "" || !filepath.IsAbs(decl.ProjectRoot) {
+		return Status{Status: Untrusted, ActionClass: ActionUnknown,
+			Reason: fmt.Sprintf("project server %q has no absolute project root to bind trust to", decl.ID),
+			Remedy: "sluice trust " + decl.ID + " --project DIR"}
+	}
+	root := filepath.Clean(decl.ProjectRoot)
+	if c, err := CanonicalRoot(root); err == nil {
+		root = c
+	}
+	remedy := RemedyCommand(decl.ID, root)
+	rec, ok := st.Find(root, decl.ID)
+	if !ok {
+		reason := fmt.Sprintf("project server %q in %s has no trust record; nothing from a project config runs until you trust it", decl.ID, root)
+		if st != nil && len(st.Diagnostics) > 0 {
+			reason += " (the trust file could not be read: " + st.Diagnostics[0].Message + ")"
+		}
+		return Status{Status: Untrusted, ActionClass: ActionUnknown, Reason: reason, Remedy: remedy}
+	}
+	if rec.Digest == decl.Digest {
+		return Status{Status: Trusted, ActionClass: classOr(rec.ActionClass)}
+	}
+	changed := changedFields(rec.Fields, decl.FieldDigests)
+	what := "its declaration changed"
+	if len(changed) > 0 {
+		what = "its declaration changed (" + strings.Join(changed, ", ") + ")"
+	}
+	review := ReviewCommand(root)
+	return Status{
+		Status:      Stale,
+		ActionClass: ActionUnknown,
+		Reason: fmt.Sprintf("project server %q in %s was trusted on %s but %s; review it with `%s` before trusting it again",
+			decl.ID, root, rec.TrustedAt.UTC().Format("2006-01-02"), what, review),
+		Remedy:  remedy,
+		Review:  review,
+		Changed: changed,
+	}
+}
+
+// changedFields lists the fields whose digests differ. It returns nil when
+// either side has no per-field digests (nothing can be said).
+func changedFields(old, cur map[string]string) []string {
+	if len(old) == 0 || len(cur) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for k, v := range old {
+		if cur[k] != v {
+			set[k] = true
+		}
+	}
+	for k, v := range cur {
+		if old[k] != v {
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func classOr(c string) string {
+	switch c {
+	case ActionRead, ActionExecute, ActionUnknown:
+		return c
+	}
+	return ActionUnknown
+}
+
+// RemedyCommand is the command that trusts server id in project root.
+func RemedyCommand(id, root string) string {
+	return "sluice trust " + shellQuote(id) + " --project " + shellQuote(root)
+}
+
+// ReviewCommand is the command that shows a project's declarations.
+func ReviewCommand(root string) string {
+	return "sluice servers --project " + shellQuote(root)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe
+// characters, so a remedy can be pasted as is.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,389 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// File name and caps.
+const (
+	FileName      = "trust.json"
+	LockSuffix    = ".lock"
+	MaxFileBytes  = 1 << 20 // bytes read from trust.json at most
+	MaxRecords    = 256
+	FormatVersion = 1
+
+	maxRootBytes = 4096
+	maxFields    = 32
+)
+
+// Action classes a record may carry.
+const (
+	ActionRead    = "read"
+	ActionExecute = "execute"
+	ActionUnknown = "unknown"
+)
+
+// Record binds a project root, a server id and the digest of the server's
+// declaration. ActionClass is a policy annotation and not part of the
+// binding: changing it never makes a record stale.
+type Record struct {
+	ProjectRoot string            `json:"projectRoot"` // canonical (symlink-free, absolute)
+	ID          string            `json:"id"`
+	Digest      string            `json:"digest"`           // 64 lowercase hex
+	Fields      map[string]string `json:"fields,omitempty"` // per-field digests, to name what changed
+	ActionClass string            `json:"actionClass"`
+	TrustedAt   time.Time         `json:"trustedAt"`
+}
+
+type fileBody struct {
+	Version int      `json:"version"`
+	Records []Record `json:"records"`
+}
+
+// State is what Read found. A missing file is an empty state without
+// diagnostics; an unusable one is an empty state with one.
+type State struct {
+	Path        string
+	Records     []Record
+	Diagnostics []Diagnostic
+}
+
+// Find returns the record for (root, id).
+func (s *State) Find(root, id string) (Record, bool) {
+	if s == nil {
+		return Record{}, false
+	}
+	root = filepath.Clean(root)
+	for _, r := range s.Records {
+		if r.ProjectRoot == root && r.ID == id {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// FilePath returns <configDir>/trust.json.
+func FilePath(configDir string) string { return filepath.Join(configDir, FileName) }
+
+// CanonicalRoot returns the absolute, symlink-free form of a project root.
+func CanonicalRoot(dir string) (string, error) {
+	a, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(a)
+}
+
+var (
+	idRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	digestRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	fieldRe  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`)
+)
+
+// validate checks a record's grammar; index -1 means "not from the file".
+func validate(r *Record, index int) error {
+	bad := func(field, msg string) error { return &RecordError{Index: index, Field: field, Msg: msg} }
+	switch {
+	case r.ProjectRoot == "" || !filepath.IsAbs(r.ProjectRoot):
+		return bad("projectRoot", "must be an absolute path")
+	case len(r.ProjectRoot) > maxRootBytes:
+		return bad("projectRoot", fmt.Sprintf("longer than %d bytes", maxRootBytes))
+	case strings.IndexByte(r.ProjectRoot, 0) >= 0:
+		return bad("projectRoot", "contains a NUL byte")
+	case filepath.Clean(r.ProjectRoot) != r.ProjectRoot:
+		return bad("projectRoot", "is not a clean path")
+	case !idRe.MatchString(r.ID) || strings.Contains(r.ID, "__"):
+		return bad("id", "is not a valid server id")
+	case !digestRe.MatchString(r.Digest):
+		return bad("digest", "must be 64 lowercase hex digits")
+	case len(r.Fields) > maxFields:
+		return bad("fields", fmt.Sprintf("more than %d entries", maxFields))
+	}
+	for k, v := range r.Fields {
+		if !fieldRe.MatchString(k) || !digestRe.MatchString(v) {
+			return bad("fields", "entries must map a field name to 64 lowercase hex digits")
+		}
+	}
+	switch r.ActionClass {
+	case ActionRead, ActionExecute, ActionUnknown:
+	default:
+		return bad("actionClass", "must be read, execute or unknown")
+	}
+	return nil
+}
+
+// Decode parses trust file bytes strictly: the version must match, unknown
+// fields, trailing data, invalid or duplicate records and more than
+// MaxRecords records are errors wrapping ErrCorrupt.
+func Decode(data []byte) ([]Record, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrCorrupt, MaxFileBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var body fileBody
+	if err := dec.Decode(&body); err != nil {
+		return nil, fmt.Errorf("%w: not valid trust JSON: %v", ErrCorrupt, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrCorrupt)
+	}
+	if body.Version != FormatVersion {
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, body.Version, FormatVersion)
+	}
+	if len(body.Records) > MaxRecords {
+		return nil, fmt.Errorf("%w: %d records, over the cap of %d", ErrCorrupt, len(body.Records), MaxRecords)
+	}
+	seen := map[[2]string]bool{}
+	for i := range body.Records {
+		r := &body.Records[i]
+		if err := validate(r, i); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		k := [2]string{r.ProjectRoot, r.ID}
+		if seen[k] {
+			return nil, fmt.Errorf("%w: record %d: duplicate record for %s in %s", ErrCorrupt, i, r.ID, r.ProjectRoot)
+		}
+		seen[k] = true
+	}
+	if body.Records == nil {
+		body.Records = []Record{}
+	}
+	return body.Records, nil
+}
+
+// Encode renders records in the file format, sorted by (projectRoot, id).
+func Encode(records []Record) ([]byte, error) {
+	rs := append([]Record(nil), records...)
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].ProjectRoot != rs[j].ProjectRoot {
+			return rs[i].ProjectRoot < rs[j].ProjectRoot
+		}
+		return rs[i].ID < rs[j].ID
+	})
+	if rs == nil {
+		rs = []Record{}
+	}
+	b, err := json.MarshalIndent(fileBody{Version: FormatVersion, Records: rs}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// readFile reads the trust file with the cap. Missing = (nil, nil).
+func readFile(path string) ([]Record, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot stat: %v", err), Fix: "check the file's permissions", Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &FileError{Path: path, Msg: "not a regular file", Fix: "remove it; trust records are rewritten by `sluice trust`", Err: ErrCorrupt}
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot open: %v", err), Fix: "check the file's permissions", Err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot read: %v", err), Fix: "check the file's permissions", Err: err}
+	}
+	recs, err := Decode(data)
+	if err != nil {
+		return nil, &FileError{Path: path, Msg: strings.TrimPrefix(err.Error(), "trust: "),
+			Fix: "move the file aside and re-run `sluice trust` for each project server", Err: err}
+	}
+	return recs, nil
+}
+
+// Read loads the trust file at path. It never fails and never writes: a
+// missing file is an empty state, an unusable one is an empty state plus a
+// diagnostic.
+func Read(path string) *State {
+	st := &State{Path: path, Records: []Record{}}
+	recs, err := readFile(path)
+	if err != nil {
+		var fe *FileError
+		d := Diagnostic{File: path, Message: err.Error()}
+		if errors.As(err, &fe) {
+			d.Message, d.Fix = fe.Msg+"; no project server is trusted until it is fixed", fe.Fix
+		}
+		st.Diagnostics = append(st.Diagnostics, d)
+		return st
+	}
+	if recs != nil {
+		st.Records = recs
+	}
+	return st
+}
+
+// Upsert adds or replaces the record for (rec.ProjectRoot, rec.ID) in the
+// trust file at path. The root is canonicalized (it must exist); an empty
+// ActionClass means unknown and a zero TrustedAt means now. The
+// read-modify-write runs under an exclusive lock on path+".lock" and the
+// file is replaced atomically (0600), so concurrent writers lose nothing.
+// An unusable existing file is not overwritten (ErrCorrupt).
+func Upsert(path string, rec Record) error {
+	root, err := CanonicalRoot(rec.ProjectRoot)
+	if err != nil {
+		return &RecordError{Index: -1, Field: "projectRoot", Msg: fmt.Sprintf("cannot resolve %s: %v", rec.ProjectRoot, err)}
+	}
+	rec.ProjectRoot = root
+	if rec.ActionClass == "" {
+		rec.ActionClass = ActionUnknown
+	}
+	if rec.TrustedAt.IsZero() {
+		rec.TrustedAt = time.Now().UTC().Truncate(time.Second)
+	}
+	if len(rec.Fields) == 0 {
+		rec.Fields = nil
+	}
+	if err := validate(&rec, -1); err != nil {
+		return err
+	}
+	return update(path, func(recs []Record) ([]Record, error) {
+		for i := range recs {
+			if recs[i].ProjectRoot == rec.ProjectRoot && recs[i].ID == rec.ID {
+				recs[i] = rec
+				return recs, nil
+			}
+		}
+		if len(recs) >= MaxRecords {
+			return nil, fmt.Errorf("%w: the file already holds %d records; remove stale ones with `sluice untrust`", ErrFull, MaxRecords)
+		}
+		return append(recs, rec), nil
+	})
+}
+
+// Remove deletes the record for (root, id) and reports whether one
+// existed. root is canonicalized when it still exists, else used cleaned.
+func Remove(path, root, id string) (bool, error) {
+	if c, err := CanonicalRoot(root); err == nil {
+		root = c
+	} else {
+		root = filepath.Clean(root)
+	}
+	removed := false
+	err := update(path, func(recs []Record) ([]Record, error) {
+		out := recs[:0]
+		for _, r := range recs {
+			if r.ProjectRoot == root && r.ID == id {
+				removed = true
+				continue
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	})
+	return removed, err
+}
+
+// update runs a locked read-modify-write of the trust file.
+func update(path string, modify func([]Record) ([]Record, error)) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return &FileError{Path: path, Msg: fmt.Sprintf("cannot create directory: %v", err), Err: err}
+	}
+	unlock, err := lock(path + LockSuffix)
+	if err != nil {
+		return &FileError{Path: path, Msg: fmt.Sprintf("cannot lock: %v", err), Err: err}
+	}
+	defer unlock()
+	recs, err := readFile(path)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []Record{}
+	}
+	recs, err = modify(recs)
+	if err != nil {
+		return err
+	}
+	data, err := Encode(recs)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(path, data); err != nil {
+		return &FileError{Path: path, Msg: fmt.Sprintf("cannot write: %v", err), Err: err}
+	}
+	return nil
+}
+
+// lock takes an exclusive flock on the sidecar lock file.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// writeAtomic writes data to a temp file in path's directory, fsyncs it,
+// renames it over path and fsyncs the directory.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
