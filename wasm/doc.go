@@ -1,5 +1,38 @@
-// Package wasm hosts WebAssembly result filters (ABI mcpf v1) on wazero. It is
-// a leaf: it imports no package of sluice and is the only importer of wazero.
+// Package wasm hosts WebAssembly result filters (ABI mcpf v1, specified in
+// ABI.md) on wazero. It owns the runtime, the compilation cache, the import
+// allow-list, instance pools, per-call limits, the built-in filters (embedded
+// from filters/<name>/<name>.wasm) and an on-disk store for offloaded results
+// (OffloadStore).
+//
+// It is a leaf: it imports no package of sluice (not even wasm/guest) and is
+// the only importer of wazero; no wazero type appears in its API. It takes and
+// returns bytes; the gateway decides where filters run and what to do when
+// one fails (Decide).
+//
+// # Why a pull ABI
+//
+// The guest pulls its input with input_len/input_read and pushes output with
+// output_write; the host copies during those calls and never allocates in
+// guest memory. No pointer outlives a call, garbage-collected guests need no
+// pinning, and a filter call is one host→guest call (each costs ~0.5 µs with
+// CloseOnContextDone).
+//
+// # Why CloseOnContextDone despite its cost
+//
+// Without it neither the deadline nor Module.Close stops a spinning guest. It
+// adds a check on every loop back-edge of guest code (2–4× on loop-heavy Go
+// guests), which is why the guest helpers scan JSON eight bytes per step.
+//
+// # Why pools keyed by module and config digest
+//
+// A Go guest costs 2–4 ms to instantiate, so instances are reused; an
+// instance that parsed its config in mcpf_init must only serve that config.
+// Pools are bounded channels, not sync.Pool: wazero keeps every instance
+// until closed, so a dropped instance would leak.
+//
+// # Why a memory-limit error is inferred
+//
+// wazero reports a failed memory.grow to the guest, not to the host. A trap
+// while the instance's memory is within 64 pages (4 MiB, the Go runtime's
+// growth step) of the cap is therefore reported as MemoryLimitError.
 package wasm
-
-import _ "github.com/tetratelabs/wazero"

@@ -1,0 +1,221 @@
+package wasm
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Return codes of host imports (see ABI.md).
+const (
+	rcUnavailable = -1 // offload_put: no store; input_read: offset out of range
+	rcRefused     = -2 // output over cap, offload refused (quota, size, store error)
+	rcBadArgs     = -3 // offload_put: ref_limit below 256
+)
+
+type signature struct{ params, results []api.ValueType }
+
+func (s signature) String() string {
+	t := func(v []api.ValueType) string {
+		n := make([]string, len(v))
+		for i, x := range v {
+			n[i] = api.ValueTypeName(x)
+		}
+		return "(" + strings.Join(n, ", ") + ")"
+	}
+	return t(s.params) + " -> " + t(s.results)
+}
+
+var (
+	i32 = api.ValueTypeI32
+	// mcpfSignatures is the import surface of ABI mcpf v1.
+	mcpfSignatures = map[string]signature{
+		"input_len":    {nil, []api.ValueType{i32}},
+		"input_read":   {[]api.ValueType{i32, i32, i32}, []api.ValueType{i32}},
+		"meta_read":    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"config_read":  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"output_write": {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"error_set":    {[]api.ValueType{i32, i32}, nil},
+		"log":          {[]api.ValueType{i32, i32, i32}, nil},
+		"log_enabled":  {[]api.ValueType{i32}, []api.ValueType{i32}},
+		"offload_put":  {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}},
+	}
+)
+
+// callState is the per-instance I/O state the host functions see during one
+// call (carried in the call's context).
+type callState struct {
+	filter     string
+	input      []byte
+	meta       []byte
+	config     []byte
+	out        []byte
+	outOver    bool
+	maxOut     int
+	errMsg     []byte
+	logs       int
+	offloaded  int
+	maxOffload int
+}
+
+func (s *callState) reset(input, meta []byte, maxOut int) {
+	s.input, s.meta = input, meta
+	s.out = s.out[:0]
+	s.outOver = false
+	s.maxOut = maxOut
+	s.errMsg = s.errMsg[:0]
+	s.logs = 0
+	s.offloaded = 0
+}
+
+type stateKey struct{}
+
+func stateOf(ctx context.Context) *callState {
+	s, _ := ctx.Value(stateKey{}).(*callState)
+	if s == nil {
+		// Only reachable if a guest calls an import from _initialize.
+		panic("mcpf host function called outside a filter call")
+	}
+	return s
+}
+
+// guestTrap is panicked by host functions on ABI misuse; wazero turns it
+// into a trap of the calling guest.
+type guestTrap string
+
+func (g guestTrap) Error() string { return "mcpf: " + string(g) }
+
+func readMem(m api.Module, ptr, n uint32, what string) []byte {
+	b, ok := m.Memory().Read(ptr, n)
+	if !ok {
+		panic(guestTrap(what + ": buffer out of bounds of guest memory"))
+	}
+	return b
+}
+
+func writeMem(m api.Module, ptr uint32, b []byte, what string) {
+	if !m.Memory().Write(ptr, b) {
+		panic(guestTrap(what + ": buffer out of bounds of guest memory"))
+	}
+}
+
+func (h *Host) linkMCPF(ctx context.Context) error {
+	b := h.rt.NewHostModuleBuilder("mcpf")
+	fn := func(name string, f api.GoModuleFunc) {
+		sig := mcpfSignatures[name]
+		b.NewFunctionBuilder().WithGoModuleFunction(f, sig.params, sig.results).Export(name)
+	}
+	fn("input_len", func(ctx context.Context, m api.Module, st []uint64) {
+		st[0] = api.EncodeI32(int32(len(stateOf(ctx).input)))
+	})
+	fn("input_read", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		off, buf, limit := api.DecodeI32(st[0]), api.DecodeU32(st[1]), api.DecodeI32(st[2])
+		if off < 0 || int(off) > len(s.input) || limit < 0 {
+			st[0] = api.EncodeI32(rcUnavailable)
+			return
+		}
+		n := len(s.input) - int(off)
+		if n > int(limit) {
+			n = int(limit)
+		}
+		writeMem(m, buf, s.input[off:int(off)+n], "input_read")
+		st[0] = api.EncodeI32(int32(n))
+	})
+	blob := func(name string, get func(*callState) []byte) {
+		fn(name, func(ctx context.Context, m api.Module, st []uint64) {
+			s := stateOf(ctx)
+			buf, limit := api.DecodeU32(st[0]), api.DecodeI32(st[1])
+			v := get(s)
+			if limit >= 0 && len(v) <= int(limit) && len(v) > 0 {
+				writeMem(m, buf, v, name)
+			}
+			st[0] = api.EncodeI32(int32(len(v)))
+		})
+	}
+	blob("meta_read", func(s *callState) []byte { return s.meta })
+	blob("config_read", func(s *callState) []byte { return s.config })
+	fn("output_write", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		ptr, n := api.DecodeU32(st[0]), api.DecodeU32(st[1])
+		if s.outOver || uint64(len(s.out))+uint64(n) > uint64(s.maxOut) {
+			s.outOver = true
+			st[0] = api.EncodeI32(rcRefused)
+			return
+		}
+		s.out = append(s.out, readMem(m, ptr, n, "output_write")...)
+		st[0] = 0
+	})
+	fn("error_set", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		ptr, n := api.DecodeU32(st[0]), api.DecodeU32(st[1])
+		if n > maxErrorBytes {
+			n = maxErrorBytes
+		}
+		s.errMsg = append(s.errMsg[:0], readMem(m, ptr, n, "error_set")...)
+	})
+	fn("log_enabled", func(ctx context.Context, m api.Module, st []uint64) {
+		if h.logger.Enabled(ctx, slog.Level(api.DecodeI32(st[0]))) {
+			st[0] = 1
+		} else {
+			st[0] = 0
+		}
+	})
+	fn("log", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		level, ptr, n := slog.Level(api.DecodeI32(st[0])), api.DecodeU32(st[1]), api.DecodeU32(st[2])
+		if s.logs >= maxLogsPerCall || !h.logger.Enabled(ctx, level) {
+			return
+		}
+		s.logs++
+		if n > maxLogBytes {
+			n = maxLogBytes
+		}
+		msg := cleanText(readMem(m, ptr, n, "log"))
+		h.logger.Log(ctx, level, "filter log", "filter", s.filter, "msg", msg)
+	})
+	fn("offload_put", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		ptr, n, ref, refLimit := api.DecodeU32(st[0]), api.DecodeU32(st[1]), api.DecodeU32(st[2]), api.DecodeI32(st[3])
+		if h.opts.Offload == nil {
+			st[0] = api.EncodeI32(rcUnavailable)
+			return
+		}
+		if refLimit < handleMax {
+			st[0] = api.EncodeI32(rcBadArgs)
+			return
+		}
+		if uint64(s.offloaded)+uint64(n) > uint64(s.maxOffload) {
+			st[0] = api.EncodeI32(rcRefused)
+			return
+		}
+		data := readMem(m, ptr, n, "offload_put") // a view: valid only during the callback
+		handle, err := h.opts.Offload(data)
+		if err != nil || len(handle) == 0 || len(handle) > handleMax {
+			if err != nil {
+				h.logger.Warn("filter offload failed", "filter", s.filter, "err", err)
+			}
+			st[0] = api.EncodeI32(rcRefused)
+			return
+		}
+		s.offloaded += int(n)
+		writeMem(m, ref, []byte(handle), "offload_put")
+		st[0] = api.EncodeI32(int32(len(handle)))
+	})
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// cleanText makes guest-provided text safe to show: valid UTF-8, no control
+// characters except tab.
+func cleanText(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}

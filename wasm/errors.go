@@ -1,0 +1,201 @@
+package wasm
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinels for branch points. Typed errors below match them with errors.Is
+// where noted.
+var (
+	ErrClosed          = errors.New("wasm: host is closed")
+	ErrDisabled        = errors.New("wasm: filter is disabled after repeated failures")
+	ErrInputTooLarge   = errors.New("wasm: input over the host's maxInputBytes")
+	ErrUnknownBuiltin  = errors.New("wasm: unknown built-in filter")
+	ErrSHA256Mismatch  = errors.New("wasm: module bytes do not match the pinned sha256")
+	ErrConfigRejected  = errors.New("wasm: filter rejected its config")
+	ErrInvalidSpec     = errors.New("wasm: invalid filter spec")
+	ErrFilterFailed    = errors.New("wasm: filter failed") // every per-call filter failure matches this
+	ErrModuleTooLarge  = errors.New("wasm: module over the host's maxModuleBytes")
+	ErrOffloadRejected = errors.New("wasm: offload rejected")
+)
+
+// TrapError: the guest trapped (unreachable, out-of-bounds access, stack
+// overflow, Go runtime panic that escaped the SDK, host-call misuse).
+type TrapError struct {
+	Filter  string
+	Message string // the runtime's trap description, first line
+	Stderr  string // bounded tail of what the guest wrote to stderr
+}
+
+func (e *TrapError) Error() string {
+	s := fmt.Sprintf("wasm: filter %q trapped: %s", e.Filter, e.Message)
+	if e.Stderr != "" {
+		s += " (guest stderr: " + e.Stderr + ")"
+	}
+	return s
+}
+func (e *TrapError) Is(t error) bool { return t == ErrFilterFailed }
+
+// TimeoutError: the call ran past its deadline; the guest was stopped and
+// its instance discarded.
+type TimeoutError struct {
+	Filter  string
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("wasm: filter %q exceeded its %v deadline and was stopped; raise the filter's timeout or make it cheaper", e.Filter, e.Timeout)
+}
+func (e *TimeoutError) Is(t error) bool { return t == ErrFilterFailed }
+
+// StatusError: mcpf_filter returned a status the ABI does not define.
+type StatusError struct {
+	Filter string
+	Status int32
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("wasm: filter %q returned status %d; ABI mcpf v1 defines 0 (replace), 1 (pass), 2 (block), 3 (error)", e.Filter, e.Status)
+}
+func (e *StatusError) Is(t error) bool { return t == ErrFilterFailed }
+
+// ReportedError: the filter returned status 3 (error) with a message.
+type ReportedError struct {
+	Filter  string
+	Message string
+}
+
+func (e *ReportedError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("wasm: filter %q reported an error without a message", e.Filter)
+	}
+	return fmt.Sprintf("wasm: filter %q reported an error: %s", e.Filter, e.Message)
+}
+func (e *ReportedError) Is(t error) bool { return t == ErrFilterFailed }
+
+// InvalidOutputError: the output is not acceptable for the filter's input
+// mode (not valid MCP result JSON, or not UTF-8 text).
+type InvalidOutputError struct {
+	Filter string
+	Mode   Mode
+	Reason string
+}
+
+func (e *InvalidOutputError) Error() string {
+	return fmt.Sprintf("wasm: filter %q (mode %s) wrote invalid output: %s", e.Filter, e.Mode, e.Reason)
+}
+func (e *InvalidOutputError) Is(t error) bool { return t == ErrFilterFailed }
+
+// OutputTooLargeError: output_write was refused because the output would
+// exceed the cap.
+type OutputTooLargeError struct {
+	Filter string
+	Limit  int
+}
+
+func (e *OutputTooLargeError) Error() string {
+	return fmt.Sprintf("wasm: filter %q wrote more than the %d-byte output cap (maxOutputBytes)", e.Filter, e.Limit)
+}
+func (e *OutputTooLargeError) Is(t error) bool { return t == ErrFilterFailed }
+
+// MemoryLimitError: the guest needed more linear memory than the cap, at
+// load (declared minimum) or during a call (a trap with memory at the cap).
+type MemoryLimitError struct {
+	Filter     string
+	LimitPages uint32
+	Pages      uint32 // pages in use when it failed (0 at load)
+	Detail     string
+}
+
+func (e *MemoryLimitError) Error() string {
+	s := fmt.Sprintf("wasm: filter %q hit the memory cap of %d pages (%d MiB)", e.Filter, e.LimitPages, e.LimitPages/16)
+	if e.Pages > 0 {
+		s += fmt.Sprintf(" with %d pages in use", e.Pages)
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s + "; raise maxMemoryPages or reduce the filter's memory use"
+}
+func (e *MemoryLimitError) Is(t error) bool { return t == ErrFilterFailed }
+
+// ABIVersionError: the module does not export the mcpf_abi_v1 marker (Found
+// names the marker it exports instead, if any), or its exports do not match
+// the ABI.
+type ABIVersionError struct {
+	Filter string
+	Found  string
+	Detail string
+}
+
+func (e *ABIVersionError) Error() string {
+	switch {
+	case e.Detail != "":
+		return fmt.Sprintf("wasm: filter %q does not implement ABI mcpf v1: %s", e.Filter, e.Detail)
+	case e.Found != "":
+		return fmt.Sprintf("wasm: filter %q speaks ABI %q; this host speaks mcpf v1 (export mcpf_abi_v1)", e.Filter, e.Found)
+	}
+	return fmt.Sprintf("wasm: filter %q declares no ABI version; export the marker function mcpf_abi_v1", e.Filter)
+}
+
+// ForbiddenImportError: the module imports something outside the allow-list
+// (see ABI.md, "Imports").
+type ForbiddenImportError struct {
+	Filter string
+	Module string
+	Name   string
+	Reason string
+}
+
+func (e *ForbiddenImportError) Error() string {
+	r := e.Reason
+	if r == "" {
+		r = "not on the import allow-list"
+	}
+	return fmt.Sprintf("wasm: filter %q imports %s.%s: %s", e.Filter, e.Module, e.Name, r)
+}
+
+// CompileError: the module bytes are not a valid WebAssembly module.
+type CompileError struct {
+	Filter string
+	Err    error
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("wasm: filter %q: module does not compile: %v", e.Filter, e.Err)
+}
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// ConfigError: mcpf_init rejected the filter's config at load.
+type ConfigError struct {
+	Filter  string
+	Message string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("wasm: filter %q rejected its config", e.Filter)
+	}
+	return fmt.Sprintf("wasm: filter %q rejected its config: %s", e.Filter, e.Message)
+}
+func (e *ConfigError) Is(t error) bool { return t == ErrConfigRejected }
+
+// DisabledError: the filter failed too many times in a row and is disabled
+// until Filter.Enable.
+type DisabledError struct {
+	Filter   string
+	Failures int
+	Last     string
+}
+
+func (e *DisabledError) Error() string {
+	return fmt.Sprintf("wasm: filter %q is disabled after %d consecutive failures (last: %s); fix the filter and reload it", e.Filter, e.Failures, e.Last)
+}
+func (e *DisabledError) Is(t error) bool { return t == ErrDisabled || t == ErrFilterFailed }
+
+// IsFilterFailure reports whether err is a per-call failure of the filter
+// itself (trap, timeout, bad status, reported error, invalid output, output
+// over cap, memory limit, disabled) — the cases OnError applies to.
+func IsFilterFailure(err error) bool { return errors.Is(err, ErrFilterFailed) }

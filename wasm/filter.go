@@ -1,0 +1,264 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Filter is a loaded filter. It is safe for concurrent use; calls run on
+// pooled instances.
+type Filter struct {
+	host    *Host
+	name    string
+	mode    Mode
+	onError OnError
+	timeout time.Duration
+	pool    *pool
+
+	mu     sync.Mutex
+	closed bool
+	stat   FilterStatus
+}
+
+// State of a filter.
+type State string
+
+const (
+	StateActive   State = "active"
+	StateDisabled State = "disabled"
+	StateClosed   State = "closed"
+)
+
+// FilterStatus is a snapshot of a filter's health.
+type FilterStatus struct {
+	Name                string
+	State               State
+	Mode                Mode
+	OnError             OnError
+	Calls               int64
+	Failures            int64
+	ConsecutiveFailures int
+	LastError           string    // "" if none
+	DisabledAt          time.Time // zero unless disabled
+}
+
+// Result status of one call.
+type Status int
+
+const (
+	// StatusReplaced: Output.Data is the filter's output.
+	StatusReplaced Status = iota
+	// StatusPass: the filter left the input unchanged; Output.Data is the input.
+	StatusPass
+	// StatusBlocked: the filter withheld the result; Output.Reason says why.
+	StatusBlocked
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusReplaced:
+		return "replaced"
+	case StatusPass:
+		return "pass"
+	case StatusBlocked:
+		return "blocked"
+	}
+	return "unknown"
+}
+
+// Output is a successful call's outcome.
+type Output struct {
+	Data   []byte // owned by the caller
+	Status Status
+	Reason string // for StatusBlocked: the filter's reason (sanitised, ≤ 1 KiB)
+}
+
+// Name returns the filter's name.
+func (f *Filter) Name() string { return f.name }
+
+// Mode returns the filter's input mode.
+func (f *Filter) Mode() Mode { return f.mode }
+
+// OnError returns the filter's failure policy.
+func (f *Filter) OnError() OnError { return f.onError }
+
+// Status returns a snapshot of the filter's health.
+func (f *Filter) Status() FilterStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.stat
+	s.Name, s.Mode, s.OnError = f.name, f.mode, f.onError
+	switch {
+	case f.closed:
+		s.State = StateClosed
+	case s.State == "":
+		s.State = StateActive
+	}
+	return s
+}
+
+// Enable re-enables a disabled filter and clears its failure streak.
+func (f *Filter) Enable() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stat.State == StateDisabled {
+		f.stat.State = StateActive
+		f.stat.DisabledAt = time.Time{}
+	}
+	f.stat.ConsecutiveFailures = 0
+}
+
+// Close releases the filter; the pool closes when its last filter does.
+func (f *Filter) Close(ctx context.Context) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	f.mu.Unlock()
+	h := f.host
+	h.mu.Lock()
+	f.pool.refs--
+	last := f.pool.refs == 0
+	if last && h.pools[f.pool.key] == f.pool {
+		delete(h.pools, f.pool.key)
+	}
+	h.mu.Unlock()
+	if last {
+		f.pool.shutdown(ctx)
+		h.release(ctx, f.pool.cm)
+	}
+}
+
+// Run calls the filter once on input (a result JSON in mode result-json, one
+// text item in mode text). It returns a typed error (see errors.go; all match
+// ErrFilterFailed) when the filter fails; the caller decides what to do with
+// the result then (see Decide). A cancelled ctx returns ctx's error.
+func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, error) {
+	f.mu.Lock()
+	switch {
+	case f.closed:
+		f.mu.Unlock()
+		return Output{}, ErrClosed
+	case f.stat.State == StateDisabled:
+		err := &DisabledError{Filter: f.name, Failures: f.stat.ConsecutiveFailures, Last: f.stat.LastError}
+		f.mu.Unlock()
+		return Output{}, err
+	}
+	f.mu.Unlock()
+	h := f.host
+	if len(input) > h.opts.MaxInputBytes {
+		return Output{}, ErrInputTooLarge
+	}
+	in, err := f.pool.get(ctx, f.name)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Output{}, err
+		}
+		f.record(err)
+		return Output{}, err
+	}
+	metaBytes := meta.encode(f.mode, len(input), h.opts.MaxOutputBytes)
+	out, err := f.call(ctx, in, input, metaBytes)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// The caller gave up; not the filter's fault.
+		f.pool.put(ctx, in, false)
+		return Output{}, ctx.Err()
+	}
+	f.pool.put(ctx, in, err == nil)
+	f.record(err)
+	return out, err
+}
+
+func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Output, error) {
+	h := f.host
+	in.state.reset(input, meta, h.opts.MaxOutputBytes)
+	in.stderr.Reset()
+	cctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	cctx = context.WithValue(cctx, stateKey{}, &in.state)
+	err := in.filter.CallWithStack(cctx, in.stack)
+	if err != nil {
+		var ee *sys.ExitError
+		if errors.As(err, &ee) {
+			switch ee.ExitCode() {
+			case sys.ExitCodeDeadlineExceeded, sys.ExitCodeContextCanceled:
+				if ctx.Err() != nil {
+					return Output{}, ctx.Err() // the caller gave up first
+				}
+				return Output{}, &TimeoutError{Filter: f.name, Timeout: f.timeout}
+			}
+		}
+		if f.pool.nearCap(in.mod) {
+			return Output{}, &MemoryLimitError{Filter: f.name, LimitPages: h.opts.MaxMemoryPages, Pages: pages(in.mod), Detail: firstLine(err.Error())}
+		}
+		return Output{}, &TrapError{Filter: f.name, Message: firstLine(err.Error()), Stderr: in.stderr.String()}
+	}
+	if in.state.outOver {
+		return Output{}, &OutputTooLargeError{Filter: f.name, Limit: h.opts.MaxOutputBytes}
+	}
+	switch status := int32(in.stack[0]); status {
+	case 0:
+		data := bytes.Clone(in.state.out)
+		if data == nil {
+			data = []byte{}
+		}
+		if err := f.validate(data); err != nil {
+			return Output{}, err
+		}
+		return Output{Data: data, Status: StatusReplaced}, nil
+	case 1:
+		return Output{Data: input, Status: StatusPass}, nil
+	case 2:
+		reason := cleanText(in.state.errMsg)
+		if reason == "" {
+			reason = "blocked by filter " + f.name
+		}
+		return Output{Status: StatusBlocked, Reason: reason}, nil
+	case 3:
+		return Output{}, &ReportedError{Filter: f.name, Message: cleanText(in.state.errMsg)}
+	default:
+		return Output{}, &StatusError{Filter: f.name, Status: status}
+	}
+}
+
+func (f *Filter) validate(out []byte) error {
+	switch f.mode {
+	case ModeResultJSON:
+		if reason := validateResult(out); reason != "" {
+			return &InvalidOutputError{Filter: f.name, Mode: f.mode, Reason: reason}
+		}
+	default:
+		if !utf8.Valid(out) {
+			return &InvalidOutputError{Filter: f.name, Mode: f.mode, Reason: "text output is not valid UTF-8"}
+		}
+	}
+	return nil
+}
+
+// record updates the health counters and disables the filter after
+// Options.DisableAfter consecutive failures.
+func (f *Filter) record(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stat.Calls++
+	if err == nil {
+		f.stat.ConsecutiveFailures = 0
+		return
+	}
+	f.stat.Failures++
+	f.stat.ConsecutiveFailures++
+	f.stat.LastError = err.Error()
+	if n := f.host.opts.DisableAfter; n > 0 && f.stat.ConsecutiveFailures >= n && f.stat.State != StateDisabled {
+		f.stat.State = StateDisabled
+		f.stat.DisabledAt = time.Now()
+		f.host.logger.Error("filter disabled after repeated failures", "filter", f.name, "failures", f.stat.ConsecutiveFailures, "last", f.stat.LastError)
+	}
+}

@@ -1,0 +1,182 @@
+//go:build wasip1
+
+package guest
+
+import (
+	"errors"
+	"runtime"
+	"unsafe"
+)
+
+//go:wasmimport mcpf input_len
+func hostInputLen() int32
+
+//go:wasmimport mcpf input_read
+func hostInputRead(offset int32, buf unsafe.Pointer, limit int32) int32
+
+//go:wasmimport mcpf meta_read
+func hostMetaRead(buf unsafe.Pointer, limit int32) int32
+
+//go:wasmimport mcpf config_read
+func hostConfigRead(buf unsafe.Pointer, limit int32) int32
+
+//go:wasmimport mcpf output_write
+func hostOutputWrite(ptr unsafe.Pointer, n int32) int32
+
+//go:wasmimport mcpf error_set
+func hostErrorSet(ptr unsafe.Pointer, n int32)
+
+//go:wasmimport mcpf log
+func hostLog(level int32, ptr unsafe.Pointer, n int32)
+
+//go:wasmimport mcpf log_enabled
+func hostLogEnabled(level int32) int32
+
+//go:wasmimport mcpf offload_put
+func hostOffloadPut(ptr unsafe.Pointer, n int32, ref unsafe.Pointer, refLimit int32) int32
+
+// mcpf_abi_v1 marks the module as speaking ABI mcpf v1. Never called.
+//
+//go:wasmexport mcpf_abi_v1
+func mcpfABIv1() {}
+
+var (
+	inBuf   []byte
+	metaBuf []byte
+	refBuf  [handleMax]byte
+)
+
+const handleMax = 256
+
+// readBlob reads a buf/limit-style host blob, growing *buf as needed.
+func readBlob(buf *[]byte, read func(unsafe.Pointer, int32) int32) []byte {
+	for {
+		var p unsafe.Pointer
+		if cap(*buf) > 0 {
+			p = unsafe.Pointer(&(*buf)[:1][0])
+		}
+		n := read(p, int32(cap(*buf)))
+		if n < 0 {
+			return nil
+		}
+		if int(n) <= cap(*buf) {
+			return (*buf)[:n]
+		}
+		*buf = make([]byte, 0, int(n))
+	}
+}
+
+//go:wasmexport mcpf_init
+func mcpfInit() (status int32) {
+	defer runtime.Gosched()
+	var cfg []byte
+	cfg = readBlob(&cfg, func(p unsafe.Pointer, l int32) int32 { return hostConfigRead(p, l) })
+	config = cfg
+	if initFn == nil {
+		return 0
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			setError("panic in init: " + panicText(r))
+			status = int32(StatusError)
+		}
+	}()
+	if err := initFn(config); err != nil {
+		setError(err.Error())
+		return int32(StatusError)
+	}
+	return 0
+}
+
+//go:wasmexport mcpf_filter
+func mcpfFilter() (status int32) {
+	// Yield last (defers run in reverse order): the GC goroutines get to run
+	// before the export returns, after the output has been copied out.
+	defer runtime.Gosched()
+	defer func() {
+		if r := recover(); r != nil {
+			setError("panic: " + panicText(r))
+			status = int32(StatusError)
+		}
+	}()
+	if registered == nil {
+		setError("no filter registered: call guest.Register in an init function")
+		return int32(StatusError)
+	}
+	n := int(hostInputLen())
+	if cap(inBuf) < n {
+		inBuf = make([]byte, n)
+	}
+	in := inBuf[:n]
+	if n > 0 {
+		hostInputRead(0, unsafe.Pointer(&in[0]), int32(n))
+	}
+	out := registered(Input{Data: in, Config: config, meta: readMeta})
+	switch out.Status {
+	case StatusReplace:
+		var p unsafe.Pointer
+		if len(out.Data) > 0 {
+			p = unsafe.Pointer(&out.Data[0])
+		}
+		if hostOutputWrite(p, int32(len(out.Data))) < 0 {
+			setError("output over the host's cap")
+			return int32(StatusError)
+		}
+	case StatusBlock, StatusError:
+		setError(out.Message)
+	}
+	return int32(out.Status)
+}
+
+func readMeta() []byte {
+	return readBlob(&metaBuf, func(p unsafe.Pointer, l int32) int32 { return hostMetaRead(p, l) })
+}
+
+func setError(msg string) {
+	if msg == "" {
+		return
+	}
+	b := []byte(msg)
+	hostErrorSet(unsafe.Pointer(&b[0]), int32(len(b)))
+}
+
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	}
+	return "non-error panic value"
+}
+
+// Errors returned by Offload.
+var (
+	ErrOffloadUnavailable = errors.New("offload: the host offers no offload store")
+	ErrOffloadFailed      = errors.New("offload: the host could not store the data (quota or storage error)")
+)
+
+// Offload hands data to the host's result store and returns its handle.
+func Offload(data []byte) (string, error) {
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	n := hostOffloadPut(p, int32(len(data)), unsafe.Pointer(&refBuf[0]), handleMax)
+	switch {
+	case n == -1:
+		return "", ErrOffloadUnavailable
+	case n < 0 || int(n) > handleMax:
+		return "", ErrOffloadFailed
+	}
+	return string(refBuf[:n]), nil
+}
+
+// Log sends a message to the host's log at level (LevelDebug..LevelError).
+func Log(level int32, msg string) {
+	if msg == "" || hostLogEnabled(level) == 0 {
+		return
+	}
+	b := []byte(msg)
+	hostLog(level, unsafe.Pointer(&b[0]), int32(len(b)))
+}

@@ -1,0 +1,456 @@
+package guest
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// ErrSyntax reports JSON the scanner cannot walk.
+var ErrSyntax = errors.New("guest: malformed JSON")
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+// SkipSpace returns the index of the first non-space byte at or after i.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// load64 reads 8 bytes at b[i:] (caller guarantees i+8 <= len(b)); one
+// i64.load in wasm.
+func load64(b []byte, i int) uint64 {
+	return *(*uint64)(unsafe.Pointer(&b[i]))
+}
+
+// special reports whether any byte of x is '"' or '\\'.
+func special(x uint64) bool {
+	q := x ^ (0x22 * lsb)
+	s := x ^ (0x5c * lsb)
+	return ((q-lsb)&^q|(s-lsb)&^s)&msb != 0
+}
+
+// SkipString returns the index just past the string whose opening quote is
+// at b[i]. Eight bytes are tested per step (SWAR), so long strings cost few
+// loop iterations: that matters in a guest where every loop back-edge pays a
+// termination check.
+func SkipString(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, ErrSyntax
+	}
+	i++
+	for {
+		for i+16 <= len(b) && !special(load64(b, i)) && !special(load64(b, i+8)) {
+			i += 16
+		}
+		if i+8 <= len(b) && !special(load64(b, i)) {
+			i += 8
+		}
+		if i >= len(b) {
+			return 0, ErrSyntax
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, nil
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+}
+
+// SkipValue returns the index just past the JSON value starting at or after
+// i (leading space skipped). depth limits nesting.
+func SkipValue(b []byte, i int) (int, error) { return skipValue(b, i, 0) }
+
+const maxDepth = 512
+
+func skipValue(b []byte, i, depth int) (int, error) {
+	i = SkipSpace(b, i)
+	if i >= len(b) {
+		return 0, ErrSyntax
+	}
+	if depth > maxDepth {
+		return 0, ErrSyntax
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return SkipString(b, i)
+	case c == '{':
+		i = SkipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if i, err = SkipString(b, SkipSpace(b, i)); err != nil {
+				return 0, err
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return 0, ErrSyntax
+			}
+			if i, err = skipValue(b, i+1, depth+1); err != nil {
+				return 0, err
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) {
+				return 0, ErrSyntax
+			}
+			if b[i] == '}' {
+				return i + 1, nil
+			}
+			if b[i] != ',' {
+				return 0, ErrSyntax
+			}
+			i++
+		}
+	case c == '[':
+		i = SkipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if i, err = skipValue(b, i, depth+1); err != nil {
+				return 0, err
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) {
+				return 0, ErrSyntax
+			}
+			if b[i] == ']' {
+				return i + 1, nil
+			}
+			if b[i] != ',' {
+				return 0, ErrSyntax
+			}
+			i++
+		}
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		j := i + 1
+		for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		return j, nil
+	}
+	return 0, ErrSyntax
+}
+
+func literal(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, ErrSyntax
+	}
+	return i + len(lit), nil
+}
+
+// Members calls fn for each member of the object at or after i, with the raw
+// key (quotes included) and the value's span [vs, ve). fn returns false to
+// stop early. Members returns the index just past the object.
+func Members(b []byte, i int, fn func(key []byte, vs, ve int) bool) (int, error) {
+	i = SkipSpace(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return 0, ErrSyntax
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		ks := SkipSpace(b, i)
+		ke, err := SkipString(b, ks)
+		if err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return 0, ErrSyntax
+		}
+		vs := SkipSpace(b, i+1)
+		ve, err := skipValue(b, vs, 1)
+		if err != nil {
+			return 0, err
+		}
+		if !fn(b[ks:ke], vs, ve) {
+			return ve, nil
+		}
+		i = SkipSpace(b, ve)
+		if i >= len(b) {
+			return 0, ErrSyntax
+		}
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, ErrSyntax
+		}
+		i++
+	}
+}
+
+// Elements calls fn for the span of each element of the array at or after i.
+func Elements(b []byte, i int, fn func(s, e int) bool) (int, error) {
+	i = SkipSpace(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return 0, ErrSyntax
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		s := SkipSpace(b, i)
+		e, err := skipValue(b, s, 1)
+		if err != nil {
+			return 0, err
+		}
+		if !fn(s, e) {
+			return e, nil
+		}
+		i = SkipSpace(b, e)
+		if i >= len(b) {
+			return 0, ErrSyntax
+		}
+		if b[i] == ']' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, ErrSyntax
+		}
+		i++
+	}
+}
+
+// Lookup returns the raw value of member key (unquoted name) of the object obj.
+func Lookup(obj []byte, key string) ([]byte, bool) {
+	var out []byte
+	found := false
+	_, err := Members(obj, 0, func(k []byte, vs, ve int) bool {
+		if len(k) == len(key)+2 && string(k[1:len(k)-1]) == key {
+			out, found = obj[vs:ve], true
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, false
+	}
+	return out, found
+}
+
+// KeyIs reports whether the raw key (with quotes) is the plain name.
+func KeyIs(raw []byte, name string) bool {
+	return len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name
+}
+
+// ParseInt parses a raw JSON integer.
+func ParseInt(raw []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return n, err == nil
+}
+
+// AppendUnquote decodes the raw JSON string (with quotes) onto dst.
+func AppendUnquote(dst, raw []byte) ([]byte, error) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return dst, ErrSyntax
+	}
+	s := raw[1 : len(raw)-1]
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			j := i + 1
+			for j < len(s) && s[j] != '\\' {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			i = j
+			continue
+		}
+		if i+1 >= len(s) {
+			return dst, ErrSyntax
+		}
+		switch s[i+1] {
+		case '"', '\\', '/':
+			dst = append(dst, s[i+1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, n := unicodeEscape(s[i:])
+			if n == 0 {
+				return dst, ErrSyntax
+			}
+			dst = utf8.AppendRune(dst, r)
+			i += n
+			continue
+		default:
+			return dst, ErrSyntax
+		}
+		i += 2
+	}
+	return dst, nil
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// unicodeEscape decodes \uXXXX (and a following low surrogate) at s.
+func unicodeEscape(s []byte) (rune, int) {
+	r, ok := hex4(s[2:])
+	if !ok {
+		return 0, 0
+	}
+	if r >= 0xD800 && r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if lo, ok := hex4(s[8:]); ok && lo >= 0xDC00 && lo < 0xE000 {
+			return (r-0xD800)<<10 | (lo - 0xDC00) + 0x10000, 12
+		}
+	}
+	if r >= 0xD800 && r < 0xE000 {
+		return utf8.RuneError, 6
+	}
+	return r, 6
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendQuote encodes s as a JSON string onto dst (invalid UTF-8 becomes
+// U+FFFD).
+func AppendQuote(dst []byte, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// CutRaw returns the largest n <= limit such that the raw string content
+// s[:n] (the bytes between the quotes of a JSON string) ends neither inside
+// an escape sequence, nor between the halves of an escaped surrogate pair,
+// nor inside a UTF-8 sequence.
+func CutRaw(s []byte, limit int) int {
+	if limit >= len(s) {
+		return len(s)
+	}
+	if limit <= 0 {
+		return 0
+	}
+	p := limit
+	// UTF-8: never keep a lead byte without its continuation bytes.
+	for p > 0 && s[p]&0xC0 == 0x80 {
+		p--
+	}
+	// Escapes are ASCII; look at most 12 bytes back for an unfinished one.
+	lo := p - 12
+	if lo < 0 {
+		lo = 0
+	}
+	for q := p - 1; q >= lo; q-- {
+		if s[q] != '\\' {
+			continue
+		}
+		run := 0
+		for k := q; k >= 0 && s[k] == '\\'; k-- {
+			run++
+		}
+		if run%2 == 0 {
+			break // q closes a "\\" pair; everything up to p is complete
+		}
+		n := 2
+		if q+1 < len(s) && s[q+1] == 'u' {
+			n = 6
+			if r, ok := hex4(s[q+2:]); ok && r >= 0xD800 && r < 0xDC00 {
+				n = 12
+			}
+		}
+		if q+n > p {
+			p = q
+			// A low surrogate escape whose high half precedes it.
+			if p >= 6 && s[p-6] == '\\' && s[p-5] == 'u' {
+				if r, ok := hex4(s[p-4:]); ok && r >= 0xD800 && r < 0xDC00 {
+					run := 0
+					for k := p - 6; k >= 0 && s[k] == '\\'; k-- {
+						run++
+					}
+					if run%2 == 1 {
+						p -= 6
+					}
+				}
+			}
+		}
+		break
+	}
+	return p
+}

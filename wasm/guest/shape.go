@@ -1,0 +1,239 @@
+package guest
+
+import (
+	"errors"
+	"strconv"
+)
+
+// DefaultBudget is the shape filter's default byte budget (16 KiB).
+const DefaultBudget = 16384
+
+// MinBudget is the smallest budget ShapeResult accepts: room for the marker.
+const MinBudget = 1024
+
+// ErrNotResult reports input that is not a JSON object with a content array.
+var ErrNotResult = errors.New("shape: input is not an MCP tool result (a JSON object whose content is an array)")
+
+// Shaper keeps MCP tool results within a byte budget. Its buffers are reused
+// across calls, so a Shaper is not safe for concurrent use.
+type Shaper struct {
+	Budget  int                               // bytes; 0 = DefaultBudget
+	Offload func(full []byte) (string, error) // stores the full result; nil = not stored
+
+	out     []byte
+	content [][2]int
+	fixed   [][2]int // spans (key start, value end) of members kept verbatim
+}
+
+const (
+	maxKeptMeta   = 1024 // a top-level _meta up to this size survives shaping
+	maxKeptScalar = 256  // other unknown top-level members up to this size survive
+	minTextKeep   = 32   // below this, a cut text is dropped instead
+)
+
+// Shape returns the shaped result and true, or (nil, false) when result is
+// already within the budget (it then goes on unchanged and nothing is
+// offloaded). The returned slice is reused by the next call.
+//
+// Shaping keeps, in this order of priority: isError, resultType and other
+// small top-level members, content items (whole while they fit, then the
+// first one that does not fit cut to a prefix with an inline "[… N bytes cut]"
+// note, then any later ones that still fit whole), structuredContent if it
+// still fits whole. Every omission is counted in a final text item that names
+// the omitted size and the handle of the full result. The output is valid
+// JSON and never longer than the budget, hence never longer than the input.
+func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
+	budget := s.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	if budget < MinBudget {
+		return nil, false, errors.New("shape: budgetBytes must be at least " + strconv.Itoa(MinBudget))
+	}
+	if len(result) <= budget {
+		return nil, false, nil
+	}
+	contentS, scS, scE := -1, -1, -1
+	s.fixed = s.fixed[:0]
+	omitted := 0
+	_, err := Members(result, 0, func(k []byte, vs, ve int) bool {
+		switch {
+		case KeyIs(k, "content"):
+			contentS = vs
+		case KeyIs(k, "structuredContent"):
+			scS, scE = vs, ve
+		case KeyIs(k, "_meta") && ve-vs <= maxKeptMeta,
+			ve-vs <= maxKeptScalar:
+			ks := int(ptrDiff(result, k))
+			s.fixed = append(s.fixed, [2]int{ks, ve})
+		default:
+			omitted += ve - vs
+		}
+		return true
+	})
+	if err != nil || contentS < 0 || result[contentS] != '[' {
+		return nil, false, ErrNotResult
+	}
+	s.content = s.content[:0]
+	if _, err := Elements(result, contentS, func(a, b int) bool {
+		s.content = append(s.content, [2]int{a, b})
+		return true
+	}); err != nil {
+		return nil, false, ErrNotResult
+	}
+
+	handle := ""
+	if s.Offload != nil {
+		if h, err := s.Offload(result); err == nil {
+			handle = h
+		}
+	}
+	// The marker is written last but its room is reserved first, sized for
+	// the largest omitted count possible.
+	markerMax := len(marker(nil, budget, len(result), len(result), handle))
+
+	out := append(s.out[:0], `{"content":[`...)
+	fixedLen := 0
+	for _, f := range s.fixed {
+		fixedLen += 1 + f[1] - f[0]
+	}
+	// {"content":[ ... ,MARKER] ,fixed... }
+	remaining := budget - len(out) - markerMax - 1 /* ] */ - fixedLen - 1 /* } */
+	if remaining < 0 {
+		// Only possible with very large kept members: drop them.
+		for _, f := range s.fixed {
+			omitted += f[1] - f[0]
+		}
+		s.fixed = s.fixed[:0]
+		remaining = budget - len(out) - markerMax - 2
+	}
+	cut := false
+	for _, it := range s.content {
+		sz := it[1] - it[0]
+		sep := 1 // the comma before the marker or the next item
+		if sz+sep <= remaining {
+			out = append(out, result[it[0]:it[1]]...)
+			out = append(out, ',')
+			remaining -= sz + sep
+			continue
+		}
+		if !cut {
+			cut = true
+			before := len(out)
+			out = s.cutItem(out, result[it[0]:it[1]], remaining)
+			kept := len(out) - before
+			remaining -= kept
+			omitted += sz - kept
+			continue
+		}
+		omitted += sz
+	}
+	scKeep := scS >= 0 && 1+len(`"structuredContent":`)+scE-scS <= remaining
+	if scS >= 0 && !scKeep {
+		omitted += scE - scS
+	}
+	out = marker(out, budget, len(result), omitted, handle)
+	out = append(out, ']')
+	if scKeep {
+		out = append(out, `,"structuredContent":`...)
+		out = append(out, result[scS:scE]...)
+	}
+	for _, f := range s.fixed {
+		out = append(out, ',')
+		out = append(out, result[f[0]:f[1]]...)
+	}
+	out = append(out, '}')
+	s.out = out
+	if len(out) > budget || len(out) >= len(result) {
+		return nil, false, errors.New("shape: internal error: shaped result over budget")
+	}
+	return out, true, nil
+}
+
+// ptrDiff returns the offset of sub inside b (sub must be a subslice of b).
+func ptrDiff(b, sub []byte) int {
+	return cap(b) - cap(sub)
+}
+
+// cutItem appends a shortened form of the content item (plus a trailing
+// comma) that fits in room bytes, or nothing.
+func (s *Shaper) cutItem(out, item []byte, room int) []byte {
+	var typ, text, res []byte
+	Members(item, 0, func(k []byte, vs, ve int) bool {
+		switch {
+		case KeyIs(k, "type"):
+			typ = item[vs:ve]
+		case KeyIs(k, "text"):
+			text = item[vs:ve]
+		case KeyIs(k, "resource"):
+			res = item[vs:ve]
+		}
+		return true
+	})
+	switch {
+	case string(typ) == `"text"` && len(text) >= 2 && text[0] == '"':
+		return cutText(out, `{"type":"text","text":"`, `"}`, text, room)
+	case string(typ) == `"resource"` && res != nil:
+		rtext, ok := Lookup(res, "text")
+		if !ok || len(rtext) < 2 || rtext[0] != '"' {
+			break
+		}
+		head := []byte(`{"type":"resource","resource":{`)
+		if uri, ok := Lookup(res, "uri"); ok && len(uri) <= 2048 {
+			head = append(head, `"uri":`...)
+			head = append(head, uri...)
+			head = append(head, ',')
+		}
+		if mt, ok := Lookup(res, "mimeType"); ok && len(mt) <= 256 {
+			head = append(head, `"mimeType":`...)
+			head = append(head, mt...)
+			head = append(head, ',')
+		}
+		head = append(head, `"text":"`...)
+		return cutText(out, string(head), `"}}`, rtext, room)
+	}
+	return out
+}
+
+// cutText appends head + prefix-of-text + note + tail + ',' within room.
+func cutText(out []byte, head, tail string, text []byte, room int) []byte {
+	raw := text[1 : len(text)-1]
+	noteMax := len(cutNote(nil, len(raw)))
+	avail := room - len(head) - len(tail) - noteMax - 1
+	if avail < minTextKeep {
+		return out
+	}
+	n := CutRaw(raw, avail)
+	out = append(out, head...)
+	out = append(out, raw[:n]...)
+	out = cutNote(out, len(raw)-n)
+	out = append(out, tail...)
+	return append(out, ',')
+}
+
+func cutNote(dst []byte, n int) []byte {
+	dst = append(dst, " \u2026 ["...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, " bytes cut]"...)
+}
+
+// marker appends the final text item naming what was omitted and where the
+// full result is.
+func marker(dst []byte, budget, total, omitted int, handle string) []byte {
+	dst = append(dst, `{"type":"text","text":"[sluice: this result was `...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = append(dst, ` bytes, over the `...)
+	dst = strconv.AppendInt(dst, int64(budget), 10)
+	dst = append(dst, `-byte context budget; `...)
+	dst = strconv.AppendInt(dst, int64(omitted), 10)
+	dst = append(dst, ` bytes were omitted. `...)
+	if handle != "" {
+		dst = append(dst, `The full result is stored under handle `...)
+		q := AppendQuote(nil, []byte(handle))
+		dst = append(dst, q[1:len(q)-1]...)
+		dst = append(dst, `; read it in pages by that handle.]"}`...)
+	} else {
+		dst = append(dst, `The full result could not be stored.]"}`...)
+	}
+	return dst
+}

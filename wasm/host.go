@@ -1,0 +1,515 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxMemoryPages      = 512 // 32 MiB
+	DefaultTimeout             = 100 * time.Millisecond
+	DefaultInitTimeout         = 10 * time.Second
+	DefaultMaxCallsPerInstance = 10000
+	DefaultMaxInputBytes       = 4 << 20
+	DefaultMaxOutputBytes      = 4 << 20
+	DefaultMaxModuleBytes      = 20 << 20
+	DefaultMaxOffloadBytes     = 64 << 20
+	DefaultDisableAfter        = 5
+	maxErrorBytes              = 1024
+	maxLogBytes                = 4096
+	maxLogsPerCall             = 64
+	maxStderrBytes             = 4096
+	handleMax                  = 256
+)
+
+// Options configures a Host. The zero value (or nil) means the documented
+// defaults.
+type Options struct {
+	// CacheDir holds wazero's on-disk compilation cache ("" = in memory
+	// only). Entries are specific to the wazero version; protect the
+	// directory (0700) — its contents become machine code.
+	CacheDir string
+	// MaxMemoryPages caps every instance's linear memory (64 KiB pages).
+	// Default 512 (32 MiB). Go guests need at least ~128.
+	MaxMemoryPages uint32
+	// Timeout is the default per-call deadline (Spec.Timeout overrides).
+	// Default 100ms.
+	Timeout time.Duration
+	// InitTimeout bounds instantiation + _initialize + mcpf_init. Default 10s.
+	InitTimeout time.Duration
+	// PoolSize is the default number of live instances per (module, config).
+	// Default GOMAXPROCS.
+	PoolSize int
+	// MaxCallsPerInstance recycles an instance after that many calls.
+	// Default 10000.
+	MaxCallsPerInstance int
+	// RecycleAbovePages recycles an instance whose memory grew above it.
+	// Default 3/4 of MaxMemoryPages.
+	RecycleAbovePages uint32
+	// MaxInputBytes refuses larger inputs before any guest runs. Default 4 MiB.
+	MaxInputBytes int
+	// MaxOutputBytes caps what a call may write with output_write. Default 4 MiB.
+	MaxOutputBytes int
+	// MaxModuleBytes refuses larger modules at load. Default 20 MiB.
+	MaxModuleBytes int
+	// DisableAfter disables a filter after that many consecutive failures.
+	// Default 5; negative = never.
+	DisableAfter int
+	// Offload, when set, backs the offload_put import: it receives the bytes
+	// a guest hands over and returns an opaque handle (1..256 bytes). data is
+	// a view of guest memory, valid only during the callback: copy it to keep
+	// it. It runs on the calling goroutine inside the call's deadline, and
+	// must be safe for concurrent use. nil = offload_put reports
+	// "unavailable" to guests.
+	Offload func(data []byte) (handle string, err error)
+	// MaxOffloadBytes caps the bytes one call may offload. Default 64 MiB.
+	MaxOffloadBytes int
+	// Logger receives guest log lines (mcpf.log) and guest stderr on
+	// failures. nil = discard.
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.MaxMemoryPages == 0 {
+		r.MaxMemoryPages = DefaultMaxMemoryPages
+	}
+	if r.MaxMemoryPages > 65536 {
+		r.MaxMemoryPages = 65536
+	}
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultTimeout
+	}
+	if r.InitTimeout <= 0 {
+		r.InitTimeout = DefaultInitTimeout
+	}
+	if r.PoolSize <= 0 {
+		r.PoolSize = runtime.GOMAXPROCS(0)
+	}
+	if r.MaxCallsPerInstance <= 0 {
+		r.MaxCallsPerInstance = DefaultMaxCallsPerInstance
+	}
+	if r.RecycleAbovePages == 0 || r.RecycleAbovePages > r.MaxMemoryPages {
+		r.RecycleAbovePages = r.MaxMemoryPages * 3 / 4
+	}
+	if r.MaxInputBytes <= 0 {
+		r.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if r.MaxOutputBytes <= 0 {
+		r.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if r.MaxModuleBytes <= 0 {
+		r.MaxModuleBytes = DefaultMaxModuleBytes
+	}
+	if r.MaxOffloadBytes <= 0 {
+		r.MaxOffloadBytes = DefaultMaxOffloadBytes
+	}
+	if r.DisableAfter == 0 {
+		r.DisableAfter = DefaultDisableAfter
+	}
+	return r
+}
+
+// Host runs filters: one wazero runtime, its compilation cache, the compiled
+// modules and the instance pools.
+type Host struct {
+	opts   Options
+	rt     wazero.Runtime
+	cache  wazero.CompilationCache
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	compiled map[[32]byte]*compiledModule
+	pools    map[poolKey]*pool
+}
+
+type compiledModule struct {
+	hash     [32]byte
+	cm       wazero.CompiledModule
+	hasInit  bool
+	hasStart bool
+	minPages uint32
+	refs     int
+}
+
+// NewHost creates the runtime (compiler engine on amd64/arm64, interpreter
+// elsewhere) with CloseOnContextDone and the memory cap, links the mcpf host
+// module and the sandboxed WASI subset.
+func NewHost(ctx context.Context, opts *Options) (*Host, error) {
+	o := opts.withDefaults()
+	var cfg wazero.RuntimeConfig
+	switch runtime.GOARCH {
+	case "amd64", "arm64":
+		cfg = wazero.NewRuntimeConfigCompiler()
+	default:
+		cfg = wazero.NewRuntimeConfigInterpreter()
+	}
+	cfg = cfg.WithCloseOnContextDone(true).WithMemoryLimitPages(o.MaxMemoryPages)
+	h := &Host{opts: o, logger: o.Logger, compiled: map[[32]byte]*compiledModule{}, pools: map[poolKey]*pool{}}
+	if o.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(o.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("wasm: compilation cache in %s: %w", o.CacheDir, err)
+		}
+		h.cache = c
+		cfg = cfg.WithCompilationCache(c)
+	}
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
+	}
+	h.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+		h.Close(ctx)
+		return nil, fmt.Errorf("wasm: linking WASI: %w", err)
+	}
+	if err := h.linkMCPF(ctx); err != nil {
+		h.Close(ctx)
+		return nil, fmt.Errorf("wasm: linking the mcpf host module: %w", err)
+	}
+	return h, nil
+}
+
+// Close closes every instance, compiled module and the runtime. Filters
+// loaded from h fail with ErrClosed afterwards.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	pools := h.pools
+	h.pools = map[poolKey]*pool{}
+	h.mu.Unlock()
+	for _, p := range pools {
+		p.shutdown(ctx)
+	}
+	err := h.rt.Close(ctx)
+	if h.cache != nil {
+		if cerr := h.cache.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Mode is a filter's input mode.
+type Mode string
+
+const (
+	// ModeText: mcpf_filter runs once per text content item; input and
+	// output are the item's UTF-8 text. The default.
+	ModeText Mode = "text"
+	// ModeResultJSON: mcpf_filter runs once per result; input and output are
+	// the whole CallToolResult JSON.
+	ModeResultJSON Mode = "result-json"
+)
+
+// OnError says what the caller does with the result when a filter fails.
+type OnError string
+
+const (
+	// FailClosed withholds the result (the default; mandatory for redaction).
+	FailClosed OnError = "fail-closed"
+	// FailOpen passes the unfiltered result on (and logs the failure).
+	FailOpen OnError = "fail-open"
+)
+
+// Spec describes one filter to load.
+type Spec struct {
+	Name    string          // for errors, logs and Status
+	Module  []byte          // module bytes; or
+	Builtin string          // a built-in filter's name ("shape", "redact"); see Builtin
+	SHA256  string          // optional hex pin of the module bytes
+	Config  json.RawMessage // static config handed to the guest (JSON; empty = none)
+	Mode    Mode            // "" = the built-in's mode, else ModeText
+	OnError OnError         // "" = FailClosed
+	Timeout time.Duration   // per call; 0 = Options.Timeout
+	// PoolSize overrides Options.PoolSize for this (module, config).
+	PoolSize int
+}
+
+// Load validates, compiles (once per module; cached on disk) and checks the
+// module's imports and exports, then pre-warms one instance, which runs
+// _initialize and mcpf_init (a config the guest rejects fails here, not on
+// the request path).
+func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
+	name := spec.Name
+	mod := spec.Module
+	mode := spec.Mode
+	if spec.Builtin != "" {
+		if mod != nil {
+			return nil, fmt.Errorf("%w: filter %q sets both Module and Builtin", ErrInvalidSpec, name)
+		}
+		b, ok := Builtin(spec.Builtin)
+		if !ok {
+			return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownBuiltin, spec.Builtin, strings.Join(BuiltinNames(), ", "))
+		}
+		mod = b
+		if mode == "" {
+			mode = builtinModes[spec.Builtin]
+		}
+		if name == "" {
+			name = "builtin:" + spec.Builtin
+		}
+	}
+	if mode == "" {
+		mode = ModeText
+	}
+	if mode != ModeText && mode != ModeResultJSON {
+		return nil, fmt.Errorf("%w: filter %q: mode %q (want %q or %q)", ErrInvalidSpec, name, mode, ModeText, ModeResultJSON)
+	}
+	onErr := spec.OnError
+	if onErr == "" {
+		onErr = FailClosed
+	}
+	if onErr != FailClosed && onErr != FailOpen {
+		return nil, fmt.Errorf("%w: filter %q: onError %q (want %q or %q)", ErrInvalidSpec, name, onErr, FailClosed, FailOpen)
+	}
+	if len(mod) == 0 {
+		return nil, fmt.Errorf("%w: filter %q has no module bytes", ErrInvalidSpec, name)
+	}
+	if len(mod) > h.opts.MaxModuleBytes {
+		return nil, fmt.Errorf("%w: filter %q is %d bytes, cap %d", ErrModuleTooLarge, name, len(mod), h.opts.MaxModuleBytes)
+	}
+	hash := sha256.Sum256(mod)
+	if spec.SHA256 != "" {
+		want, err := hex.DecodeString(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(spec.SHA256)), "sha256:"))
+		if err != nil || len(want) != 32 {
+			return nil, fmt.Errorf("%w: filter %q: sha256 %q is not 64 hex digits", ErrInvalidSpec, name, spec.SHA256)
+		}
+		if string(want) != string(hash[:]) {
+			return nil, fmt.Errorf("%w: filter %q: pinned %s, got %s", ErrSHA256Mismatch, name, hex.EncodeToString(want), hex.EncodeToString(hash[:]))
+		}
+	}
+	config, err := normalizeConfig(spec.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%w: filter %q: config: %v", ErrInvalidSpec, name, err)
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = h.opts.Timeout
+	}
+	size := spec.PoolSize
+	if size <= 0 {
+		size = h.opts.PoolSize
+	}
+
+	cm, err := h.compile(ctx, name, mod, hash)
+	if err != nil {
+		return nil, err
+	}
+	key := poolKey{module: hash, config: sha256.Sum256(config)}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.release(ctx, cm)
+		return nil, ErrClosed
+	}
+	p := h.pools[key]
+	fresh := p == nil
+	if fresh {
+		p = newPool(h, key, cm, config, size)
+		h.pools[key] = p
+	} else {
+		h.mu.Unlock()
+		h.release(ctx, cm) // the pool holds its own reference
+		h.mu.Lock()
+	}
+	p.refs++
+	h.mu.Unlock()
+
+	f := &Filter{host: h, name: name, mode: mode, onError: onErr, timeout: timeout, pool: p}
+	if fresh {
+		// Pre-warm one instance: runs _initialize and mcpf_init now.
+		inst, err := p.instantiate(ctx, name)
+		if err != nil {
+			f.Close(ctx)
+			return nil, err
+		}
+		p.put(ctx, inst, true)
+	}
+	return f, nil
+}
+
+// compile returns the compiled module for hash, compiling at most once per
+// Host; the wazero cache makes a restart cheap.
+func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]byte) (*compiledModule, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c := h.compiled[hash]; c != nil {
+		c.refs++
+		h.mu.Unlock()
+		return c, nil
+	}
+	h.mu.Unlock()
+	cm, err := h.rt.CompileModule(ctx, mod)
+	if err != nil {
+		if strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "exceeds limit") {
+			return nil, &MemoryLimitError{Filter: name, LimitPages: h.opts.MaxMemoryPages, Detail: "the module's declared minimum memory is over the cap: " + err.Error()}
+		}
+		return nil, &CompileError{Filter: name, Err: err}
+	}
+	c := &compiledModule{hash: hash, cm: cm, refs: 1}
+	if err := h.check(name, c); err != nil {
+		cm.Close(ctx)
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		cm.Close(ctx)
+		return nil, ErrClosed
+	}
+	if prev := h.compiled[hash]; prev != nil { // compiled concurrently
+		cm.Close(ctx)
+		prev.refs++
+		return prev, nil
+	}
+	h.compiled[hash] = c
+	return c, nil
+}
+
+func (h *Host) release(ctx context.Context, c *compiledModule) {
+	h.mu.Lock()
+	c.refs--
+	last := c.refs == 0
+	if last && h.compiled[c.hash] == c {
+		delete(h.compiled, c.hash)
+	}
+	closed := h.closed
+	h.mu.Unlock()
+	if last && !closed {
+		c.cm.Close(ctx)
+	}
+}
+
+// wasiAllowed are the WASI preview-1 functions a guest may import: what Go
+// (wasip1), TinyGo and Rust runtimes import at start-up. With no preopens, no
+// args, no env, fake clocks and a deterministic random source they grant no
+// capability. Anything else (path_open, sock_*, fd_read ...) is refused.
+var wasiAllowed = map[string]bool{
+	"args_get": true, "args_sizes_get": true,
+	"environ_get": true, "environ_sizes_get": true,
+	"clock_time_get": true, "clock_res_get": true,
+	"fd_write": true, "fd_close": true, "fd_fdstat_get": true, "fd_fdstat_set_flags": true,
+	"fd_prestat_get": true, "fd_prestat_dir_name": true,
+	"poll_oneoff": true, "sched_yield": true, "proc_exit": true, "random_get": true,
+}
+
+// check enforces the import allow-list and the export contract.
+func (h *Host) check(name string, c *compiledModule) error {
+	for _, imp := range c.cm.ImportedFunctions() {
+		m, n, _ := imp.Import()
+		switch m {
+		case "mcpf":
+			sig, ok := mcpfSignatures[n]
+			if !ok {
+				return &ForbiddenImportError{Filter: name, Module: m, Name: n, Reason: "not a function of ABI mcpf v1"}
+			}
+			if !sameTypes(imp.ParamTypes(), sig.params) || !sameTypes(imp.ResultTypes(), sig.results) {
+				return &ForbiddenImportError{Filter: name, Module: m, Name: n, Reason: "wrong signature, want " + sig.String()}
+			}
+		case wasi_snapshot_preview1.ModuleName:
+			if !wasiAllowed[n] {
+				return &ForbiddenImportError{Filter: name, Module: m, Name: n, Reason: "WASI function not granted to filters (no filesystem, network or environment)"}
+			}
+		default:
+			return &ForbiddenImportError{Filter: name, Module: m, Name: n}
+		}
+	}
+	for _, mem := range c.cm.ImportedMemories() {
+		m, n, _ := mem.Import()
+		return &ForbiddenImportError{Filter: name, Module: m, Name: n, Reason: "filters must define their own memory"}
+	}
+	exports := c.cm.ExportedFunctions()
+	if _, ok := exports["mcpf_abi_v1"]; !ok {
+		found := ""
+		for n := range exports {
+			if strings.HasPrefix(n, "mcpf_abi_") && (found == "" || n < found) {
+				found = n
+			}
+		}
+		return &ABIVersionError{Filter: name, Found: found}
+	}
+	fn, ok := exports["mcpf_filter"]
+	if !ok {
+		return &ABIVersionError{Filter: name, Detail: "missing export mcpf_filter: () -> i32"}
+	}
+	if len(fn.ParamTypes()) != 0 || !sameTypes(fn.ResultTypes(), []api.ValueType{api.ValueTypeI32}) {
+		return &ABIVersionError{Filter: name, Detail: "export mcpf_filter must have type () -> i32"}
+	}
+	if in, ok := exports["mcpf_init"]; ok {
+		if len(in.ParamTypes()) != 0 || !sameTypes(in.ResultTypes(), []api.ValueType{api.ValueTypeI32}) {
+			return &ABIVersionError{Filter: name, Detail: "export mcpf_init must have type () -> i32"}
+		}
+		c.hasInit = true
+	}
+	if st, ok := exports["_initialize"]; ok {
+		if len(st.ParamTypes()) != 0 || len(st.ResultTypes()) != 0 {
+			return &ABIVersionError{Filter: name, Detail: "export _initialize must have type () -> ()"}
+		}
+		c.hasStart = true
+	}
+	mems := c.cm.ExportedMemories()
+	mem, ok := mems["memory"]
+	if !ok {
+		return &ABIVersionError{Filter: name, Detail: "missing export memory"}
+	}
+	c.minPages = mem.Min()
+	if c.minPages > h.opts.MaxMemoryPages {
+		return &MemoryLimitError{Filter: name, LimitPages: h.opts.MaxMemoryPages, Detail: fmt.Sprintf("the module declares %d initial pages", c.minPages)}
+	}
+	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeConfig checks that config is JSON and compacts it, so the pool key
+// (a digest of the config) ignores whitespace. Numbers keep their text.
+func normalizeConfig(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, raw); err != nil {
+		return nil, errors.New("not valid JSON: " + err.Error())
+	}
+	if !utf8.Valid(out.Bytes()) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,244 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+type poolKey struct {
+	module [32]byte // sha256 of the module bytes
+	config [32]byte // sha256 of the compacted config
+}
+
+// pool is a bounded set of initialised instances of one (module, config).
+// sem holds one token per live instance; idle holds the instances not in a
+// call. Never a sync.Pool: wazero keeps every instance in its store until
+// Close, so an instance a sync.Pool drops would leak.
+type pool struct {
+	h      *Host
+	key    poolKey
+	cm     *compiledModule
+	config []byte
+	sem    chan struct{}
+	idle   chan *instance
+	refs   int // guarded by h.mu
+
+	mu     sync.Mutex
+	closed bool
+	live   map[*instance]struct{}
+}
+
+type instance struct {
+	mod    api.Module
+	filter api.Function
+	state  callState
+	stack  []uint64
+	calls  int
+	stderr *tailBuffer
+}
+
+func newPool(h *Host, key poolKey, cm *compiledModule, config []byte, size int) *pool {
+	return &pool{
+		h: h, key: key, cm: cm, config: config,
+		sem:  make(chan struct{}, size),
+		idle: make(chan *instance, size),
+		live: map[*instance]struct{}{},
+	}
+}
+
+// get checks out an instance for one call, creating one if the pool is below
+// its size, else waiting for one to come back.
+func (p *pool) get(ctx context.Context, filter string) (*instance, error) {
+	select {
+	case in := <-p.idle:
+		return in, nil
+	default:
+	}
+	select {
+	case in := <-p.idle:
+		return in, nil
+	case p.sem <- struct{}{}:
+		in, err := p.instantiateSlot(ctx, filter)
+		if err != nil {
+			<-p.sem
+			return nil, err
+		}
+		return in, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// instantiate takes a slot and creates an instance (used to pre-warm).
+func (p *pool) instantiate(ctx context.Context, filter string) (*instance, error) {
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	in, err := p.instantiateSlot(ctx, filter)
+	if err != nil {
+		<-p.sem
+	}
+	return in, err
+}
+
+func (p *pool) instantiateSlot(ctx context.Context, filter string) (*instance, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p.mu.Unlock()
+	h := p.h
+	in := &instance{stderr: &tailBuffer{max: maxStderrBytes}, stack: make([]uint64, 1)}
+	in.state.filter = filter
+	in.state.config = p.config
+	in.state.maxOffload = h.opts.MaxOffloadBytes
+	ictx, cancel := context.WithTimeout(context.WithValue(ctx, stateKey{}, &in.state), h.opts.InitTimeout)
+	defer cancel()
+	cfg := wazero.NewModuleConfig().WithName("").WithStderr(in.stderr).WithStartFunctions()
+	if p.cm.hasStart {
+		cfg = cfg.WithStartFunctions("_initialize")
+	}
+	mod, err := h.rt.InstantiateModule(ictx, p.cm.cm, cfg)
+	if err != nil {
+		return nil, p.classifyInit(filter, err, nil, in)
+	}
+	in.mod = mod
+	in.filter = mod.ExportedFunction("mcpf_filter")
+	if p.cm.hasInit {
+		in.state.reset(nil, nil, 0)
+		res, err := mod.ExportedFunction("mcpf_init").Call(ictx)
+		if err != nil {
+			mod.Close(ctx)
+			return nil, p.classifyInit(filter, err, mod, in)
+		}
+		if status := int32(res[0]); status != 0 {
+			mod.Close(ctx)
+			return nil, &ConfigError{Filter: filter, Message: cleanText(in.state.errMsg)}
+		}
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		mod.Close(ctx)
+		return nil, ErrClosed
+	}
+	p.live[in] = struct{}{}
+	p.mu.Unlock()
+	return in, nil
+}
+
+func (p *pool) classifyInit(filter string, err error, mod api.Module, in *instance) error {
+	var ee *sys.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == sys.ExitCodeDeadlineExceeded {
+		return fmt.Errorf("wasm: filter %q: initialisation exceeded %v: %w", filter, p.h.opts.InitTimeout, &TimeoutError{Filter: filter, Timeout: p.h.opts.InitTimeout})
+	}
+	if mod != nil && p.nearCap(mod) {
+		return &MemoryLimitError{Filter: filter, LimitPages: p.h.opts.MaxMemoryPages, Pages: pages(mod), Detail: "during initialisation"}
+	}
+	return fmt.Errorf("wasm: filter %q: initialisation failed: %w", filter, &TrapError{Filter: filter, Message: firstLine(err.Error()), Stderr: in.stderr.String()})
+}
+
+// put returns an instance after a call. A failed, over-used or over-grown
+// instance is closed and its slot freed.
+func (p *pool) put(ctx context.Context, in *instance, ok bool) {
+	in.calls++
+	in.state.input, in.state.meta = nil, nil
+	if ok && in.calls < p.h.opts.MaxCallsPerInstance && pages(in.mod) <= p.h.opts.RecycleAbovePages {
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if !closed {
+			p.idle <- in
+			return
+		}
+	}
+	p.discard(ctx, in)
+}
+
+func (p *pool) discard(ctx context.Context, in *instance) {
+	p.mu.Lock()
+	delete(p.live, in)
+	p.mu.Unlock()
+	in.mod.Close(context.WithoutCancel(ctx))
+	<-p.sem
+}
+
+// shutdown closes every instance; instances in a call are closed too (their
+// call fails).
+func (p *pool) shutdown(ctx context.Context) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	live := make([]*instance, 0, len(p.live))
+	for in := range p.live {
+		live = append(live, in)
+	}
+	p.mu.Unlock()
+	for _, in := range live {
+		in.mod.Close(ctx)
+	}
+}
+
+func pages(m api.Module) uint32 {
+	if m == nil || m.Memory() == nil {
+		return 0
+	}
+	return m.Memory().Size() / 65536
+}
+
+// nearCap: within 4 MiB (64 pages, the Go runtime's growth step) of the cap.
+func (p *pool) nearCap(m api.Module) bool {
+	return pages(m)+64 >= p.h.opts.MaxMemoryPages
+}
+
+func firstLine(s string) string {
+	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 512 {
+		s = s[:512]
+	}
+	return s
+}
+
+// tailBuffer keeps the last max bytes written (guest stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return cleanText(bytes.TrimSpace(t.b))
+}
+
+func (t *tailBuffer) Reset() {
+	t.mu.Lock()
+	t.b = t.b[:0]
+	t.mu.Unlock()
+}
