@@ -88,6 +88,7 @@ func TestProjectCwdSymlinks(t *testing.T) {
 	repo := filepath.Join(tmp, "repo")
 	outside := filepath.Join(tmp, "outside")
 	mkdirs(t, filepath.Join(repo, "real", "sub"), outside)
+	write(t, filepath.Join(repo, "file.txt"), "x")
 	links := map[string]string{
 		"out":      outside,                    // absolute symlink leaving the repo
 		"rel-out":  "../outside",               // relative symlink leaving the repo
@@ -116,6 +117,9 @@ func TestProjectCwdSymlinks(t *testing.T) {
 		{"dangling/x", false, "", false},
 		{"not/yet", true, filepath.Join(crepo, "not", "yet"), true},
 		{".", true, crepo, false},
+		{"file.txt", false, "", false},
+		{"~/x", false, "", false},
+		{"\"a\\tb\"", false, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.cwd, func(t *testing.T) {

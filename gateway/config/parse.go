@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -586,6 +587,12 @@ func (p *parser) cwd(s *Server, n *yaml.Node, field string) {
 	root := p.base
 	dir := s.Cwd
 	switch {
+	case hasControl(dir):
+		p.errf(pos, field, "remove control characters", "cwd contains a control character")
+		return
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		p.errf(pos, field, "write the path out; ~ is not expanded", "cwd %q starts with ~, which is not expanded", dir)
+		return
 	case p.scope == ScopeProject && filepath.IsAbs(dir):
 		p.errf(pos, field, "write a path relative to the repository root, e.g. cwd: tools/server", "project cwd %q is absolute; it must be repository-relative", dir)
 		return
@@ -614,6 +621,12 @@ func (p *parser) cwd(s *Server, n *yaml.Node, field string) {
 	if err != nil {
 		p.errf(pos, field, "", "cannot resolve %s: %v", root, err)
 		return
+	}
+	if exists {
+		if st, err := os.Stat(resolved); err == nil && !st.IsDir() {
+			p.errf(pos, field, "point cwd at a directory", "cwd %q is not a directory", dir)
+			return
+		}
 	}
 	if !exists && n != nil {
 		p.warnf(n, field, "create the directory before the server starts", "cwd %q does not exist yet; it is checked again at launch", dir)
