@@ -150,3 +150,28 @@ func TestExpandEnv(t *testing.T) {
 		t.Errorf("refs %v", refs)
 	}
 }
+
+// TestDigestGolden pins the encoding: an accidental change would silently
+// make every trust record stale. Change the values only together with the
+// encoding's version tag.
+func TestDigestGolden(t *testing.T) {
+	s := Server{ID: "fs", Command: "npx", Args: []string{"-y", "pkg"}, Cwd: "sub", Env: map[string]string{"B": "${env:T}", "A": "1"}, PassEnv: []string{"SSH_AUTH_SOCK"}, TimeoutMs: 1000}
+	if got, want := s.ComputeDigest(), "ed86c512bc4268b35adb2da212858e3b2174136e5427b29fafcfd590b120ac18"; got != want {
+		t.Errorf("digest %s, want %s", got, want)
+	}
+	if got, want := s.FieldDigests()["command"], "242b55a8594fc56358d1a6bb4a8adfa0949c0ca7474356a6e6e588529ea8fd60"; got != want {
+		t.Errorf("command field digest %s, want %s", got, want)
+	}
+	// Arbitrary bytes never collide (no replacement-character folding).
+	a := Server{ID: "x", Command: "y", Args: []string{"\xff"}}
+	b := Server{ID: "x", Command: "y", Args: []string{"\xfe"}}
+	if a.ComputeDigest() == b.ComputeDigest() {
+		t.Error("invalid UTF-8 args collide")
+	}
+	// Moving text between adjacent fields changes the digest.
+	c := Server{ID: "x", Command: "y", Env: map[string]string{"AB": "C"}}
+	d := Server{ID: "x", Command: "y", Env: map[string]string{"A": "BC"}}
+	if c.ComputeDigest() == d.ComputeDigest() {
+		t.Error("env key/value boundary ambiguity")
+	}
+}

@@ -2,10 +2,11 @@ package config
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -58,63 +59,88 @@ type Server struct {
 }
 
 // DigestFields lists the fields bound by the declaration digest, in the
-// order FieldDigests reports them.
+// order they are encoded.
 var DigestFields = []string{"id", "command", "args", "cwd", "env", "passEnv", "timeoutMs"}
 
-// canonical is the digest encoding. encoding/json writes struct fields in
-// declaration order and map keys sorted, so the bytes depend only on values.
-type canonical struct {
-	V         int               `json:"v"`
-	ID        string            `json:"id"`
-	Command   string            `json:"command"`
-	Args      []string          `json:"args"`
-	Cwd       string            `json:"cwd"`
-	Env       map[string]string `json:"env"`
-	PassEnv   []string          `json:"passEnv"`
-	TimeoutMs int               `json:"timeoutMs"`
+// Digest encoding tags. Changing the encoding means changing the version,
+// which makes every existing trust record stale (the safe direction).
+const (
+	digestTag = "sluice/declaration/v1"
+	fieldTag  = "sluice/declaration-field/v1"
+)
+
+// encField appends the canonical encoding of one bound field: every string
+// is length-prefixed (uvarint), lists are count-prefixed, maps are
+// count-prefixed with keys sorted, integers are decimal strings. The
+// encoding is unambiguous for arbitrary bytes, so no two different
+// declarations share it.
+func (s *Server) encField(b []byte, name string) []byte {
+	str := func(b []byte, v string) []byte {
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		return append(b, v...)
+	}
+	b = str(b, name)
+	switch name {
+	case "id":
+		b = str(b, s.ID)
+	case "command":
+		b = str(b, s.Command)
+	case "args":
+		b = binary.AppendUvarint(b, uint64(len(s.Args)))
+		for _, a := range s.Args {
+			b = str(b, a)
+		}
+	case "cwd":
+		b = str(b, s.Cwd)
+	case "env":
+		keys := make([]string, 0, len(s.Env))
+		for k := range s.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = binary.AppendUvarint(b, uint64(len(keys)))
+		for _, k := range keys {
+			b = str(str(b, k), s.Env[k])
+		}
+	case "passEnv":
+		b = binary.AppendUvarint(b, uint64(len(s.PassEnv)))
+		for _, n := range s.PassEnv {
+			b = str(b, n)
+		}
+	case "timeoutMs":
+		b = str(b, strconv.Itoa(s.TimeoutMs))
+	}
+	return b
 }
 
-func (s *Server) canonical() canonical {
-	c := canonical{V: 1, ID: s.ID, Command: s.Command, Args: s.Args, Cwd: s.Cwd, Env: s.Env, PassEnv: s.PassEnv, TimeoutMs: s.TimeoutMs}
-	if c.Args == nil {
-		c.Args = []string{}
-	}
-	if c.Env == nil {
-		c.Env = map[string]string{}
-	}
-	if c.PassEnv == nil {
-		c.PassEnv = []string{}
-	}
-	return c
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
-func hashJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Only strings, ints, slices and string maps are encoded: cannot fail.
-		panic(fmt.Sprintf("config: digest encoding: %v", err))
+// ComputeDigest returns the declaration digest: SHA-256 (hex) over the
+// canonical encoding of id, command, args, cwd (as written), env
+// (references unexpanded), passEnv and timeoutMs. Key order and YAML
+// formatting do not affect it, nil and empty collections are the same, and
+// actionClass, stdoutNoise and maxLineBytes are not bound (they change how
+// the gateway treats the server, not what runs).
+func (s *Server) ComputeDigest() string {
+	b := append([]byte(nil), digestTag...)
+	b = append(b, 0)
+	for _, f := range DigestFields {
+		b = s.encField(b, f)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return sum(b)
 }
 
-// ComputeDigest returns the declaration digest: SHA-256 over canonical JSON
-// of id, command, args, cwd (as written), env (unexpanded), passEnv and
-// timeoutMs. Key order and YAML formatting do not affect it; actionClass,
-// stdoutNoise and maxLineBytes do not either (they do not change what runs).
-func (s *Server) ComputeDigest() string { return hashJSON(s.canonical()) }
-
-// FieldDigests returns one digest per bound field (keys: DigestFields), so a
-// trust check can name the fields that changed.
+// FieldDigests returns one digest per bound field (keys: DigestFields), so
+// a trust check can name the fields that changed.
 func (s *Server) FieldDigests() map[string]string {
-	c := s.canonical()
-	vals := map[string]any{
-		"id": c.ID, "command": c.Command, "args": c.Args, "cwd": c.Cwd,
-		"env": c.Env, "passEnv": c.PassEnv, "timeoutMs": c.TimeoutMs,
-	}
-	out := make(map[string]string, len(vals))
-	for k, v := range vals {
-		out[k] = hashJSON(map[string]any{"v": 1, "field": k, "value": v})
+	out := make(map[string]string, len(DigestFields))
+	for _, f := range DigestFields {
+		b := append([]byte(nil), fieldTag...)
+		b = append(b, 0)
+		out[f] = sum(s.encField(b, f))
 	}
 	return out
 }
