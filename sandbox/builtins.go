@@ -27,11 +27,11 @@ func (rs *runState) predeclared() starlark.StringDict {
 			"encode": starlark.NewBuiltin("json.encode", rs.jsonEncode),
 			"decode": starlark.NewBuiltin("json.decode", rs.jsonDecode),
 		}},
-		"print": starlark.NewBuiltin("print", rs.print),
-		"str":   rs.sized("str", func(args starlark.Tuple) int64 { return reprArg(args, rs.memBudget()) }),
-		"repr":  rs.sized("repr", func(args starlark.Tuple) int64 { return reprArg(args, rs.memBudget()) }),
-		"list":  rs.sized("list", seqArg),
-		"tuple": rs.sized("tuple", seqArg),
+		"print":  starlark.NewBuiltin("print", rs.print),
+		"str":    rs.sized("str", func(args starlark.Tuple) int64 { return reprArg(args, rs.memBudget()) }),
+		"repr":   rs.sized("repr", func(args starlark.Tuple) int64 { return reprArg(args, rs.memBudget()) }),
+		"list":   rs.sized("list", seqArg),
+		"tuple":  rs.sized("tuple", seqArg),
 		opBinary: starlark.NewBuiltin(opBinary, rs.binaryOp),
 		opGrow:   starlark.NewBuiltin(opGrow, rs.growOp),
 		opMethod: starlark.NewBuiltin(opMethod, rs.methodOp),
@@ -173,6 +173,9 @@ func (rs *runState) jsonEncode(thread *starlark.Thread, b *starlark.Builtin, arg
 		return nil, err
 	}
 	budget := rs.memBudget()
+	if err := rs.charge(reprSize(x, budget+1), "json.encode()"); err != nil {
+		return nil, err
+	}
 	out, err := toJSON(x, int(min(budget, 1<<40)))
 	if err != nil {
 		var tb *errTooBig

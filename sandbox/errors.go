@@ -35,15 +35,15 @@ const (
 // model to read: it never contains Go stack traces, paths of the host or
 // environment values.
 type Error struct {
-	Kind       Kind     `json:"kind"`
-	Limit      string   `json:"limit,omitempty"`      // for KindLimit: one of the Limit* names
-	Capability string   `json:"capability,omitempty"` // for KindTool / KindAdmission: "<server>__<tool>"
-	Message    string   `json:"message"`
-	Remedy     string   `json:"remedy,omitempty"` // what to change, when known
-	Line       int      `json:"line,omitempty"`
-	Column     int      `json:"column,omitempty"`
-	Backtrace  []string `json:"backtrace,omitempty"` // innermost last, at most 8 frames: "file:line:col in fn"
-	Problems   []Problem `json:"problems,omitempty"` // pre-flight: every problem found, not just the first
+	Kind       Kind      `json:"kind"`
+	Limit      string    `json:"limit,omitempty"`      // for KindLimit: one of the Limit* names
+	Capability string    `json:"capability,omitempty"` // for KindTool / KindAdmission: "<server>__<tool>"
+	Message    string    `json:"message"`
+	Remedy     string    `json:"remedy,omitempty"` // what to change, when known
+	Line       int       `json:"line,omitempty"`
+	Column     int       `json:"column,omitempty"`
+	Backtrace  []string  `json:"backtrace,omitempty"` // innermost last, at most 8 frames: "file:line:col in fn"
+	Problems   []Problem `json:"problems,omitempty"`  // pre-flight: every problem found, not just the first
 }
 
 func (e *Error) Error() string {

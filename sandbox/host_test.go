@@ -37,7 +37,7 @@ func newFakeHost() *fakeHost {
 		servers: []Server{
 			{ID: "db", Tools: []Tool{
 				{Name: "query", Description: "Run a read-only SQL query. Returns rows.",
-					InputSchema: schemaJSON(`{"type":"object","properties":{"sql":{"type":"string","description":"the query"},"limit":{"type":"integer","default":100},"mode":{"enum":["fast","exact"]}},"required":["sql"],"additionalProperties":false}`),
+					InputSchema:  schemaJSON(`{"type":"object","properties":{"sql":{"type":"string","description":"the query"},"limit":{"type":"integer","default":100},"mode":{"enum":["fast","exact"]}},"required":["sql"],"additionalProperties":false}`),
 					OutputSchema: schemaJSON(`{"type":"object","properties":{"rows":{"type":"array"}}}`)},
 				{Name: "echo", Description: "Echo the arguments as structured content.", InputSchema: schemaJSON(`{"type":"object"}`)},
 			}},

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -452,6 +453,9 @@ type heapSampler struct {
 	done    chan struct{}
 	samples []metrics.Sample
 	onLimit func(growth int64)
+
+	mu     sync.Mutex // guards lastGC and samples
+	lastGC time.Time
 }
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
@@ -470,6 +474,8 @@ func newHeapSampler(limit int64, onLimit func(int64)) *heapSampler {
 }
 
 func (h *heapSampler) read() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	metrics.Read(h.samples)
 	if h.samples[0].Value.Kind() != metrics.KindUint64 {
 		return 0
@@ -490,11 +496,30 @@ func (h *heapSampler) sample() int64 {
 	return g
 }
 
+// recheck is called when a sample is over the limit: the heap may be
+// mostly garbage (the collector paces itself on the whole process, and its
+// goal may be far above this run's limit), so collect, at most every
+// minGCGap, and sample again.
+func (h *heapSampler) recheck() int64 {
+	h.mu.Lock()
+	due := time.Since(h.lastGC) >= minGCGap
+	if due {
+		h.lastGC = time.Now()
+	}
+	h.mu.Unlock()
+	if due {
+		runtime.GC()
+	}
+	return h.sample()
+}
+
+// minGCGap bounds how often a run near its limit forces a collection.
+const minGCGap = 10 * time.Millisecond
+
 func (h *heapSampler) loop() {
 	defer close(h.done)
 	t := time.NewTicker(samplerInterval)
 	defer t.Stop()
-	var lastGC time.Time
 	for {
 		select {
 		case <-h.stop:
@@ -505,13 +530,10 @@ func (h *heapSampler) loop() {
 		if g <= h.limit {
 			continue
 		}
-		// Over the line. Far over: stop now. Just over: the heap may be
-		// mostly garbage, so collect once (at most every 50 ms) and look
-		// again before blaming the script.
-		if g <= 2*h.limit && time.Since(lastGC) > 50*time.Millisecond {
-			lastGC = time.Now()
-			runtime.GC()
-			if g = h.sample(); g <= h.limit {
+		// Far over (4x): stop now to protect the process. Otherwise
+		// collect and look again before blaming the script.
+		if g <= 4*h.limit {
+			if g = h.recheck(); g <= h.limit {
 				continue
 			}
 		}

@@ -127,6 +127,12 @@ func (m *toolModule) Attr(name string) (starlark.Value, error) {
 // (unknown tools and argument names, see Check) and every capability it
 // names literally is passed to Host.Admit.
 func Run(ctx context.Context, host Host, filename, src string, lim *Limits) *Result {
+	return run(ctx, host, filename, src, lim, nil, nil)
+}
+
+// run is Run with extra predeclared names and a thread set-up hook (tests
+// use them for the starlarktest assert module).
+func run(ctx context.Context, host Host, filename, src string, lim *Limits, extra starlark.StringDict, setup func(*starlark.Thread)) *Result {
 	start := time.Now()
 	res := &Result{Result: json.RawMessage("null"), Logs: []string{}, Calls: []CallRecord{}}
 	if host == nil {
@@ -137,6 +143,9 @@ func Run(ctx context.Context, host Host, filename, src string, lim *Limits) *Res
 	rs := newRunState(ctx, host, l)
 	rs.start = start
 	predeclared := rs.predeclared()
+	for k, v := range extra {
+		predeclared[k] = v
+	}
 
 	// 1. Static checks, all problems at once.
 	pf, perr := check(filename, src, rs.names, rs.tools, predeclared.Has)
@@ -174,6 +183,9 @@ func Run(ctx context.Context, host Host, filename, src string, lim *Limits) *Res
 	thread.Print = func(_ *starlark.Thread, msg string) { rs.log(msg) }
 	thread.OnMaxSteps = rs.hook
 	thread.SetMaxExecutionSteps(1) // the hook runs at the first step and re-arms itself
+	if setup != nil {
+		setup(thread)
+	}
 
 	rs.heap = newHeapSampler(l.MaxMemoryBytes, func(g int64) {
 		rs.trip(limitErr(LimitMemory, "the run's heap grew by %s, over maxMemoryBytes %s", fmtBytes(g), fmtBytes(l.MaxMemoryBytes)))
@@ -291,6 +303,9 @@ func (rs *runState) charge(est int64, what string) error {
 		return nil
 	}
 	g := rs.heap.growth.Load()
+	if est <= rs.lim.MaxMemoryBytes && est+g > rs.lim.MaxMemoryBytes {
+		g = rs.heap.recheck()
+	}
 	if est > rs.lim.MaxMemoryBytes || est+g > rs.lim.MaxMemoryBytes {
 		e := limitErr(LimitMemory, "%s would allocate about %s with %s already in use, over maxMemoryBytes %s", what, fmtBytes(est), fmtBytes(g), fmtBytes(rs.lim.MaxMemoryBytes))
 		rs.trip(e)
