@@ -175,3 +175,22 @@ func TestDigestGolden(t *testing.T) {
 		t.Error("env key/value boundary ambiguity")
 	}
 }
+
+func TestDigestIgnoresActionClass(t *testing.T) {
+	a := oneServer(t, ScopeUser, "servers:\n  fs: {command: npx, actionClass: read}\n")
+	b := oneServer(t, ScopeUser, "servers:\n  fs: {command: npx, actionClass: execute}\n")
+	c := oneServer(t, ScopeUser, "servers:\n  fs: {command: npx}\n")
+	if a.Digest != b.Digest || a.Digest != c.Digest || a.ActionClass != ActionRead || b.ActionClass != ActionExecute {
+		t.Errorf("digests %s %s %s", a.Digest, b.Digest, c.Digest)
+	}
+}
+
+func TestDiagnosticString(t *testing.T) {
+	d := Diagnostic{Severity: SeverityError, File: "a.yaml", Line: 3, Column: 5, Field: "servers.fs.command", Message: "bad", Fix: "fix it"}
+	if got, want := d.String(), "a.yaml:3:5: error: servers.fs.command: bad (fix: fix it)"; got != want {
+		t.Errorf("got %q want %q", got, want)
+	}
+	if got, want := (Diagnostic{Severity: SeverityWarning, Message: "m"}).Error(), "warning: m"; got != want {
+		t.Errorf("got %q want %q", got, want)
+	}
+}
