@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -121,6 +122,9 @@ func (e *CommandError) Error() string {
 	case ReasonCommandNotAllowed:
 		return fmt.Sprintf("%scommand %q is not on the allow-list (%s): add its basename to SLUICE_ALLOW_COMMANDS or use an allowed command", prefix(e.Server), e.Command, e.Reason)
 	case ReasonCommandNotFound:
+		if filepath.IsAbs(e.Command) {
+			return fmt.Sprintf("%scommand %q does not exist or is not an executable file (%s): fix the path", prefix(e.Server), e.Command, e.Reason)
+		}
 		return fmt.Sprintf("%scommand %q was not found on PATH (%s): install it or declare an absolute path", prefix(e.Server), e.Command, e.Reason)
 	default:
 		return fmt.Sprintf("%scommand %q is invalid (%s): %v", prefix(e.Server), e.Command, e.Reason, e.Err)

@@ -76,6 +76,11 @@ func procStat(pid int) (procStatus, bool) {
 	if err != nil {
 		return procStatus{}, false
 	}
+	return parseStat(b)
+}
+
+// parseStat parses the text of /proc/pid/stat.
+func parseStat(b []byte) (procStatus, bool) {
 	// "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt
 	// cminflt majflt cmajflt utime stime cutime cstime priority nice
 	// num_threads ..."; comm may contain anything, so cut after the last ')'.
