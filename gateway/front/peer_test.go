@@ -1,0 +1,194 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestCancellationReachesBackend: an agent's cancel cancels the context the
+// backend call runs under, in both eras.
+func TestCancellationReachesBackend(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			b := newFake()
+			started := make(chan struct{})
+			cancelled := make(chan error, 1)
+			b.call = func(ctx context.Context, _ CallRequest, _ Peer) (json.RawMessage, error) {
+				close(started)
+				select {
+				case <-ctx.Done():
+					cancelled <- ctx.Err()
+					return nil, ctx.Err()
+				case <-time.After(30 * time.Second):
+					return textResult("not cancelled"), nil
+				}
+			}
+			s := connect(t, b, nil, nil, version)
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "slow__op"}})
+				errc <- err
+			}()
+			<-started
+			cancel()
+			select {
+			case err := <-cancelled:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("backend ctx err = %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("backend call was not cancelled")
+			}
+			if err := <-errc; err == nil {
+				t.Fatal("client call returned no error after cancel")
+			}
+		})
+	}
+}
+
+func TestProgressOnlyForThatRequest(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			b := newFake()
+			b.call = func(ctx context.Context, _ CallRequest, p Peer) (json.RawMessage, error) {
+				for i, v := range []float64{1, 2, 2, 1, 3} { // repeats and regressions are dropped
+					if err := p.Progress(ctx, v, 3, "step"); err != nil {
+						return nil, err
+					}
+					_ = i
+				}
+				return textResult("done"), nil
+			}
+			var mu sync.Mutex
+			got := map[any][]float64{}
+			s := connect(t, b, nil, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				got[r.Params.ProgressToken] = append(got[r.Params.ProgressToken], r.Params.Progress)
+				mu.Unlock()
+			}}, version)
+			ctx := context.Background()
+			if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "a__b"}, Meta: mcp.Meta{"progressToken": "tok-1"}}); err != nil {
+				t.Fatal(err)
+			}
+			// Without a token, Progress is a no-op.
+			if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "a__b"}}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "three progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(got["tok-1"]) == 3 })
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 || got["tok-1"][0] != 1 || got["tok-1"][1] != 2 || got["tok-1"][2] != 3 {
+				t.Fatalf("progress = %v", got)
+			}
+		})
+	}
+}
+
+// approvalBackend asks the agent before running anything and turns a
+// refusal or an unsupported client into a tool error with a remedy, the
+// way the gateway is expected to.
+func approvalBackend() *fakeBackend {
+	b := newFake()
+	b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+		ok, err := p.Elicit(ctx, "Allow "+r.Capability+"?", json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`))
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			return nil, &ToolError{Message: "approval needed but the client cannot ask: " + err.Error(), Remedy: "add the capability to approve: in the config."}
+		case err != nil:
+			return nil, err
+		case !ok:
+			return nil, &ToolError{Message: "the user declined " + r.Capability + "."}
+		}
+		return textResult("approved"), nil
+	}
+	return b
+}
+
+func TestApprovalByElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		action  string // "" = client without elicitation
+		version string
+		want    string
+		isError bool
+	}{
+		{"accepted", "accept", "2025-11-25", "approved", false},
+		{"declined", "decline", "2025-11-25", "the user declined fs__rm.", true},
+		{"cancelled", "cancel", "2025-11-25", "the user declined fs__rm.", true},
+		{"no capability", "", "2025-11-25", "did not declare the elicitation capability", true},
+		{"modern client", "accept", "", "where a server may not send requests in the middle of a call", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var copts mcp.ClientOptions
+			asked := make(chan string, 1)
+			if tc.action != "" {
+				copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked <- r.Params.Message
+					return &mcp.ElicitResult{Action: tc.action}, nil
+				}
+			}
+			s := connect(t, approvalBackend(), nil, &copts, tc.version)
+			res := s.call(t, "call", map[string]any{"capability": "fs__rm"})
+			if res.IsError != tc.isError || !strings.Contains(resultText(res), tc.want) {
+				t.Fatalf("got isError %v %q, want isError %v containing %q", res.IsError, resultText(res), tc.isError, tc.want)
+			}
+			if tc.action != "" && tc.version != "" {
+				if m := <-asked; m != "Allow fs__rm?" {
+					t.Fatalf("asked %q", m)
+				}
+			}
+		})
+	}
+}
+
+// TestElicitationIsBounded: a client that never answers cannot hold a call
+// forever.
+func TestElicitationIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	copts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("gone")
+	}}
+	s := connect(t, approvalBackend(), &Options{ClientRequestTimeout: 200 * time.Millisecond}, copts, "2025-11-25")
+	res := s.call(t, "call", map[string]any{"capability": "fs__rm"})
+	if !res.IsError {
+		t.Fatalf("unanswered approval succeeded: %q", resultText(res))
+	}
+}
+
+func TestPeerForwardsSampling(t *testing.T) {
+	b := newFake()
+	b.call = func(ctx context.Context, _ CallRequest, p Peer) (json.RawMessage, error) {
+		raw, err := p.Request(ctx, "sampling/createMessage", json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"2+2?"}}],"maxTokens":5}`))
+		if err != nil {
+			return nil, &ToolError{Message: err.Error()}
+		}
+		if _, err := p.Request(ctx, "tools/call", nil); !errors.Is(err, ErrUnsupported) {
+			return nil, &ToolError{Message: "tools/call was forwarded"}
+		}
+		return textResult(string(raw)), nil
+	}
+	copts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}},
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "4"}}, nil
+		},
+	}
+	s := connect(t, b, nil, copts, "2025-11-25")
+	res := s.call(t, "call", map[string]any{"capability": "a__b"})
+	if res.IsError || !strings.Contains(resultText(res), `"text":"4"`) {
+		t.Fatalf("sampling result = %q", resultText(res))
+	}
+}
