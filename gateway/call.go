@@ -1,0 +1,192 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"sluice/gateway/mcp"
+)
+
+// ApprovalRequest is what a surface shows when asking a person (or the
+// calling agent's user) to approve one call.
+type ApprovalRequest struct {
+	Capability string
+	Class      string
+	Reason     string
+	Arguments  json.RawMessage
+}
+
+// CallRequest is one tool call.
+type CallRequest struct {
+	Capability string
+	Arguments  json.RawMessage // a JSON object; nil or empty = {}
+	// Yes approves the call up front (the CLI's --yes).
+	Yes bool
+	// Approve is asked when the call needs approval; nil refuses with the
+	// remedy. It must not block forever: surfaces bound it.
+	Approve    func(ctx context.Context, r ApprovalRequest) (bool, error)
+	OnProgress func(params json.RawMessage)
+	Meta       json.RawMessage
+	// Timeout bounds the call from the surface's side; the declaration's
+	// timeoutMs (default 60 s) bounds it too, whichever is shorter.
+	Timeout time.Duration
+	// Raw skips the context-stage filters (a script's calls: the script's
+	// final value is what reaches the model).
+	Raw bool
+}
+
+// CallResult is a call's outcome as it reaches the caller.
+type CallResult struct {
+	Capability string          `json:"capability"`
+	Result     json.RawMessage `json:"result"`  // the MCP CallToolResult, after filters
+	IsError    bool            `json:"isError"` // the tool reported failure
+	RawBytes   int             `json:"rawBytes"`
+	Duration   time.Duration   `json:"-"`
+}
+
+// Call launches the owning server lazily when trusted (never otherwise),
+// validates the tool against the live listing, admits the call, calls it
+// with the declaration's timeout and returns the result faithfully.
+func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+	start := time.Now()
+	server, tool, ok := SplitCapability(req.Capability)
+	if !ok {
+		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: fmt.Sprintf("%q is not a capability name", req.Capability), Remedy: "capabilities are SERVER__TOOL; run 'sluice find' to list them"}
+	}
+	args, err := normalizeArgs(req.Arguments)
+	if err != nil {
+		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: err.Error()}
+	}
+	v, err := g.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Trusted() {
+		return nil, untrustedErr(v)
+	}
+	// Refuse before launching when the recorded listing already says the
+	// call needs approval that nobody can give.
+	if req.Approve == nil && !req.Yes {
+		if l := g.known(v); l.prov != ProvMissing {
+			for _, t := range l.tools {
+				if t.Name == tool {
+					if a := g.admission(v, t); !a.Approved {
+						return nil, refusal(req.Capability, a)
+					}
+				}
+			}
+		}
+	}
+	u, err := g.upstreamFor(v.decl)
+	if err != nil {
+		return nil, err
+	}
+	c, err := u.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ok = false
+	defer func() { u.release(ok) }()
+	u.mu.Lock()
+	t, found := u.byName[tool]
+	var all []toolInfo
+	if !found {
+		for _, x := range u.tools.Tools {
+			all = append(all, fromMCP(x))
+		}
+	}
+	u.mu.Unlock()
+	if !found {
+		return nil, unknownToolErr(server, tool, all)
+	}
+	a := g.admission(v, fromMCP(t))
+	if !a.Approved && !req.Yes {
+		if req.Approve == nil {
+			return nil, refusal(req.Capability, a)
+		}
+		yes, err := req.Approve(ctx, ApprovalRequest{Capability: req.Capability, Class: a.Class, Reason: a.Reason, Arguments: args})
+		if err != nil {
+			e := refusal(req.Capability, a).(*Error)
+			e.Message += " (approval could not be asked: " + err.Error() + ")"
+			e.Err = err
+			return nil, e
+		}
+		if !yes {
+			e := refusal(req.Capability, a).(*Error)
+			e.Message = "declined: " + req.Capability + " was not approved"
+			return nil, e
+		}
+	}
+	timeout := DefaultCallTimeout
+	if v.decl.TimeoutMs > 0 {
+		timeout = time.Duration(v.decl.TimeoutMs) * time.Millisecond
+	}
+	if req.Timeout > 0 && req.Timeout < timeout {
+		timeout = req.Timeout
+	}
+	raw, err := c.CallTool(ctx, tool, args, &mcp.CallOptions{Timeout: timeout, OnProgress: req.OnProgress, Meta: req.Meta})
+	if err != nil {
+		// A dead server stays dead for this call; the next one may relaunch.
+		select {
+		case <-c.Done():
+			u.mu.Lock()
+			u.retireLocked(c, c.Err())
+			u.mu.Unlock()
+		default:
+		}
+		return nil, callErr(server, req.Capability, err)
+	}
+	ok = true
+	res := &CallResult{Capability: req.Capability, RawBytes: len(raw)}
+	res.IsError = isErrorResult(raw)
+	out, err := g.filterResult(ctx, req.Capability, raw, !req.Raw)
+	if err != nil {
+		return nil, err
+	}
+	res.Result = out
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+func callErr(server, capName string, err error) error {
+	var me *mcp.Error
+	if errors.As(err, &me) {
+		msg := fmt.Sprintf("%s: %s", capName, me.Error())
+		if me.Code == mcp.CodeProtocol && me.Op == "tools/call" {
+			msg = fmt.Sprintf("%s: the server sent a malformed result: %s", capName, me.Message)
+		}
+		return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: msg, Err: err}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: capName + ": " + err.Error(), Err: err}
+	}
+	return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: capName + ": " + err.Error(), Err: err}
+}
+
+// normalizeArgs checks that arguments are one JSON object; it keeps the
+// bytes as they are (numbers are never re-encoded).
+func normalizeArgs(a json.RawMessage) (json.RawMessage, error) {
+	a = bytes.TrimSpace(a)
+	if len(a) == 0 || bytes.Equal(a, []byte("null")) {
+		return json.RawMessage(`{}`), nil
+	}
+	if a[0] != '{' || !json.Valid(a) {
+		return nil, fmt.Errorf("arguments must be one JSON object, like {\"path\": \"a.txt\"}")
+	}
+	return a, nil
+}
+
+// isErrorResult reports whether a CallToolResult says isError: true.
+func isErrorResult(raw json.RawMessage) bool {
+	var r struct {
+		IsError json.RawMessage `json:"isError"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return false
+	}
+	return bytes.Equal(bytes.TrimSpace(r.IsError), []byte("true"))
+}

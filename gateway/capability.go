@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"path"
+	"strings"
+)
+
+// Sep joins a server id and a tool name into a capability name.
+const Sep = "__"
+
+// Capability composes the capability name of a server's tool.
+func Capability(server, tool string) string { return server + Sep + tool }
+
+// SplitCapability splits a capability at the first "__". Server ids never
+// contain "__", so ownership is never ambiguous.
+func SplitCapability(c string) (server, tool string, ok bool) {
+	i := strings.Index(c, Sep)
+	if i <= 0 || i+len(Sep) >= len(c) {
+		return "", "", false
+	}
+	return c[:i], c[i+len(Sep):], true
+}
+
+// matchGlob reports whether capability c matches glob g ("*" and "?" and
+// character classes as in path.Match; "*" also crosses "__").
+func matchGlob(g, c string) bool {
+	if g == "*" || g == c {
+		return true
+	}
+	ok, err := path.Match(g, c)
+	return err == nil && ok
+}
+
+func matchAny(globs []string, c string) bool {
+	for _, g := range globs {
+		if matchGlob(g, c) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,384 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"sluice/gateway/catalog"
+	"sluice/gateway/mcp"
+)
+
+// Provenance says where a server's tool list came from. It is separate from
+// the server's run status: a cached catalog says nothing about a process.
+type Provenance string
+
+const (
+	ProvLive    Provenance = "live"    // listed by the running server this session
+	ProvCached  Provenance = "cached"  // read from a recorded catalog
+	ProvMissing Provenance = "missing" // no catalog: a scoped refresh records one
+)
+
+// FindRequest asks what capabilities exist.
+type FindRequest struct {
+	Query   string // keywords; "" lists everything
+	Server  string // only this server
+	Refresh bool   // launch Server (required) and record its catalog
+	Limit   int    // max tools returned; 0 = 50 with a query, unlimited without
+}
+
+// FindServer is one server in a find answer.
+type FindServer struct {
+	ID          string     `json:"id"`
+	Scope       string     `json:"scope"`
+	Trust       string     `json:"trust"`
+	ActionClass string     `json:"actionClass"`
+	Provenance  Provenance `json:"provenance"`
+	Run         RunState   `json:"run"`
+	Tools       int        `json:"tools"`
+	Truncated   bool       `json:"truncated,omitempty"`
+	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	Remedy      string     `json:"remedy,omitempty"`
+	Error       string     `json:"error,omitempty"`
+}
+
+// FindTool is one capability in a find answer.
+type FindTool struct {
+	Capability  string `json:"capability"`
+	Server      string `json:"server"`
+	Tool        string `json:"tool"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	Score       int    `json:"score,omitempty"`
+}
+
+// FindResult answers a FindRequest.
+type FindResult struct {
+	Query   string       `json:"query,omitempty"`
+	Servers []FindServer `json:"servers"`
+	Tools   []FindTool   `json:"tools"`
+	More    int          `json:"more,omitempty"` // matches left out by Limit
+}
+
+// toolInfo is the subset of a tool definition find and describe read.
+type toolInfo struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	raw          json.RawMessage
+}
+
+func (t toolInfo) readOnly() bool {
+	var a struct {
+		ReadOnlyHint *bool  `json:"readOnlyHint"`
+		Title        string `json:"title"`
+	}
+	if len(t.Annotations) == 0 || json.Unmarshal(t.Annotations, &a) != nil || a.ReadOnlyHint == nil {
+		return false
+	}
+	return *a.ReadOnlyHint
+}
+
+func (t toolInfo) title() string {
+	if t.Title != "" {
+		return t.Title
+	}
+	var a struct {
+		Title string `json:"title"`
+	}
+	if len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil {
+		return a.Title
+	}
+	return ""
+}
+
+func fromMCP(t mcp.Tool) toolInfo {
+	return toolInfo{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations, raw: t.Raw}
+}
+
+func fromRaw(raw json.RawMessage) (toolInfo, bool) {
+	var t toolInfo
+	if err := json.Unmarshal(raw, &t); err != nil || t.Name == "" {
+		return t, false
+	}
+	t.raw = raw
+	return t, true
+}
+
+// listing is a server's tools as the gateway knows them without launching.
+type listing struct {
+	prov       Provenance
+	tools      []toolInfo
+	truncated  bool
+	recordedAt time.Time
+	server     catalog.Server
+}
+
+// known returns the live listing if there is one, else the recorded
+// catalog, else a missing listing. It never launches.
+func (g *Gateway) known(v ServerView) listing {
+	if u := g.peekUpstream(v.ID); u != nil && u.digest == v.Digest {
+		if tl, ok := u.liveTools(); ok {
+			l := listing{prov: ProvLive, truncated: tl.Truncated}
+			for _, t := range tl.Tools {
+				l.tools = append(l.tools, fromMCP(t))
+			}
+			return l
+		}
+	}
+	c, err := catalog.Load(g.cacheDir, g.catalogIdentity(v.decl), nil)
+	if err != nil {
+		return listing{prov: ProvMissing}
+	}
+	l := listing{prov: ProvCached, truncated: c.Truncated, recordedAt: c.RecordedAt, server: c.Server}
+	for _, raw := range c.Tools {
+		if t, ok := fromRaw(raw); ok {
+			l.tools = append(l.tools, t)
+		}
+	}
+	return l
+}
+
+// Find lists capabilities from live listings and recorded catalogs. It
+// launches nothing, except that a scoped refresh (Server and Refresh set)
+// launches exactly that server and records its catalog.
+func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
+	if req.Refresh && req.Server == "" {
+		return nil, &Error{Kind: KindBadInput, Message: "refresh launches a server and needs one named", Remedy: "pass the server id (--server ID); an ordinary find launches nothing"}
+	}
+	rep := g.Servers()
+	var views []ServerView
+	for _, v := range rep.Servers {
+		if req.Server == "" || v.ID == req.Server {
+			views = append(views, v)
+		}
+	}
+	if req.Server != "" && len(views) == 0 {
+		_, err := g.server(req.Server)
+		return nil, err
+	}
+	res := &FindResult{Query: req.Query, Servers: []FindServer{}, Tools: []FindTool{}}
+	terms := queryTerms(req.Query)
+	var refreshErr error
+	for _, v := range views {
+		fs := FindServer{ID: v.ID, Scope: v.Scope, Trust: v.Trust, ActionClass: v.ActionClass, Run: v.Run}
+		if !v.Trusted() {
+			// Untrusted and stale servers show their status and remedy and no tools.
+			e := untrustedErr(v)
+			fs.Provenance, fs.Reason, fs.Remedy = ProvMissing, v.Reason, e.Remedy
+			res.Servers = append(res.Servers, fs)
+			continue
+		}
+		if req.Refresh {
+			if err := g.refresh(ctx, v); err != nil {
+				fs.Error = err.Error()
+				refreshErr = err
+			}
+			if nv, err := g.server(v.ID); err == nil {
+				v = nv
+				fs.Run = v.Run
+			}
+		}
+		l := g.known(v)
+		fs.Provenance, fs.Tools, fs.Truncated = l.prov, len(l.tools), l.truncated
+		if !l.recordedAt.IsZero() {
+			t := l.recordedAt
+			fs.RecordedAt = &t
+		}
+		if l.prov == ProvMissing && fs.Error == "" {
+			fs.Reason = "no recorded catalog"
+			fs.Remedy = fmt.Sprintf("run 'sluice find --server %s --refresh' to launch it once and record its tools", v.ID)
+		}
+		if v.RunError != "" && fs.Error == "" {
+			fs.Error = v.RunError
+		}
+		res.Servers = append(res.Servers, fs)
+		for _, t := range l.tools {
+			ft := FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.title(), Description: firstLine(t.Description, 200), ReadOnly: t.readOnly()}
+			if len(terms) > 0 {
+				ft.Score = score(terms, v.ID, t)
+				if ft.Score == 0 {
+					continue
+				}
+			}
+			res.Tools = append(res.Tools, ft)
+		}
+	}
+	if len(terms) > 0 {
+		sort.SliceStable(res.Tools, func(i, j int) bool {
+			if res.Tools[i].Score != res.Tools[j].Score {
+				return res.Tools[i].Score > res.Tools[j].Score
+			}
+			return res.Tools[i].Capability < res.Tools[j].Capability
+		})
+	}
+	limit := req.Limit
+	if limit == 0 && len(terms) > 0 {
+		limit = 50
+	}
+	if limit > 0 && len(res.Tools) > limit {
+		res.More = len(res.Tools) - limit
+		res.Tools = res.Tools[:limit]
+	}
+	if req.Refresh && refreshErr != nil {
+		return res, refreshErr
+	}
+	return res, nil
+}
+
+// refresh launches one trusted server (if not running), lists its tools and
+// records its catalog.
+func (g *Gateway) refresh(ctx context.Context, v ServerView) error {
+	u, err := g.upstreamFor(v.decl)
+	if err != nil {
+		return err
+	}
+	u.resetFailures()
+	c, err := u.get(ctx)
+	if err != nil {
+		return err
+	}
+	defer u.release(true)
+	tl, err := c.ListTools(ctx)
+	if err != nil {
+		return upstreamErr(v.ID, "list tools", err)
+	}
+	u.mu.Lock()
+	if u.client == c {
+		u.setToolsLocked(tl)
+	}
+	u.mu.Unlock()
+	g.recordCatalog(u, c, tl)
+	return nil
+}
+
+func queryTerms(q string) []string {
+	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !(r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127)
+	})
+	return f
+}
+
+// score ranks a tool for the query terms: every term must match somewhere;
+// name matches weigh most, then title, then description.
+func score(terms []string, server string, t toolInfo) int {
+	name := strings.ToLower(t.Name)
+	full := strings.ToLower(Capability(server, t.Name))
+	title := strings.ToLower(t.title())
+	desc := strings.ToLower(t.Description)
+	total := 0
+	for _, term := range terms {
+		s := 0
+		switch {
+		case name == term:
+			s = 100
+		case strings.Contains(name, term):
+			s = 40
+		case strings.Contains(full, term):
+			s = 25
+		}
+		if strings.Contains(title, term) {
+			s += 15
+		}
+		if n := strings.Count(desc, term); n > 0 {
+			if n > 3 {
+				n = 3
+			}
+			s += 5 * n
+		}
+		if s == 0 {
+			return 0
+		}
+		total += s
+	}
+	return total
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// ToolDetail is everything describe tells about a capability.
+type ToolDetail struct {
+	Capability   string          `json:"capability"`
+	Server       string          `json:"server"`
+	Tool         string          `json:"tool"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Trust        string          `json:"trust"`
+	ActionClass  string          `json:"actionClass"` // effective class after annotations
+	Admission    string          `json:"admission"`   // run | approval-required
+	Provenance   Provenance      `json:"provenance"`
+	Signature    string          `json:"signature,omitempty"` // code-mode signature
+	Module       string          `json:"module,omitempty"`    // code-mode module name
+}
+
+// Describe returns one capability's metadata from the live listing or the
+// recorded catalog. It never launches.
+func (g *Gateway) Describe(ctx context.Context, capability string) (*ToolDetail, error) {
+	server, tool, ok := SplitCapability(capability)
+	if !ok {
+		return nil, &Error{Kind: KindBadInput, Capability: capability, Message: fmt.Sprintf("%q is not a capability name", capability), Remedy: "capabilities are SERVER__TOOL; run 'sluice find' to list them"}
+	}
+	v, err := g.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Trusted() {
+		return nil, untrustedErr(v)
+	}
+	l := g.known(v)
+	if l.prov == ProvMissing {
+		return nil, &Error{Kind: KindMissing, Server: server, Capability: capability, Message: fmt.Sprintf("no recorded catalog for server %s", server),
+			Remedy: fmt.Sprintf("run 'sluice find --server %s --refresh' to launch it once and record its tools", server)}
+	}
+	for _, t := range l.tools {
+		if t.Name != tool {
+			continue
+		}
+		adm := g.admission(v, t)
+		d := &ToolDetail{
+			Capability: capability, Server: server, Tool: tool, Title: t.title(), Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+			Trust: v.Trust, ActionClass: adm.Class, Admission: adm.decision(), Provenance: l.prov,
+		}
+		g.decorate(d, v, l.tools)
+		return d, nil
+	}
+	return nil, unknownToolErr(server, tool, l.tools)
+}
+
+func unknownToolErr(server, tool string, tools []toolInfo) error {
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("server %s has no tool %q", server, tool)
+	if len(names) > 0 && len(names) <= 30 {
+		msg += " (tools: " + strings.Join(names, ", ") + ")"
+	}
+	return &Error{Kind: KindUnknown, Server: server, Capability: Capability(server, tool), Message: msg, Remedy: "run 'sluice find --server " + server + "' to list its tools"}
+}

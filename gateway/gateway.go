@@ -1,0 +1,362 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"sluice/gateway/config"
+	"sluice/gateway/proc"
+	"sluice/gateway/trust"
+)
+
+// Defaults.
+const (
+	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultRestartBackoff = 500 * time.Millisecond
+	MaxRestartBackoff     = 30 * time.Second
+	DefaultCrashLoopLimit = 5
+)
+
+// Options configures a Gateway. Every zero value means the documented
+// default; a nil *Options is allowed.
+type Options struct {
+	Cwd     string              // default os.Getwd
+	Project string              // the --project flag; "" = discovered from Cwd
+	Getenv  func(string) string // default os.Getenv; also the lookup for ${env:NAME}
+	Logger  *slog.Logger        // default: discard
+
+	// ServerStderr receives every stderr line of every upstream server,
+	// prefixed with its id. nil: lines are only kept in each server's
+	// bounded tail (attached to errors).
+	ServerStderr io.Writer
+
+	IdleTimeout    time.Duration // default: the user setting idleTimeoutMs, else DefaultIdleTimeout
+	RestartBackoff time.Duration // first delay after a failed start; doubles; default DefaultRestartBackoff
+	CrashLoopLimit int           // consecutive failures that stop relaunching; default DefaultCrashLoopLimit
+
+	// KillGrace and StdinGrace shorten teardown (tests); zero = proc defaults.
+	KillGrace  time.Duration
+	StdinGrace time.Duration
+
+	ClientName, ClientVersion string // how sluice introduces itself upstream
+
+	Now func() time.Time // default time.Now
+}
+
+// Gateway turns declarations and the native client into capabilities.
+// It is safe for concurrent use. Close tears every server down.
+type Gateway struct {
+	opts      Options
+	log       *slog.Logger
+	configDir string
+	cacheDir  string
+	stateDir  string
+	allow     *proc.AllowList
+
+	mu       sync.Mutex
+	loaded   *config.Loaded
+	stamp    fileStamps
+	ups      map[string]*upstream
+	closed   bool
+	watchers map[int]func()
+	nextW    int
+	hooks    UpstreamHooks
+	pipeline *pipeline
+
+	stopReaper chan struct{}
+	reaperDone chan struct{}
+}
+
+// UpstreamHooks let a surface (sluice serve) see what upstream servers send
+// on their own: notifications and server->client requests. Set them before
+// the first launch.
+type UpstreamHooks struct {
+	// Notify receives notifications other than progress, cancelled and
+	// tools/list_changed (which the gateway handles itself).
+	Notify func(server, method string, params json.RawMessage)
+	// Request answers server->client requests (sampling, elicitation,
+	// roots). nil: the client's defaults (ping, empty roots, -32601).
+	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+	// Capabilities advertised upstream; must match what Request handles.
+	Capabilities json.RawMessage
+}
+
+type fileStamps [2]struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(paths ...string) fileStamps {
+	var s fileStamps
+	for i, p := range paths {
+		if i >= len(s) || p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil {
+			s[i].mod, s[i].size, s[i].ok = st.ModTime(), st.Size(), true
+		}
+	}
+	return s
+}
+
+// Open loads the declarations and returns a gateway. It launches nothing.
+// Diagnostics do not make Open fail: a malformed file contributes no server
+// and its diagnostics are reported by Servers and Check.
+func Open(opts *Options) (*Gateway, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, &Error{Kind: KindGateway, Message: "cannot read the working directory: " + err.Error()}
+		}
+		o.Cwd = wd
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.RestartBackoff <= 0 {
+		o.RestartBackoff = DefaultRestartBackoff
+	}
+	if o.CrashLoopLimit <= 0 {
+		o.CrashLoopLimit = DefaultCrashLoopLimit
+	}
+	if o.ClientName == "" {
+		o.ClientName = "sluice"
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	configDir, err := config.ConfigDir(o.Getenv)
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: err.Error() + "; set SLUICE_HOME to a directory", Err: err}
+	}
+	cacheDir, err := config.CacheDir(o.Getenv)
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: err.Error() + "; set SLUICE_CACHE_DIR to a directory", Err: err}
+	}
+	stateDir, err := config.StateDir(o.Getenv)
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: err.Error() + "; set XDG_STATE_HOME to a directory", Err: err}
+	}
+	g := &Gateway{
+		opts:      o,
+		log:       log,
+		configDir: configDir,
+		cacheDir:  cacheDir,
+		stateDir:  stateDir,
+		ups:       map[string]*upstream{},
+		watchers:  map[int]func(){},
+	}
+	if csv := o.Getenv("SLUICE_ALLOW_COMMANDS"); csv != "" {
+		al, warnings := proc.ParseAllowList(csv)
+		for _, w := range warnings {
+			log.Warn("SLUICE_ALLOW_COMMANDS", "warning", w)
+		}
+		g.allow = al
+	}
+	g.reload()
+	if err := g.initPipeline(); err != nil {
+		return nil, err
+	}
+	idle := g.idleTimeout()
+	g.stopReaper = make(chan struct{})
+	g.reaperDone = make(chan struct{})
+	go g.reap(idle)
+	return g, nil
+}
+
+// ConfigDir, CacheDir and StateDir are the directories this gateway uses.
+func (g *Gateway) ConfigDir() string { return g.configDir }
+func (g *Gateway) CacheDir() string  { return g.cacheDir }
+func (g *Gateway) StateDir() string  { return g.stateDir }
+
+// UserFile is the user declaration file's path.
+func (g *Gateway) UserFile() string { return filepath.Join(g.configDir, config.UserFileName) }
+
+// SetUpstreamHooks installs hooks for what upstream servers send on their
+// own. Servers already running keep the hooks they were started with.
+func (g *Gateway) SetUpstreamHooks(h UpstreamHooks) {
+	g.mu.Lock()
+	g.hooks = h
+	g.mu.Unlock()
+}
+
+func (g *Gateway) idleTimeout() time.Duration {
+	if g.opts.IdleTimeout > 0 {
+		return g.opts.IdleTimeout
+	}
+	g.mu.Lock()
+	ms := g.loaded.Settings.IdleTimeoutMs
+	g.mu.Unlock()
+	if ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return DefaultIdleTimeout
+}
+
+// reload re-reads the declarations when either file changed since the last
+// load. Servers whose declaration changed (or vanished) are closed, so the
+// next call launches what the file now says.
+func (g *Gateway) reload() *config.Loaded {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reloadLocked()
+}
+
+func (g *Gateway) reloadLocked() *config.Loaded {
+	if g.loaded != nil {
+		if stampOf(g.loaded.UserFile, g.loaded.ProjectFile) == g.stamp {
+			return g.loaded
+		}
+	}
+	l := config.Load(config.LoadOptions{Cwd: g.opts.Cwd, Project: g.opts.Project, ConfigDir: g.configDir, Getenv: g.opts.Getenv})
+	g.loaded = l
+	g.stamp = stampOf(l.UserFile, l.ProjectFile)
+	for id, u := range g.ups {
+		d, ok := l.Server(id)
+		if !ok || d.Digest != u.digest {
+			g.log.Info("declaration changed; closing server", "server", id)
+			delete(g.ups, id)
+			go u.shutdown()
+		}
+	}
+	return l
+}
+
+// Loaded returns the current declarations (reloaded if a file changed).
+func (g *Gateway) Loaded() *config.Loaded { return g.reload() }
+
+// trustState reads the trust file; it is read for every decision, never
+// cached, so a record written by another process counts at once.
+func (g *Gateway) trustState() *trust.State {
+	return trust.Read(trust.FilePath(g.configDir))
+}
+
+// Subscribe registers fn to run whenever the set of capabilities may have
+// changed (a server's live listing changed). It returns the unsubscribe func.
+func (g *Gateway) Subscribe(fn func()) (cancel func()) {
+	g.mu.Lock()
+	id := g.nextW
+	g.nextW++
+	g.watchers[id] = fn
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		delete(g.watchers, id)
+		g.mu.Unlock()
+	}
+}
+
+func (g *Gateway) changed() {
+	g.mu.Lock()
+	fns := make([]func(), 0, len(g.watchers))
+	for _, fn := range g.watchers {
+		fns = append(fns, fn)
+	}
+	g.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// Teardown is how one server's shutdown ended.
+type Teardown struct {
+	Server  string
+	Outcome proc.Outcome
+}
+
+// Close tears every server down and returns the teardowns that were
+// incomplete (a process of the group survived). It is idempotent.
+func (g *Gateway) Close() []Teardown {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	ups := make([]*upstream, 0, len(g.ups))
+	for _, u := range g.ups {
+		ups = append(ups, u)
+	}
+	g.ups = map[string]*upstream{}
+	g.mu.Unlock()
+	close(g.stopReaper)
+	<-g.reaperDone
+
+	var mu sync.Mutex
+	var bad []Teardown
+	var wg sync.WaitGroup
+	for _, u := range ups {
+		wg.Add(1)
+		go func(u *upstream) {
+			defer wg.Done()
+			for _, out := range u.shutdown() {
+				if !out.Complete {
+					mu.Lock()
+					bad = append(bad, Teardown{Server: u.id, Outcome: out})
+					mu.Unlock()
+				}
+			}
+		}(u)
+	}
+	wg.Wait()
+	if g.pipeline != nil {
+		g.pipeline.close()
+	}
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Server < bad[j].Server })
+	for _, t := range bad {
+		g.log.Error("teardown incomplete", "server", t.Server, "pgid", t.Outcome.Pgid, "reason", t.Outcome.Reason)
+	}
+	return bad
+}
+
+// reap closes servers idle for longer than idle.
+func (g *Gateway) reap(idle time.Duration) {
+	defer close(g.reaperDone)
+	tick := idle / 4
+	if tick < 50*time.Millisecond {
+		tick = 50 * time.Millisecond
+	}
+	if tick > 30*time.Second {
+		tick = 30 * time.Second
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stopReaper:
+			return
+		case <-t.C:
+		}
+		now := g.opts.Now()
+		g.mu.Lock()
+		var idleUps []*upstream
+		for _, u := range g.ups {
+			if u.idleSince(now) > idle {
+				idleUps = append(idleUps, u)
+			}
+		}
+		g.mu.Unlock()
+		for _, u := range idleUps {
+			if u.closeIfIdle(now, idle) {
+				g.log.Info("closed idle server", "server", u.id)
+			}
+		}
+	}
+}

@@ -1,0 +1,475 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sluice/gateway/mcp/mcptest"
+)
+
+func init() { mcptest.RunIfReexec() }
+
+// world is an isolated sluice home, cache, state and project for one test.
+type world struct {
+	t       *testing.T
+	home    string
+	cache   string
+	state   string
+	project string
+	env     map[string]string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	root := t.TempDir()
+	w := &world{t: t, home: filepath.Join(root, "home"), cache: filepath.Join(root, "cache"), state: filepath.Join(root, "state"), project: filepath.Join(root, "project")}
+	for _, d := range []string{w.home, w.cache, w.state, filepath.Join(w.project, ".sluice")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.env = map[string]string{
+		"SLUICE_HOME":      w.home,
+		"SLUICE_CACHE_DIR": w.cache,
+		"XDG_STATE_HOME":   w.state,
+		"PATH":             os.Getenv("PATH"),
+		"HOME":             root,
+	}
+	return w
+}
+
+func (w *world) getenv(k string) string { return w.env[k] }
+
+// fixture returns a YAML server declaration running the fixture with args.
+func fixture(t *testing.T, id string, args ...string) string {
+	t.Helper()
+	exe, argv, err := mcptest.Command(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = strconv.Quote(a)
+	}
+	return fmt.Sprintf("  %s:\n    command: %s\n    args: [%s]\n", id, strconv.Quote(exe), strings.Join(q, ", "))
+}
+
+func (w *world) writeUser(body string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.home, "mcp.yaml"), []byte(body), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) writeProject(body string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.project, ".sluice", "mcp.yaml"), []byte(body), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) open(mut ...func(*Options)) *Gateway {
+	w.t.Helper()
+	o := &Options{Cwd: w.project, Getenv: w.getenv, KillGrace: 300 * time.Millisecond, StdinGrace: 100 * time.Millisecond, RestartBackoff: 10 * time.Millisecond}
+	for _, m := range mut {
+		m(o)
+	}
+	g, err := Open(o)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() {
+		if bad := g.Close(); len(bad) > 0 {
+			w.t.Errorf("incomplete teardown: %+v", bad)
+		}
+		waitNoChildren(w.t)
+	})
+	return g
+}
+
+// children counts the process groups of live (non-zombie) direct children
+// of this process: one per running server (a server's watchdog shares its
+// group).
+func children() int {
+	me := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	groups := map[int]bool{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid == me && pid != me {
+			pgid, _ := strconv.Atoi(f[2])
+			groups[pgid] = true
+		}
+	}
+	return len(groups)
+}
+
+func waitNoChildren(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for children() > 0 {
+		if time.Now().After(deadline) {
+			t.Errorf("%d child processes still alive", children())
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestFindNeverLaunchesAndReportsMissing(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	res, err := g.Find(ctx(t), FindRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Servers) != 1 || res.Servers[0].Provenance != ProvMissing || res.Servers[0].Trust != "trusted" {
+		t.Fatalf("want one trusted server with a missing catalog, got %+v", res.Servers)
+	}
+	if !strings.Contains(res.Servers[0].Remedy, "sluice find --server fx --refresh") {
+		t.Fatalf("remedy %q", res.Servers[0].Remedy)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("find launched %d processes", n)
+	}
+	if _, err := g.Describe(ctx(t), "fx__echo"); KindOf(err) != KindMissing {
+		t.Fatalf("describe without a catalog: %v", err)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("describe launched %d processes", n)
+	}
+}
+
+func TestScopedRefreshLaunchesExactlyOneThenCacheAnswers(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "a") + fixture(t, "b", "-tools", "3"))
+	g := w.open()
+	if _, err := g.Find(ctx(t), FindRequest{Refresh: true}); KindOf(err) != KindBadInput {
+		t.Fatalf("unscoped refresh must be refused, got %v", err)
+	}
+	res, err := g.Find(ctx(t), FindRequest{Server: "b", Refresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("scoped refresh: %d processes, want exactly 1", n)
+	}
+	if res.Servers[0].Provenance != ProvLive || res.Servers[0].Tools < 3 {
+		t.Fatalf("refresh result %+v", res.Servers)
+	}
+	if bad := g.Close(); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	waitNoChildren(t)
+
+	// A new gateway answers from the recorded catalog without launching.
+	g2 := w.open()
+	res, err = g2.Find(ctx(t), FindRequest{Query: "generated tool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("cached find launched %d processes", n)
+	}
+	var b FindServer
+	for _, s := range res.Servers {
+		if s.ID == "b" {
+			b = s
+		}
+	}
+	if b.Provenance != ProvCached || len(res.Tools) != 3 {
+		t.Fatalf("cached: %+v tools %+v", b, res.Tools)
+	}
+	d, err := g2.Describe(ctx(t), "b__echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Provenance != ProvCached || !strings.Contains(string(d.InputSchema), `"text"`) || d.Admission != "run" {
+		t.Fatalf("describe from cache: %+v", d)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("cached describe launched %d processes", n)
+	}
+}
+
+func TestCallLaunchesLazilyAndPreservesResults(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "approve: [\"fx__bad_iserror\", \"fx__fail\"]\n")
+	g := w.open()
+	if n := children(); n != 0 {
+		t.Fatalf("open launched %d", n)
+	}
+	r, err := g.Call(ctx(t), CallRequest{Capability: "fx__add", Arguments: json.RawMessage(`{"a": 12345678901234567890, "b": 0.5}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("call: %d processes, want 1", n)
+	}
+	if !strings.Contains(string(r.Result), "12345678901234567890.5") {
+		t.Fatalf("number re-encoded: %s", r.Result)
+	}
+	r, err = g.Call(ctx(t), CallRequest{Capability: "fx__structured"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sr struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.Result, &sr); err != nil || len(sr.StructuredContent) == 0 || len(sr.Content) != 0 {
+		t.Fatalf("structured-only result lost: %s", r.Result)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__bad_iserror"}); KindOf(err) != KindUpstream {
+		t.Fatalf("a non-boolean isError must make the call unsuccessful, got %v", err)
+	}
+	r, err = g.Call(ctx(t), CallRequest{Capability: "fx__fail"})
+	if err != nil || !r.IsError {
+		t.Fatalf("tool error: %+v %v", r, err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__nope"}); KindOf(err) != KindUnknown {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx_echo"}); KindOf(err) != KindBadInput {
+		t.Fatalf("bad capability: %v", err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`[1]`)}); KindOf(err) != KindBadInput {
+		t.Fatalf("bad args: %v", err)
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("one live client per server: %d processes", n)
+	}
+	if bad := g.Close(); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	waitNoChildren(t)
+}
+
+func TestAdmission(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + fixture(t, "rd") + "    actionClass: read\napprove: [\"fx__list_*\"]\n")
+	g := w.open()
+	// readOnlyHint counts as read on a trusted server.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// No annotation, no class: unknown, refused with the remedy.
+	_, err := g.Call(ctx(t), CallRequest{Capability: "fx__fail"})
+	if KindOf(err) != KindRefused || !strings.Contains(err.Error(), "--yes") || !strings.Contains(err.Error(), "approve:") {
+		t.Fatalf("want a refusal naming the remedies, got %v", err)
+	}
+	// --yes approves.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__fail", Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A prompt that declines.
+	asked := 0
+	_, err = g.Call(ctx(t), CallRequest{Capability: "fx__fail", Approve: func(context.Context, ApprovalRequest) (bool, error) { asked++; return false, nil }})
+	if KindOf(err) != KindRefused || asked != 1 {
+		t.Fatalf("declined: %v asked=%d", err, asked)
+	}
+	// approve glob.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__list_changed"}); err != nil {
+		t.Fatal(err)
+	}
+	// declared class read.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "rd__fail"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The canary: a project declaration whose command would create a marker
+// file is never launched while untrusted or stale, through every path.
+func TestCanaryUntrustedAndStaleNeverLaunch(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(t.TempDir(), "launched")
+	decl := fmt.Sprintf("servers:\n  canary:\n    command: touch\n    args: [%q]\n", marker)
+	w.writeProject(decl)
+	g := w.open()
+	check := func(stage string) {
+		t.Helper()
+		res, err := g.Find(ctx(t), FindRequest{Query: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Servers) != 1 || res.Servers[0].Trust != stage || !strings.Contains(res.Servers[0].Remedy, "sluice trust canary") {
+			t.Fatalf("%s: find %+v", stage, res.Servers)
+		}
+		if _, err := g.Find(ctx(t), FindRequest{Server: "canary", Refresh: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Describe(ctx(t), "canary__x"); KindOf(err) != KindUntrusted {
+			t.Fatalf("%s: describe %v", stage, err)
+		}
+		if _, err := g.Call(ctx(t), CallRequest{Capability: "canary__x", Yes: true}); KindOf(err) != KindUntrusted || !strings.Contains(err.Error(), "sluice trust canary") {
+			t.Fatalf("%s: call %v", stage, err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: the canary was launched", stage)
+		}
+	}
+	check("untrusted")
+	plan, err := g.PlanTrust("canary", "read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Trust(plan); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := g.server("canary"); !v.Trusted() || v.ActionClass != "read" {
+		t.Fatalf("after trust: %+v", v)
+	}
+	// Change a digest field: the record goes stale.
+	time.Sleep(10 * time.Millisecond)
+	w.writeProject(decl + "    timeoutMs: 1000\n")
+	check("stale")
+	v, _ := g.server("canary")
+	if len(v.Changed) != 1 || v.Changed[0] != "timeoutMs" {
+		t.Fatalf("stale must name the changed field: %+v", v.Changed)
+	}
+}
+
+func TestCrashLoopAndRecovery(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "bad", "-mode", "exit-at-start") + fixture(t, "good"))
+	g := w.open(func(o *Options) { o.CrashLoopLimit = 3 })
+	var last error
+	for i := 0; i < 3; i++ {
+		_, last = g.Call(ctx(t), CallRequest{Capability: "bad__echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+		if KindOf(last) != KindUpstream {
+			t.Fatalf("attempt %d: %v", i, last)
+		}
+	}
+	_, err := g.Call(ctx(t), CallRequest{Capability: "bad__echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	if KindOf(err) != KindCrashLoop || !strings.Contains(err.Error(), "--refresh") {
+		t.Fatalf("want crash-loop, got %v", err)
+	}
+	// One failing server never breaks find or calls to others.
+	if _, err := g.Find(ctx(t), FindRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "good__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	rep := g.Servers()
+	for _, s := range rep.Servers {
+		if s.ID == "bad" && s.Run != RunCrashLoop {
+			t.Fatalf("bad run state %s", s.Run)
+		}
+	}
+}
+
+func TestDeadServerRelaunchesOnNextCall(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "    actionClass: execute\napprove: [\"*\"]\n")
+	g := w.open()
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__crash"}); KindOf(err) != KindUpstream {
+		t.Fatalf("crash mid-call: %v", err)
+	}
+	r, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"again"}`)})
+	if err != nil || !strings.Contains(string(r.Result), "again") {
+		t.Fatalf("relaunch: %v %+v", err, r)
+	}
+}
+
+func TestListChangedRefreshesCatalog(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "approve: [\"*\"]\n")
+	g := w.open()
+	var mu sync.Mutex
+	fired := 0
+	g.Subscribe(func() { mu.Lock(); fired++; mu.Unlock() })
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__list_changed"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := g.Describe(ctx(t), "fx__late_tool"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("late_tool never appeared after tools/list_changed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fired < 2 {
+		t.Fatalf("watchers fired %d times", fired)
+	}
+}
+
+func TestIdleServersAreReaped(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open(func(o *Options) { o.IdleTimeout = 100 * time.Millisecond })
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	waitNoChildren(t)
+	// The next call relaunches.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentCallsShareOneClient(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			text := fmt.Sprintf("m%d", i)
+			r, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"` + text + `"}`)})
+			if err == nil && !strings.Contains(string(r.Result), text) {
+				err = fmt.Errorf("mismatched result %s for %s", r.Result, text)
+			}
+			errs <- err
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("%d processes for one server", n)
+	}
+}

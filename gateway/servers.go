@@ -1,0 +1,233 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"sluice/gateway/config"
+	"sluice/gateway/trust"
+)
+
+// ServerView is one declared server as sluice sees it now: where it was
+// declared, whether it may run, and how it is running.
+type ServerView struct {
+	ID       string   `json:"id"`
+	Scope    string   `json:"scope"`
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	Command  string   `json:"command"`
+	Args     []string `json:"args"`
+	Cwd      string   `json:"cwd"`
+	EnvNames []string `json:"envNames,omitempty"` // names only, never values
+	PassEnv  []string `json:"passEnv,omitempty"`
+	Digest   string   `json:"digest"`
+
+	Trust       string   `json:"trust"` // trusted | untrusted | stale
+	ActionClass string   `json:"actionClass"`
+	Reason      string   `json:"reason,omitempty"`
+	Remedy      string   `json:"remedy,omitempty"`
+	Review      string   `json:"review,omitempty"`
+	Changed     []string `json:"changed,omitempty"`
+
+	Run      RunState `json:"run"`
+	RunError string   `json:"runError,omitempty"`
+
+	decl config.Server
+}
+
+// Trusted reports whether the server may be launched.
+func (v *ServerView) Trusted() bool { return v.Trust == string(trust.Trusted) }
+
+// Report is the whole picture: servers plus every diagnostic of both
+// declaration files and the trust file.
+type Report struct {
+	ConfigDir   string       `json:"configDir"`
+	UserFile    string       `json:"userFile"`
+	ProjectRoot string       `json:"projectRoot,omitempty"`
+	ProjectFile string       `json:"projectFile,omitempty"`
+	Servers     []ServerView `json:"servers"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	Errors      bool         `json:"errors"`
+}
+
+// Diagnostic is one problem in a declaration or trust file.
+type Diagnostic struct {
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line,omitempty"`
+	Column   int    `json:"column,omitempty"`
+	Field    string `json:"field,omitempty"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
+}
+
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.File)
+	if d.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", d.Line, d.Column)
+	}
+	fmt.Fprintf(&b, ": %s: ", d.Severity)
+	if d.Field != "" {
+		b.WriteString(d.Field + ": ")
+	}
+	b.WriteString(d.Message)
+	if d.Fix != "" {
+		b.WriteString(" (fix: " + d.Fix + ")")
+	}
+	return b.String()
+}
+
+// Servers resolves every declared server against the trust file.
+func (g *Gateway) Servers() *Report {
+	l := g.reload()
+	st := g.trustState()
+	r := &Report{ConfigDir: l.ConfigDir, UserFile: l.UserFile, ProjectRoot: l.ProjectRoot, ProjectFile: l.ProjectFile, Errors: l.Errors()}
+	for _, d := range l.Diagnostics {
+		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: string(d.Severity), File: d.File, Line: d.Line, Column: d.Column, Field: d.Field, Message: d.Message, Fix: d.Fix})
+	}
+	for _, d := range st.Diagnostics {
+		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "error", File: d.File, Message: d.Message, Fix: d.Fix})
+		r.Errors = true
+	}
+	for _, d := range l.Servers {
+		r.Servers = append(r.Servers, g.view(d, l, st))
+	}
+	return r
+}
+
+func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) ServerView {
+	v := ServerView{
+		ID: d.ID, Scope: string(d.Scope), File: d.File, Line: d.Line, Column: d.Column,
+		Command: d.Command, Args: d.Args, Cwd: d.Dir, PassEnv: d.PassEnv, Digest: d.Digest,
+		decl: d,
+	}
+	for k := range d.Env {
+		v.EnvNames = append(v.EnvNames, k)
+	}
+	sort.Strings(v.EnvNames)
+	ts := trust.Resolve(trust.Decl{
+		Scope:        trust.Scope(d.Scope),
+		ProjectRoot:  l.ProjectRoot,
+		ID:           d.ID,
+		Digest:       d.Digest,
+		FieldDigests: d.FieldDigests(),
+		ActionClass:  d.ActionClass,
+	}, st)
+	v.Trust, v.ActionClass, v.Reason, v.Remedy, v.Review, v.Changed = string(ts.Status), ts.ActionClass, ts.Reason, ts.Remedy, ts.Review, ts.Changed
+	v.Run = RunIdle
+	if u := g.peekUpstream(d.ID); u != nil && u.digest == d.Digest {
+		run, err := u.state()
+		v.Run = run
+		if err != nil && run != RunReady {
+			v.RunError = err.Error()
+		}
+	}
+	return v
+}
+
+// server resolves one declared server by id.
+func (g *Gateway) server(id string) (ServerView, error) {
+	l := g.reload()
+	d, ok := l.Server(id)
+	if !ok {
+		known := make([]string, 0, len(l.Servers))
+		for _, s := range l.Servers {
+			known = append(known, s.ID)
+		}
+		msg := fmt.Sprintf("no server %q is declared", id)
+		if len(known) > 0 {
+			msg += " (declared: " + strings.Join(known, ", ") + ")"
+		}
+		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: "run 'sluice servers' to see every declaration and its diagnostics"}
+	}
+	return g.view(d, l, g.trustState()), nil
+}
+
+// untrustedErr is the refusal for a server that may not run.
+func untrustedErr(v ServerView) *Error {
+	msg := fmt.Sprintf("server %s is %s: %s", v.ID, v.Trust, v.Reason)
+	remedy := v.Remedy
+	if v.Review != "" {
+		remedy = "review it with '" + v.Review + "', then run '" + v.Remedy + "'"
+	} else if remedy != "" {
+		remedy = "run '" + remedy + "'"
+	}
+	return &Error{Kind: KindUntrusted, Server: v.ID, Message: msg, Remedy: remedy}
+}
+
+// TrustPlan is what 'sluice trust' is about to record, for showing first.
+type TrustPlan struct {
+	Server      ServerView
+	ProjectRoot string
+	ActionClass string
+	TrustFile   string
+}
+
+// PlanTrust resolves a project server for trusting; it writes nothing.
+func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
+	switch actionClass {
+	case "", trust.ActionRead, trust.ActionExecute, trust.ActionUnknown:
+	default:
+		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("action class %q is not one of read, execute, unknown", actionClass)}
+	}
+	v, err := g.server(id)
+	if err != nil {
+		return nil, err
+	}
+	if v.Scope != string(config.ScopeProject) {
+		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s is declared in user scope (%s) and is trusted by authorship; trust records are for project declarations", id, v.File),
+			Remedy: "set actionClass in the user declaration instead"}
+	}
+	if actionClass == "" {
+		actionClass = trust.ActionUnknown
+	}
+	return &TrustPlan{Server: v, ProjectRoot: g.reload().ProjectRoot, ActionClass: actionClass, TrustFile: trust.FilePath(g.configDir)}, nil
+}
+
+// Trust records the plan in the trust file.
+func (g *Gateway) Trust(p *TrustPlan) error {
+	if err := os.MkdirAll(g.configDir, 0o700); err != nil {
+		return &Error{Kind: KindGateway, Message: "cannot create the config directory: " + err.Error(), Err: err}
+	}
+	d := p.Server.decl
+	err := trust.Upsert(p.TrustFile, trust.Record{
+		ProjectRoot: p.ProjectRoot,
+		ID:          d.ID,
+		Digest:      d.Digest,
+		Fields:      d.FieldDigests(),
+		ActionClass: p.ActionClass,
+		TrustedAt:   g.opts.Now(),
+	})
+	if err != nil {
+		return &Error{Kind: KindGateway, Server: d.ID, Message: "cannot record trust: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// Untrust removes the trust record of a project server; it reports whether
+// one existed. A running instance is closed.
+func (g *Gateway) Untrust(id string) (bool, error) {
+	l := g.reload()
+	if l.ProjectRoot == "" {
+		return false, &Error{Kind: KindBadInput, Message: "no project root; run inside a project or pass --project DIR"}
+	}
+	if d, ok := l.Server(id); ok && d.Scope == config.ScopeUser {
+		return false, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s is declared in user scope and has no trust record; remove or edit its declaration in %s", id, d.File)}
+	}
+	removed, err := trust.Remove(trust.FilePath(g.configDir), l.ProjectRoot, id)
+	if err != nil {
+		return false, &Error{Kind: KindGateway, Server: id, Message: "cannot update the trust file: " + err.Error(), Err: err}
+	}
+	g.mu.Lock()
+	u := g.ups[id]
+	delete(g.ups, id)
+	g.mu.Unlock()
+	if u != nil {
+		go u.shutdown()
+	}
+	return removed, nil
+}
