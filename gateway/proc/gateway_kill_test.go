@@ -73,7 +73,7 @@ func TestGatewaySIGKILL(t *testing.T) {
 				}
 				if alive(gc) {
 					st, _ := procStat(gc)
-					t.Logf("measured: grandchild %d SURVIVED the gateway's SIGKILL (state %c, pgrp %d, reparented)", gc, st.state, st.pgrp)
+					t.Logf("measured: grandchild %d SURVIVED the gateway's SIGKILL (state %c, pgrp %d, reparented to pid %d)", gc, st.state, st.pgrp, st.ppid)
 				} else {
 					t.Logf("measured: grandchild %d died with the gateway", gc)
 				}

@@ -59,6 +59,7 @@ func groupHasMembersExcept(pgid int, skip ...int) bool {
 
 type procStatus struct {
 	state   byte
+	ppid    int
 	pgrp    int
 	threads int
 }
@@ -92,12 +93,13 @@ func parseStat(b []byte) (procStatus, bool) {
 	if len(f) < 18 || len(f[0]) != 1 {
 		return procStatus{}, false
 	}
+	pp, err0 := strconv.Atoi(string(f[1]))
 	pg, err1 := strconv.Atoi(string(f[2]))
 	th, err2 := strconv.Atoi(string(f[17]))
-	if err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil {
 		return procStatus{}, false
 	}
-	return procStatus{state: f[0][0], pgrp: pg, threads: th}, true
+	return procStatus{state: f[0][0], ppid: pp, pgrp: pg, threads: th}, true
 }
 
 // procPgrp reads the process group of pid.

@@ -241,7 +241,7 @@ func TestTail(t *testing.T) {
 		{10, []string{"abc", "defghijk"}, "…bcdefghijk"},
 		{4, []string{"0123456789"}, "…6789"},
 		{4, []string{"ab", "cd", "ef", "g"}, "…defg"},
-		{5, []string{"xx", "é✓"}, "…é✓"},       // cut inside "x", keeps whole runes
+		{5, []string{"xx", "é✓"}, "…é✓"},        // cut inside "x", keeps whole runes
 		{4, []string{"aé✓"}, "…✓"},              // a cut rune at the front is dropped
 		{8, []string{"ok\xff\xfe"}, "ok\uFFFD"}, // invalid bytes become U+FFFD
 	}

@@ -39,7 +39,11 @@ func init() {
 }
 
 func runWatchdog(v string) {
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// SIGTERM is ignored from the start: the gateway's own teardown sends
+	// it to the group, and a gateway killed during that grace period must
+	// still find its watchdog on guard. (The gateway never waits for the
+	// watchdog to leave; it stands it down or SIGKILLs the group.)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE, syscall.SIGTERM)
 	pgid, err := strconv.Atoi(v)
 	if err != nil || pgid <= 1 || unix.Getpgrp() != pgid {
 		unix.Exit(2)
@@ -51,9 +55,7 @@ func runWatchdog(v string) {
 	}
 	_ = err // EOF (or any read failure): the gateway is gone.
 	// We are a member of pgid, so the id is still this group's: no other
-	// group can have it while we live. Our own SIGTERM must not end us
-	// before the SIGKILL step.
-	signal.Ignore(syscall.SIGTERM)
+	// group can have it while we live.
 	self := os.Getpid()
 	_ = unix.Kill(-pgid, unix.SIGTERM)
 	waitGone(func() bool { return groupHasMembersExcept(pgid, self) }, watchdogGrace)
