@@ -147,6 +147,9 @@ func (rs *runState) finish(p prepared, ro rawOut) outcome {
 	var o outcome
 	switch {
 	case ro.err != nil:
+		if rs.ctx.Err() != nil {
+			rs.tripCtx()
+		}
 		if t := rs.tripped.Load(); t != nil {
 			o.err = t
 		} else {
@@ -390,6 +393,7 @@ loop:
 	case <-waited:
 	case <-ctx.Done():
 		// The host must honour ctx; do not wait for one that does not.
+		rs.tripCtx()
 		if t := rs.tripped.Load(); t != nil {
 			return nil, t
 		}

@@ -117,7 +117,7 @@ func check(filename, src string, names *Names, tools map[string]*toolInfo, isPre
 		} else if len(known) > 0 {
 			hint = " (tools: " + strings.Join(known, ", ") + ")"
 		}
-		at(d.NamePos, "server %q has no tool %s%s", server, fn, hint)
+		at(d.Name.NamePos, "server %q has no tool %s%s", server, fn, hint)
 		return nil, true
 	}
 	// capRef resolves a literal capability string or a module function.
@@ -142,6 +142,8 @@ func check(filename, src string, names *Names, tools map[string]*toolInfo, isPre
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
+		case *syntax.LoadStmt:
+			at(x.Load, "load() is not available: scripts cannot read files; put everything in one script")
 		case *syntax.DotExpr:
 			if ti, ok := toolRef(x); ok && ti != nil {
 				caps[ti.capability] = true
@@ -297,6 +299,15 @@ func checkDictKeys(de *syntax.DictExpr, ti *toolInfo, at problemFunc) {
 }
 
 func preflightError(problems []Problem) *Error {
+	seen := map[Problem]bool{}
+	uniq := problems[:0]
+	for _, p := range problems {
+		if !seen[p] {
+			seen[p] = true
+			uniq = append(uniq, p)
+		}
+	}
+	problems = uniq
 	sort.SliceStable(problems, func(i, j int) bool {
 		if problems[i].Line != problems[j].Line {
 			return problems[i].Line < problems[j].Line

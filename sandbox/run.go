@@ -45,7 +45,8 @@ type toolInfo struct {
 // runState is the state of one run. Fields without a comment are only
 // touched on the Starlark goroutine.
 type runState struct {
-	ctx     context.Context
+	ctx     context.Context // the run's context (with the timeout)
+	parent  context.Context // the caller's
 	host    Host
 	lim     Limits
 	names   *Names
@@ -191,14 +192,11 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 		rs.trip(limitErr(LimitMemory, "the run's heap grew by %s, over maxMemoryBytes %s", fmtBytes(g), fmtBytes(l.MaxMemoryBytes)))
 	})
 	done := make(chan struct{})
+	rs.parent = ctx
 	go func() {
 		select {
 		case <-runCtx.Done():
-			if errors.Is(ctx.Err(), context.Canceled) {
-				rs.trip(&scriptErr{kind: KindCancelled, msg: "the run was cancelled by its caller"})
-			} else {
-				rs.trip(limitErr(LimitTime, "the run took longer than %v (timeoutMs %d)", l.Timeout, l.Timeout.Milliseconds()))
-			}
+			rs.tripCtx()
 		case <-done:
 		}
 	}()
@@ -233,6 +231,15 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 	}
 	res.Result = out
 	return res
+}
+
+// tripCtx trips the limit or cancellation that ended the run's context.
+func (rs *runState) tripCtx() {
+	if errors.Is(rs.parent.Err(), context.Canceled) {
+		rs.trip(&scriptErr{kind: KindCancelled, msg: "the run was cancelled by its caller"})
+	} else {
+		rs.trip(limitErr(LimitTime, "the run took longer than %v (timeoutMs %d)", rs.lim.Timeout, rs.lim.Timeout.Milliseconds()))
+	}
 }
 
 // trip records the first limit or cancellation and stops the interpreter.
