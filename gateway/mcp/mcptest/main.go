@@ -1,6 +1,7 @@
 package mcptest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -63,6 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name := fs.String("name", "", "serverInfo.name (default mcpfixture)")
 	sleeper := fs.Bool("sleeper", false, "run as the grandchild: ignore SIGTERM/SIGINT/SIGHUP and sleep")
 	sleep := fs.Duration("sleep", 5*time.Minute, "how long a grandchild sleeps")
+	readyFD := fs.Int("ready-fd", 0, "grandchild: fd to report readiness on (internal)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -73,6 +75,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *sleeper {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 		fmt.Fprintf(stderr, "mcpfixture: grandchild pid %d sleeping %s, ignoring SIGTERM\n", os.Getpid(), *sleep)
+		if *readyFD > 0 {
+			// Tell the parent that SIGTERM is ignored from now on.
+			ready := os.NewFile(uintptr(*readyFD), "ready")
+			_, _ = ready.Write([]byte("ready\n"))
+			_ = ready.Close()
+		}
 		time.Sleep(*sleep)
 		return 0
 	}
@@ -82,7 +90,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge}
-	opts.Spawn = func() (int, error) { return spawnSleeper(*sleep) }
+	opts.Spawn = func() (int, error) { return spawnSleeper(*sleep, opts.name()) }
 	if opts.Has(ModeIgnoreSIGTERM) {
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -110,22 +118,39 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // spawnSleeper starts a grandchild in this process's group that ignores
-// SIGTERM and keeps this process's stdout and stderr open.
-func spawnSleeper(d time.Duration) (int, error) {
+// SIGTERM and keeps this process's stdout and stderr open. It returns once
+// the grandchild reported that it ignores SIGTERM, so a caller that then
+// sends SIGTERM tests the stubborn case, not a startup race.
+//
+// The grandchild's command line carries -name so that a test can find a
+// leaked one (it still kills by process group, never by name).
+func spawnSleeper(d time.Duration, name string) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
 	}
-	args := []string{"-sleeper", "-sleep", d.String()}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	args := []string{"-sleeper", "-sleep", d.String(), "-name", name, "-ready-fd", "3"}
 	if reexeced {
 		args = append([]string{ReexecArg}, args...)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout = os.Stdout
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
 		return 0, err
 	}
 	go func() { _ = cmd.Wait() }()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if line != "ready\n" {
+		return cmd.Process.Pid, fmt.Errorf("grandchild %d did not report ready: %q, %v", cmd.Process.Pid, line, err)
+	}
 	return cmd.Process.Pid, nil
 }

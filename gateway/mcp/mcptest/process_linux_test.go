@@ -243,9 +243,14 @@ func TestProcessGrandchild(t *testing.T) {
 				p = startProc(t, "-mode", "grandchild")
 				p.send(initLine)
 				p.recvLine() // the grandchild is spawned before serving
-				m := grandchildRE.FindStringSubmatch(p.stderr.String())
-				if m == nil {
-					t.Fatalf("stderr = %q", p.stderr.String())
+				// stderr is copied by another goroutine: wait for the line.
+				var m []string
+				deadline := time.Now().Add(hangGuard)
+				for m = grandchildRE.FindStringSubmatch(p.stderr.String()); m == nil; m = grandchildRE.FindStringSubmatch(p.stderr.String()) {
+					if time.Now().After(deadline) {
+						t.Fatalf("stderr = %q", p.stderr.String())
+					}
+					time.Sleep(5 * time.Millisecond)
 				}
 				gpid, _ = strconv.Atoi(m[1])
 			} else {
