@@ -31,6 +31,7 @@ func TestGatewaySIGKILL(t *testing.T) {
 	}{
 		{"without watchdog", "gateway-nowatchdog", true},
 		{"with watchdog", "gateway", false},
+		{"with watchdog, killed during its own teardown", "gateway-closing", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(testExe(t))
@@ -52,6 +53,11 @@ func TestGatewaySIGKILL(t *testing.T) {
 			leader, _ := strconv.Atoi(f[1])
 			gc, _ := strconv.Atoi(f[2])
 			t.Cleanup(func() { killGroup(leader) })
+			if c.mode == "gateway-closing" {
+				if l := readLine(t, out); l != "sigterm sent" {
+					t.Fatalf("gateway said %q", l)
+				}
+			}
 			if !alive(leader) || !alive(gc) {
 				t.Fatal("server not running before the gateway is killed")
 			}

@@ -86,9 +86,11 @@ func runChild(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		return 0
 	case "gateway":
-		return runGateway(false)
+		return runGateway(false, false)
 	case "gateway-nowatchdog":
-		return runGateway(true)
+		return runGateway(true, false)
+	case "gateway-closing":
+		return runGateway(false, true)
 	}
 	fmt.Fprintln(os.Stderr, "unknown child mode", mode)
 	return 2
@@ -96,9 +98,12 @@ func runChild(mode string) int {
 
 // runGateway plays a gateway that starts a server with a grandchild and
 // reports both pids, then waits to be killed.
-func runGateway(noWatchdog bool) int {
+// With closing, it also starts its own teardown and is killed while that
+// waits in the SIGTERM grace period.
+func runGateway(noWatchdog, closing bool) int {
 	exe, _ := os.Executable()
-	p, err := Start(Spec{Server: "gw", Command: exe, Env: map[string]string{childModeEnv: "grandchild-stubborn"}, NoWatchdog: noWatchdog})
+	p, err := Start(Spec{Server: "gw", Command: exe, Env: map[string]string{childModeEnv: "grandchild-stubborn"},
+		NoWatchdog: noWatchdog, StdinGrace: 10 * time.Millisecond, KillGrace: time.Hour})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -110,6 +115,20 @@ func runGateway(noWatchdog bool) int {
 	}
 	gc, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "grandchild "))
 	fmt.Printf("pids %d %d\n", p.Pid(), gc)
+	if closing {
+		go p.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) && p.Phase() == PhaseLive {
+			p.mu.Lock()
+			st := p.stage
+			p.mu.Unlock()
+			if st == StageSigterm {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Println("sigterm sent")
+	}
 	time.Sleep(time.Hour)
 	return 0
 }
