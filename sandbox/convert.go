@@ -139,42 +139,37 @@ func sameDecimal(a, b string) bool {
 }
 
 // canonDecimal returns sign, significant digits and exponent as one string:
-// "-|123|e-2" for -1.23. Zero is "0" regardless of sign or exponent.
+// "-123e-2" for -1.23. Zero is "0" regardless of sign or exponent. The
+// exponent may be any size ("1e99999999999999999999" is fine).
 func canonDecimal(s string) (string, bool) {
 	neg := false
 	if s != "" && (s[0] == '-' || s[0] == '+') {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
-	mant, exp := s, int64(0)
+	mant, expText := s, "0"
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mant = s[:i]
-		e, err := strconv.ParseInt(s[i+1:], 10, 64)
-		if err != nil {
-			// an exponent beyond int64 cannot equal a float's
-			return "", false
-		}
-		exp = e
+		mant, expText = s[:i], s[i+1:]
 	}
 	intPart, frac := mant, ""
 	if i := strings.IndexByte(mant, '.'); i >= 0 {
 		intPart, frac = mant[:i], mant[i+1:]
 	}
-	digits := intPart + frac
-	exp -= int64(len(frac))
-	// strip leading zeros
-	digits = strings.TrimLeft(digits, "0")
+	digits := strings.TrimLeft(intPart+frac, "0")
 	if digits == "" {
 		return "0", true
 	}
-	// strip trailing zeros into the exponent
 	t := strings.TrimRight(digits, "0")
-	exp += int64(len(digits) - len(t))
+	exp, ok := new(big.Int).SetString(strings.TrimPrefix(expText, "+"), 10)
+	if !ok {
+		return "", false
+	}
+	exp.Add(exp, big.NewInt(int64(len(digits)-len(t)-len(frac))))
 	sign := "+"
 	if neg {
 		sign = "-"
 	}
-	return sign + t + "e" + strconv.FormatInt(exp, 10), true
+	return sign + t + "e" + exp.String(), true
 }
 
 // isJSONNumber reports whether s is exactly JSON number syntax.
