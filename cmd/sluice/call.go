@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"sluice/gateway"
+)
+
+// maxArgsBytes bounds --args read from a file or stdin.
+const maxArgsBytes = 64 << 20
+
+// approvalWait bounds how long an approval prompt waits for an answer.
+const approvalWait = 5 * time.Minute
+
+func init() {
+	register("call", &command{
+		summary: "call one tool directly (launches its server when trusted)",
+		help: `Usage: sluice call CAPABILITY [KEY=VALUE ...] [--args JSON|@FILE|-] [--json] [--yes]
+                   [--timeout DURATION] [--project DIR]
+
+Calls one capability (SERVER__TOOL, as listed by 'sluice find'). The server is
+launched on demand when it is trusted; untrusted and stale project servers are
+never launched.
+
+Arguments (one JSON object):
+  KEY=VALUE        one argument each. VALUE is taken as JSON when it parses
+                   (42, 12345678901234567890, true, null, {"a":1}, ["x"],
+                   "quoted") and as a string otherwise (hello, a.txt, 0123).
+                   Numbers keep their exact text: nothing passes through a
+                   floating-point value. Split at the first '='.
+  --args JSON      the whole object, e.g. --args '{"path": "a.txt"}'
+  --args @FILE     read the object from FILE
+  --args -         read the object from stdin
+  Use either --args or KEY=VALUE, not both. No arguments = {}.
+
+Output:
+  By default text content is printed as is, structuredContent is
+  pretty-printed, images, audio and embedded resources are summarized (type,
+  mimeType, size) and resource links are listed. --json prints the result
+  object exactly as it arrived (after result filters).
+
+Approval:
+  Calls with action class read (declared, recorded on the trust record, or a
+  readOnlyHint tool of a trusted server) and capabilities matching the user
+  file's 'approve:' globs run at once. Any other call needs approval:
+  - --yes approves it;
+  - when stdin and stderr are both terminals (and --args - did not consume
+    stdin), sluice asks on stderr and waits up to 5 minutes for y/N;
+  - otherwise the call is refused (exit 4) and the message names the exact
+    ways to approve it.
+
+Flags:
+  --args SRC          arguments as JSON, @FILE or - (stdin)
+  --json              print the raw result JSON
+  --yes               approve the call without asking
+  --timeout DURATION  give up after DURATION (e.g. 30s); the server's timeoutMs
+                      (default 60s) applies too, whichever is shorter
+  --project DIR       the project root (default: found from the working
+                      directory)
+
+Exit status:
+  0  the tool ran and succeeded
+  1  sluice or the server failed: spawn, handshake, crash, timeout, protocol
+     violation, crash loop, a fail-closed filter, unreadable files
+  2  bad input: flags, arguments, an unknown server or tool
+  3  the tool ran and reported an error (isError: true); its content is printed
+  4  refused: the server is untrusted or stale ('sluice trust ...'), or the
+     call needs approval that was not given or was declined
+`,
+		run: runCall,
+	})
+}
+
+func runCall(e *env) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	argsSrc := fs.String("args", "", "")
+	asJSON := fs.Bool("json", false, "")
+	yes := fs.Bool("yes", false, "")
+	timeout := fs.Duration("timeout", 0, "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "call", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		return usageErr(e, "call", "missing CAPABILITY (SERVER__TOOL); run 'sluice find' to list them")
+	}
+	if *timeout < 0 {
+		return usageErr(e, "call", "--timeout must be positive, got %s", *timeout)
+	}
+	capName, kvs := pos[0], pos[1:]
+	argsSet := false
+	fs.Visit(func(f *flag.Flag) { argsSet = argsSet || f.Name == "args" })
+	if argsSet && len(kvs) > 0 {
+		return usageErr(e, "call", "use either --args or KEY=VALUE arguments, not both")
+	}
+	var args json.RawMessage
+	var err error
+	stdinUsed := false
+	if argsSet {
+		stdinUsed = *argsSrc == "-"
+		args, err = readArgs(*argsSrc, e.stdin)
+	} else {
+		args, err = kvArgs(kvs)
+	}
+	if err != nil {
+		return usageErr(e, "call", "%v", err)
+	}
+
+	g, closeFn, code, ok := openGateway(e, "call", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	ctx, cancel := interruptible()
+	defer cancel()
+
+	req := gateway.CallRequest{Capability: capName, Arguments: args, Yes: *yes, Timeout: *timeout}
+	interactive := !stdinUsed && isTerminal(e.stdin) && isTerminal(e.stderr)
+	if interactive {
+		req.Approve = func(ctx context.Context, r gateway.ApprovalRequest) (bool, error) {
+			return askApproval(ctx, e, r)
+		}
+		var last bool
+		req.OnProgress = func(p json.RawMessage) {
+			last = true
+			fmt.Fprintf(e.stderr, "\r\033[K%s", progressLine(p))
+		}
+		defer func() {
+			if last {
+				fmt.Fprint(e.stderr, "\r\033[K")
+			}
+		}()
+	}
+	res, err := g.Call(ctx, req)
+	if err != nil {
+		return reportErr(e.stderr, "call", err)
+	}
+	if *asJSON {
+		e.stdout.Write(bytes.TrimRight(res.Result, "\n"))
+		fmt.Fprintln(e.stdout)
+	} else if err := printResult(e.stdout, res.Result); err != nil {
+		fmt.Fprintf(e.stderr, "sluice call: %s: %v; the raw result follows\n", capName, err)
+		e.stdout.Write(res.Result)
+		fmt.Fprintln(e.stdout)
+	}
+	if res.IsError {
+		fmt.Fprintf(e.stderr, "sluice call: %s reported an error (isError: true)\n", capName)
+		return exitToolError
+	}
+	return exitOK
+}
+
+// readArgs reads --args: inline JSON, @FILE or - (stdin). The bytes are kept
+// as they are: numbers are never re-encoded.
+func readArgs(src string, stdin io.Reader) (json.RawMessage, error) {
+	var b []byte
+	where := "--args"
+	switch {
+	case src == "-":
+		where = "--args - (stdin)"
+		var err error
+		b, err = io.ReadAll(io.LimitReader(stdin, maxArgsBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot read: %v", where, err)
+		}
+	case strings.HasPrefix(src, "@"):
+		where = "--args " + src
+		f, err := os.Open(src[1:])
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot read the arguments file: %v", where, err)
+		}
+		defer f.Close()
+		b, err = io.ReadAll(io.LimitReader(f, maxArgsBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot read the arguments file: %v", where, err)
+		}
+	default:
+		b = []byte(src)
+	}
+	if len(b) > maxArgsBytes {
+		return nil, fmt.Errorf("%s: more than %d bytes of arguments", where, maxArgsBytes)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("%s: not valid JSON: %v; pass one object like '{\"path\": \"a.txt\"}'", where, jsonSyntaxErr(b))
+	}
+	if b[0] != '{' {
+		return nil, fmt.Errorf("%s: arguments must be one JSON object like '{\"path\": \"a.txt\"}', not %s", where, jsonKind(b[0]))
+	}
+	return json.RawMessage(b), nil
+}
+
+func jsonSyntaxErr(b []byte) error {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	err := d.Decode(&v)
+	if err == nil {
+		err = errors.New("trailing data after the first value")
+	}
+	return err
+}
+
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// kvArgs builds the arguments object from KEY=VALUE pairs, in order. A
+// value that parses as JSON is used as that JSON text, byte for byte;
+// anything else is a string.
+func kvArgs(kvs []string) (json.RawMessage, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	seen := map[string]bool{}
+	b.WriteByte('{')
+	for i, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("argument %q is not KEY=VALUE; pass tool arguments as KEY=VALUE or --args JSON", kv)
+		}
+		if k == "" {
+			return nil, fmt.Errorf("argument %q has an empty key; write KEY=VALUE", kv)
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("argument %q is given twice; give each key once", k)
+		}
+		seen[k] = true
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(jsonString(k))
+		b.WriteByte(':')
+		if t := strings.TrimSpace(v); t != "" && json.Valid([]byte(t)) {
+			b.WriteString(t)
+		} else {
+			b.Write(jsonString(v))
+		}
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.Bytes()), nil
+}
+
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// askApproval asks on stderr and reads y/N from stdin, bounded by
+// approvalWait and ctx.
+func askApproval(ctx context.Context, e *env, r gateway.ApprovalRequest) (bool, error) {
+	args := pretty(r.Arguments, "    ")
+	if len(args) > 2000 {
+		args = args[:2000] + "…"
+	}
+	fmt.Fprintf(e.stderr, "sluice call: %s needs approval: %s\n  arguments: %s\nApprove this call? [y/N] ", r.Capability, r.Reason, args)
+	answer := make(chan bool, 1)
+	go func() { answer <- readYes(e.stdin) }()
+	t := time.NewTimer(approvalWait)
+	defer t.Stop()
+	select {
+	case yes := <-answer:
+		return yes, nil
+	case <-t.C:
+		fmt.Fprintln(e.stderr)
+		return false, fmt.Errorf("no answer within %s", approvalWait)
+	case <-ctx.Done():
+		fmt.Fprintln(e.stderr)
+		return false, ctx.Err()
+	}
+}
+
+func progressLine(p json.RawMessage) string {
+	var pr struct {
+		Progress json.RawMessage `json:"progress"`
+		Total    json.RawMessage `json:"total"`
+		Message  string          `json:"message"`
+	}
+	if json.Unmarshal(p, &pr) != nil {
+		return "working…"
+	}
+	s := "progress " + string(pr.Progress)
+	if len(pr.Total) > 0 {
+		s += "/" + string(pr.Total)
+	}
+	if pr.Message != "" {
+		s += " " + firstLineOf(pr.Message)
+	}
+	return s
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// content is one item of a CallToolResult's content.
+type content struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Data     string          `json:"data"`
+	MimeType string          `json:"mimeType"`
+	URI      string          `json:"uri"`
+	Name     string          `json:"name"`
+	Title    string          `json:"title"`
+	Size     json.RawMessage `json:"size"`
+	Resource *struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+		Blob     *string `json:"blob"`
+	} `json:"resource"`
+}
+
+// printResult renders a CallToolResult for a person.
+func printResult(w io.Writer, raw json.RawMessage) error {
+	var r struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("the result is not a CallToolResult object: %v", err)
+	}
+	for _, item := range r.Content {
+		var c content
+		if err := json.Unmarshal(item, &c); err != nil {
+			fmt.Fprintf(w, "[content item that is not an object: %s]\n", pretty(item, ""))
+			continue
+		}
+		switch c.Type {
+		case "text":
+			fmt.Fprint(w, c.Text)
+			if !strings.HasSuffix(c.Text, "\n") {
+				fmt.Fprintln(w)
+			}
+		case "image", "audio":
+			fmt.Fprintf(w, "[%s %s, %s]\n", c.Type, orUnknown(c.MimeType), sizeText(base64Len(c.Data)))
+		case "resource":
+			if c.Resource == nil {
+				fmt.Fprintf(w, "[resource without contents]\n")
+				continue
+			}
+			kind, n := "text", 0
+			if c.Resource.Text != nil {
+				n = len(*c.Resource.Text)
+			} else if c.Resource.Blob != nil {
+				kind, n = "blob", base64Len(*c.Resource.Blob)
+			}
+			fmt.Fprintf(w, "[resource %s %s, %s %s]\n", c.Resource.URI, orUnknown(c.Resource.MimeType), kind, sizeText(n))
+		case "resource_link":
+			fmt.Fprintf(w, "[resource link] %s", c.URI)
+			if c.Name != "" {
+				fmt.Fprintf(w, " (%s)", c.Name)
+			}
+			if c.MimeType != "" {
+				fmt.Fprintf(w, " %s", c.MimeType)
+			}
+			if len(c.Size) > 0 {
+				fmt.Fprintf(w, " size %s", c.Size)
+			}
+			fmt.Fprintln(w)
+		default:
+			fmt.Fprintf(w, "[%s content, %s of JSON]\n", orUnknown(c.Type), sizeText(len(item)))
+		}
+	}
+	if len(r.StructuredContent) > 0 && !bytes.Equal(bytes.TrimSpace(r.StructuredContent), []byte("null")) {
+		if len(r.Content) > 0 {
+			fmt.Fprintln(w, "structuredContent:")
+		}
+		fmt.Fprintln(w, pretty(r.StructuredContent, ""))
+	}
+	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(no mimeType)"
+	}
+	return s
+}
+
+// base64Len is the decoded size of base64 text.
+func base64Len(s string) int {
+	s = strings.TrimRight(strings.TrimSpace(s), "=")
+	return len(s) * 6 / 8
+}
+
+func sizeText(n int) string {
+	switch {
+	case n < 1024:
+		return plural(n, "byte")
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/1024, n)
+	default:
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
+	}
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"sluice/gateway"
+)
+
+// Exit codes beyond the shared ones; their meaning is the same in every
+// subcommand that can produce them (see 'sluice help call').
+const (
+	exitToolError = 3 // the tool ran and reported failure (isError: true)
+	exitRefused   = 4 // sluice refused: untrusted or stale server, approval needed or declined
+)
+
+// exitCodeHelp is the exit-code table shared by the help texts of the
+// commands that reach servers.
+const exitCodeHelp = `Exit status:
+  0  success
+  1  sluice or the server failed (spawn, handshake, crash, timeout, crash loop,
+     a fail-closed filter, unreadable files)
+  2  bad input: flags, arguments, an unknown server or tool, no recorded catalog
+  4  refused: the server is untrusted or stale, or the call needs approval
+`
+
+// exitFor maps a gateway error to an exit code. Callers branch on the
+// error's kind, never on its text.
+func exitFor(err error) int {
+	switch gateway.KindOf(err) {
+	case gateway.KindBadInput, gateway.KindUnknown, gateway.KindMissing:
+		return exitUsage
+	case gateway.KindUntrusted, gateway.KindRefused:
+		return exitRefused
+	default:
+		return exitFailure
+	}
+}
+
+// reportErr prints err for a person: the message, then the remedy on its
+// own line when the gateway has one. It returns the exit code for err.
+func reportErr(w io.Writer, cmd string, err error) int {
+	var ge *gateway.Error
+	if errors.As(err, &ge) {
+		fmt.Fprintf(w, "sluice %s: %s\n", cmd, ge.Message)
+		if ge.Remedy != "" {
+			fmt.Fprintf(w, "  fix: %s\n", ge.Remedy)
+		}
+	} else {
+		fmt.Fprintf(w, "sluice %s: %v\n", cmd, err)
+	}
+	return exitFor(err)
+}
+
+// usageErr prints a usage problem and how to get help; it returns exitUsage.
+func usageErr(e *env, cmd, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "sluice %s: %s\nRun 'sluice help %s' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+	return exitUsage
+}
+
+// parseFlags parses args with fs, allowing flags after positional
+// arguments ("sluice find query --json"). Everything after "--" is
+// positional. It returns the positional arguments in order. A request for
+// help (-h, --help) returns flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// flagsOrExit parses flags and turns problems into an exit code: help is
+// printed to stdout (exit 0), a bad flag is named on stderr (exit 2).
+// ok is false when the command must return code.
+func flagsOrExit(e *env, name string, fs *flag.FlagSet) (pos []string, code int, ok bool) {
+	pos, err := parseFlags(fs, e.args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(e.stdout, commands[name].help)
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, usageErr(e, name, "%v", err), false
+	}
+	return pos, 0, true
+}
+
+// lockedWriter serializes writes: the gateway logs and relays server
+// stderr from its own goroutines while the command writes too.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// file returns the *os.File behind w, if any (for TTY checks).
+func (l *lockedWriter) file() any { return l.w }
+
+// lockStderr wraps e.stderr once.
+func lockStderr(e *env) {
+	if _, ok := e.stderr.(*lockedWriter); !ok {
+		e.stderr = &lockedWriter{w: e.stderr}
+	}
+}
+
+// isTerminal reports whether a stream is a terminal: a character device
+// other than /dev/null (no new module for an ioctl; see the help of trust).
+// A variable so tests can pretend to be interactive.
+var isTerminal = func(stream any) bool {
+	if l, ok := stream.(*lockedWriter); ok {
+		stream = l.file()
+	}
+	f, ok := stream.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	// /dev/null is a character device too, and the usual way to say "no
+	// input" to a script: it must not count as a person at a terminal.
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(st, null) {
+		return false
+	}
+	return true
+}
+
+// logLevel reads SLUICE_LOG_LEVEL (debug, info, warn, error; default warn).
+func logLevel(stderr io.Writer) slog.Level {
+	v := strings.ToLower(strings.TrimSpace(os.Getenv("SLUICE_LOG_LEVEL")))
+	switch v {
+	case "":
+		return slog.LevelWarn
+	case "debug":
+		return slog.LevelDebug
+	case "info":
+		return slog.LevelInfo
+	case "warn", "warning":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	fmt.Fprintf(stderr, "sluice: SLUICE_LOG_LEVEL=%q is not one of debug, info, warn, error; using warn\n", v)
+	return slog.LevelWarn
+}
+
+// openGateway opens the gateway for one command: logs go to stderr as JSON
+// at SLUICE_LOG_LEVEL; at debug, every server's stderr lines are relayed
+// too. The caller must call the returned close function (it prints
+// incomplete teardowns).
+func openGateway(e *env, cmd, project string) (*gateway.Gateway, func(), int, bool) {
+	lockStderr(e)
+	level := logLevel(e.stderr)
+	opts := &gateway.Options{
+		Project:       project,
+		Logger:        slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})),
+		ClientName:    "sluice",
+		ClientVersion: versionString(),
+	}
+	if level <= slog.LevelDebug {
+		opts.ServerStderr = e.stderr
+	}
+	g, err := gateway.Open(opts)
+	if err != nil {
+		return nil, nil, reportErr(e.stderr, cmd, err), false
+	}
+	closeFn := func() {
+		for _, t := range g.Close() {
+			fmt.Fprintf(e.stderr, "sluice %s: teardown of server %s was incomplete: process group %d survived (%s, stage %s); it may still be running\n",
+				cmd, t.Server, t.Outcome.Pgid, t.Outcome.Reason, t.Outcome.Stage)
+		}
+	}
+	return g, closeFn, 0, true
+}
+
+// interruptible returns a context cancelled by SIGINT or SIGTERM, so a
+// command that launched servers still tears them down.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// writeJSON writes v as indented JSON without HTML escaping.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// pretty indents raw JSON, keeping every number's text exactly; invalid
+// JSON is returned as is.
+func pretty(raw json.RawMessage, prefix string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, prefix, "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// shortDigest is the first 12 hex digits of a digest.
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// jsonList renders strings as a JSON array (each one quoted, so spaces and
+// odd characters stay visible).
+func jsonList(ss []string) string {
+	if len(ss) == 0 {
+		return "[]"
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(ss)
+	return strings.TrimSpace(b.String())
+}
+
+// plural returns "1 tool" / "2 tools".
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

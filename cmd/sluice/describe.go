@@ -1,0 +1,104 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"sluice/gateway"
+)
+
+func init() {
+	register("describe", &command{
+		summary: "show one capability: schemas, annotations, trust and admission",
+		help: `Usage: sluice describe CAPABILITY [--json] [--project DIR]
+
+Shows everything sluice knows about one capability (SERVER__TOOL, as listed by
+'sluice find'): title and description, the full input and output schemas
+(pretty-printed, numbers exactly as the server sent them), annotations, the
+server and its trust status, the effective action class and whether a call
+runs or needs approval, where the listing came from (live or cached), and the
+code-mode module and signature when there are any.
+
+describe reads the recorded catalog and launches nothing. A server with no
+recorded catalog is reported with the command that records one
+('sluice find --server ID --refresh').
+
+Flags:
+  --json         print the description as JSON
+  --project DIR  the project root (default: found from the working directory)
+
+` + exitCodeHelp,
+		run: runDescribe,
+	})
+}
+
+func runDescribe(e *env) int {
+	fs := flag.NewFlagSet("describe", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "describe", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "describe", "want exactly one capability (SERVER__TOOL), got %d arguments", len(pos))
+	}
+	g, closeFn, code, ok := openGateway(e, "describe", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	ctx, cancel := interruptible()
+	defer cancel()
+	d, err := g.Describe(ctx, pos[0])
+	if err != nil {
+		return reportErr(e.stderr, "describe", err)
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, d); err != nil {
+			return reportErr(e.stderr, "describe", err)
+		}
+		return exitOK
+	}
+	printDetail(e.stdout, d)
+	return exitOK
+}
+
+func printDetail(w io.Writer, d *gateway.ToolDetail) {
+	fmt.Fprintf(w, "%s\n", d.Capability)
+	if d.Title != "" {
+		fmt.Fprintf(w, "  title:        %s\n", d.Title)
+	}
+	fmt.Fprintf(w, "  server:       %s (trust: %s)\n", d.Server, d.Trust)
+	fmt.Fprintf(w, "  tool:         %s\n", d.Tool)
+	adm := d.Admission
+	if adm == "approval-required" {
+		adm += " (pass --yes to 'sluice call', or add it to 'approve:' in the user file)"
+	}
+	fmt.Fprintf(w, "  action class: %s\n", d.ActionClass)
+	fmt.Fprintf(w, "  admission:    %s\n", adm)
+	fmt.Fprintf(w, "  provenance:   %s\n", d.Provenance)
+	if d.Module != "" {
+		fmt.Fprintf(w, "  module:       %s\n", d.Module)
+	}
+	if d.Signature != "" {
+		fmt.Fprintf(w, "  signature:    %s\n", d.Signature)
+	}
+	if desc := strings.TrimSpace(d.Description); desc != "" {
+		fmt.Fprintf(w, "\nDescription:\n  %s\n", indentRest(desc, "  "))
+	}
+	if len(d.Annotations) > 0 {
+		fmt.Fprintf(w, "\nAnnotations:\n  %s\n", pretty(d.Annotations, "  "))
+	}
+	fmt.Fprintf(w, "\nInput schema:\n")
+	if len(d.InputSchema) > 0 {
+		fmt.Fprintf(w, "  %s\n", pretty(d.InputSchema, "  "))
+	} else {
+		fmt.Fprintf(w, "  (none given)\n")
+	}
+	if len(d.OutputSchema) > 0 {
+		fmt.Fprintf(w, "\nOutput schema:\n  %s\n", pretty(d.OutputSchema, "  "))
+	}
+}

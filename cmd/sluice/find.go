@@ -1,0 +1,196 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"sluice/gateway"
+)
+
+func init() {
+	register("find", &command{
+		summary: "search the tools of every declared server (from recorded catalogs)",
+		help: `Usage: sluice find [QUERY...] [--server ID] [--refresh] [--limit N] [--json] [--project DIR]
+
+Lists the servers (trust, action class, where their tool list came from, run
+status, and the exact fix when a server has no tools to show), then the tools,
+ranked by how well they match QUERY (name first, then title, then
+description). Without a query every tool is listed.
+
+find answers from recorded tool catalogs and launches nothing. A server with
+no recorded catalog shows provenance "missing" and the command that records
+one: a scoped refresh, which launches exactly that server once:
+
+  sluice find --server ID --refresh
+
+Untrusted and stale project servers show no tools and are never launched,
+not even by --refresh; their line names the 'sluice trust' command.
+
+Provenance: live (listed by a server running in this process), cached (read
+from a recorded catalog), missing (nothing recorded yet).
+
+Flags:
+  --server ID    only this server
+  --refresh      launch the server named by --server, list its tools and
+                 record its catalog (progress is shown on stderr when stderr
+                 is a terminal)
+  --limit N      at most N tools (default 50 with a query, all without)
+  --json         print the answer as JSON: {"query", "servers": [...],
+                 "tools": [...], "more"}
+  --project DIR  the project root (default: found from the working directory)
+
+` + exitCodeHelp,
+		run: runFind,
+	})
+}
+
+func runFind(e *env) int {
+	fs := flag.NewFlagSet("find", flag.ContinueOnError)
+	server := fs.String("server", "", "")
+	refresh := fs.Bool("refresh", false, "")
+	limit := fs.Int("limit", 0, "")
+	asJSON := fs.Bool("json", false, "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "find", fs)
+	if !ok {
+		return code
+	}
+	if *refresh && *server == "" {
+		return usageErr(e, "find", "--refresh launches a server and needs one named: pass --server ID (an ordinary find launches nothing)")
+	}
+	if *limit < 0 {
+		return usageErr(e, "find", "--limit must be 0 (default) or more, got %d", *limit)
+	}
+	g, closeFn, code, ok := openGateway(e, "find", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	ctx, cancel := interruptible()
+	defer cancel()
+
+	var stop func()
+	if *refresh && isTerminal(e.stderr) {
+		stop = progress(e.stderr, "refreshing "+*server)
+	}
+	res, err := g.Find(ctx, gateway.FindRequest{Query: strings.Join(pos, " "), Server: *server, Refresh: *refresh, Limit: *limit})
+	if stop != nil {
+		stop()
+	}
+	if res != nil {
+		if *asJSON {
+			if werr := writeJSON(e.stdout, res); werr != nil && err == nil {
+				err = werr
+			}
+		} else {
+			printFind(e.stdout, res)
+		}
+	}
+	if err != nil {
+		return reportErr(e.stderr, "find", err)
+	}
+	return exitOK
+}
+
+func printFind(w io.Writer, res *gateway.FindResult) {
+	if len(res.Servers) == 0 {
+		fmt.Fprintln(w, "No servers declared; run 'sluice servers' to see where declarations are read from.")
+		return
+	}
+	fmt.Fprintln(w, "Servers:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range res.Servers {
+		tools := "-"
+		if s.Provenance != gateway.ProvMissing {
+			tools = plural(s.Tools, "tool")
+			if s.Truncated {
+				tools += " (truncated)"
+			}
+		}
+		when := ""
+		if s.RecordedAt != nil {
+			when = "recorded " + s.RecordedAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Trust, s.ActionClass, s.Provenance, s.Run, tools, when)
+	}
+	tw.Flush()
+	for _, s := range res.Servers {
+		if s.Reason == "" && s.Remedy == "" && s.Error == "" {
+			continue
+		}
+		fmt.Fprintf(w, "  %s:", s.ID)
+		if s.Reason != "" {
+			fmt.Fprintf(w, " %s", s.Reason)
+		}
+		if s.Error != "" {
+			fmt.Fprintf(w, " error: %s", indentRest(s.Error, "    "))
+		}
+		fmt.Fprintln(w)
+		if s.Remedy != "" {
+			fmt.Fprintf(w, "    fix: %s\n", s.Remedy)
+		}
+	}
+	fmt.Fprintln(w)
+	if len(res.Tools) == 0 {
+		if res.Query != "" {
+			fmt.Fprintf(w, "No tools match %q.\n", res.Query)
+		} else {
+			fmt.Fprintln(w, "No tools known yet.")
+		}
+		return
+	}
+	if res.Query != "" {
+		fmt.Fprintf(w, "Tools matching %q (best first):\n", res.Query)
+	} else {
+		fmt.Fprintln(w, "Tools:")
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range res.Tools {
+		desc := t.Description
+		if t.Title != "" && !strings.EqualFold(t.Title, t.Tool) {
+			desc = t.Title + " — " + desc
+		}
+		ro := ""
+		if t.ReadOnly {
+			ro = "[read-only]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Capability, ro, desc)
+	}
+	tw.Flush()
+	if res.More > 0 {
+		fmt.Fprintf(w, "  … %d more; narrow the query or raise --limit\n", res.More)
+	}
+}
+
+// progress draws a spinner with the elapsed time on a terminal until the
+// returned stop is called; stop erases the line.
+func progress(w io.Writer, what string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	start := time.Now()
+	go func() {
+		defer wg.Done()
+		frames := `|/-\`
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(w, "\r%c %s… %.1fs", frames[i%len(frames)], what, time.Since(start).Seconds())
+			select {
+			case <-done:
+				fmt.Fprint(w, "\r\033[K")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done); wg.Wait() })
+	}
+}

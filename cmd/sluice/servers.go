@@ -1,0 +1,144 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"sluice/gateway"
+)
+
+func init() {
+	register("servers", &command{
+		summary: "list every declared server, its trust and run status, and all diagnostics",
+		help: `Usage: sluice servers [--json] [--project DIR]
+
+Lists every server declared in the user file (<config dir>/mcp.yaml) and the
+project file (<project root>/.sluice/mcp.yaml), with:
+
+  scope     user (trusted by authorship) or project (needs 'sluice trust')
+  declared  file:line:column of the declaration
+  trust     trusted, untrusted or stale (declaration changed since trusted)
+  class     action class: read, execute or unknown
+  digest    first 12 hex digits of the declaration digest trust is bound to
+  run       idle, starting, ready, backoff or crash-loop
+
+Servers that may not run are followed by the reason and the exact command
+that fixes it. Then every diagnostic of both declaration files and the trust
+file is printed as
+
+  file:line:col: severity: field: message (fix: ...)
+
+Nothing is launched.
+
+Flags:
+  --json         print the whole report as JSON
+  --project DIR  the project root (default: found from the working directory)
+
+Exit status:
+  0  no errors (warnings may be printed)
+  1  a declaration or the trust file has errors
+  2  bad flags
+`,
+		run: runServers,
+	})
+}
+
+func runServers(e *env) int {
+	fs := flag.NewFlagSet("servers", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "servers", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "servers", "unexpected argument %q; servers takes no arguments", pos[0])
+	}
+	g, closeFn, code, ok := openGateway(e, "servers", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	rep := g.Servers()
+	if *asJSON {
+		if rep.Servers == nil {
+			rep.Servers = []gateway.ServerView{}
+		}
+		if err := writeJSON(e.stdout, rep); err != nil {
+			return reportErr(e.stderr, "servers", err)
+		}
+	} else {
+		printReport(e.stdout, rep)
+	}
+	if rep.Errors {
+		fmt.Fprintf(e.stderr, "sluice servers: %s found; fix them and run 'sluice check'\n", countDiags(rep.Diagnostics))
+		return exitFailure
+	}
+	return exitOK
+}
+
+func printReport(w io.Writer, rep *gateway.Report) {
+	fmt.Fprintf(w, "user file:    %s%s\n", rep.UserFile, existsNote(rep.UserFile))
+	if rep.ProjectRoot != "" {
+		fmt.Fprintf(w, "project root: %s\n", rep.ProjectRoot)
+		fmt.Fprintf(w, "project file: %s%s\n", rep.ProjectFile, existsNote(rep.ProjectFile))
+	} else {
+		fmt.Fprintf(w, "project:      none found (run inside a project or pass --project DIR)\n")
+	}
+	fmt.Fprintln(w)
+	if len(rep.Servers) == 0 {
+		fmt.Fprintf(w, "No servers declared. Declare one under 'servers:' in %s\n", rep.UserFile)
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSCOPE\tDECLARED AT\tTRUST\tCLASS\tDIGEST\tRUN")
+		for _, s := range rep.Servers {
+			fmt.Fprintf(tw, "%s\t%s\t%s:%d:%d\t%s\t%s\t%s\t%s\n", s.ID, s.Scope, s.File, s.Line, s.Column, s.Trust, s.ActionClass, shortDigest(s.Digest), s.Run)
+		}
+		tw.Flush()
+		var notes []string
+		for _, s := range rep.Servers {
+			if !s.Trusted() {
+				n := fmt.Sprintf("%s: %s: %s", s.ID, s.Trust, s.Reason)
+				if s.Remedy != "" {
+					n += "\n    fix: " + s.Remedy
+				}
+				notes = append(notes, n)
+			}
+			if s.RunError != "" {
+				notes = append(notes, fmt.Sprintf("%s: %s: %s", s.ID, s.Run, indentRest(s.RunError, "    ")))
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Fprintln(w)
+			for _, n := range notes {
+				fmt.Fprintf(w, "  %s\n", n)
+			}
+		}
+	}
+	if len(rep.Diagnostics) > 0 {
+		fmt.Fprintf(w, "\nDiagnostics (%s):\n", countDiags(rep.Diagnostics))
+		for _, d := range rep.Diagnostics {
+			fmt.Fprintf(w, "  %s\n", d.String())
+		}
+	}
+}
+
+// countDiags is "2 errors, 1 warning".
+func countDiags(ds []gateway.Diagnostic) string {
+	errs, warns := 0, 0
+	for _, d := range ds {
+		if d.Severity == "error" {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	return plural(errs, "error") + ", " + plural(warns, "warning")
+}
+
+func indentRest(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"sluice/gateway"
+)
+
+func init() {
+	register("trust", &command{
+		summary: "record trust in a project server's declaration",
+		help: `Usage: sluice trust ID [--action-class read|execute|unknown] [--yes] [--project DIR]
+
+Project declarations (<project root>/.sluice/mcp.yaml) launch nothing until
+you trust them. trust shows exactly what is being trusted, then records it in
+the trust file (<config dir>/trust.json), bound to:
+
+  - the project root,
+  - the server id,
+  - the digest of its declaration (command, args, cwd, env, passEnv and the
+    other launch fields).
+
+Any later change to the declaration makes the record stale: the server stops
+launching until you review it ('sluice servers') and trust it again.
+
+What is shown first: project root, file:line of the declaration, command,
+args, cwd, the NAMES of the env entries (never their values), passEnv, the
+action class and the digest.
+
+Confirmation:
+  - on a terminal (stdin is a TTY) trust asks "Record trust? [y/N]" unless
+    --yes is given;
+  - when stdin is not a terminal (scripts, CI) trust records without asking and
+    prints what it recorded. Naming the server on the command line is the
+    consent; an unattended caller could pass --yes just as well, so refusing
+    would add no safety.
+
+Flags:
+  --action-class CLASS  read (calls run without approval), execute or unknown
+                        (each call needs approval); default unknown
+  --yes                 do not ask for confirmation
+  --project DIR         the project root (default: found from the working
+                        directory)
+
+User-scope servers are trusted by authorship and have no trust record; set
+actionClass in the user file instead.
+
+Exit status:
+  0  recorded
+  1  not recorded: declined at the prompt, or the trust file could not be written
+  2  bad input: flags, no such server, a user-scope server
+`,
+		run: runTrust,
+	})
+	register("untrust", &command{
+		summary: "remove the trust record of a project server",
+		help: `Usage: sluice untrust ID [--project DIR]
+
+Removes the trust record of project server ID for the project root, so the
+server launches nothing until it is trusted again. The server need not be
+declared any more (a record left by a removed declaration can be removed).
+Removing a record that does not exist is not an error.
+
+Flags:
+  --project DIR  the project root (default: found from the working directory)
+
+Exit status:
+  0  removed, or there was no record
+  1  the trust file could not be updated
+  2  bad input: flags, no project root, a user-scope server
+`,
+		run: runUntrust,
+	})
+}
+
+func runTrust(e *env) int {
+	fs := flag.NewFlagSet("trust", flag.ContinueOnError)
+	class := fs.String("action-class", "", "")
+	yes := fs.Bool("yes", false, "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "trust", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "trust", "want exactly one server id, got %d arguments", len(pos))
+	}
+	g, closeFn, code, ok := openGateway(e, "trust", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	plan, err := g.PlanTrust(pos[0], *class)
+	if err != nil {
+		return reportErr(e.stderr, "trust", err)
+	}
+	printPlan(e.stdout, plan)
+	if !*yes && isTerminal(e.stdin) {
+		fmt.Fprintf(e.stderr, "Record trust in %s? [y/N] ", plan.Server.ID)
+		if !readYes(e.stdin) {
+			fmt.Fprintf(e.stderr, "sluice trust: not recorded; %s still launches nothing\n", plan.Server.ID)
+			return exitFailure
+		}
+	}
+	if err := g.Trust(plan); err != nil {
+		return reportErr(e.stderr, "trust", err)
+	}
+	fmt.Fprintf(e.stdout, "Recorded: %s is trusted in %s with action class %s (digest %s) in %s\n",
+		plan.Server.ID, plan.ProjectRoot, plan.ActionClass, shortDigest(plan.Server.Digest), plan.TrustFile)
+	return exitOK
+}
+
+// printPlan shows what trust is about to record. Env values are never
+// shown: ServerView carries only names.
+func printPlan(w io.Writer, p *gateway.TrustPlan) {
+	v := p.Server
+	fmt.Fprintf(w, "Trusting project server %s\n", v.ID)
+	fmt.Fprintf(w, "  project root:  %s\n", p.ProjectRoot)
+	fmt.Fprintf(w, "  declared at:   %s:%d:%d\n", v.File, v.Line, v.Column)
+	fmt.Fprintf(w, "  command:       %s\n", v.Command)
+	fmt.Fprintf(w, "  args:          %s\n", jsonList(v.Args))
+	fmt.Fprintf(w, "  cwd:           %s\n", v.Cwd)
+	names := "(none)"
+	if len(v.EnvNames) > 0 {
+		names = strings.Join(v.EnvNames, ", ") + " (values not shown)"
+	}
+	fmt.Fprintf(w, "  env names:     %s\n", names)
+	if len(v.PassEnv) > 0 {
+		fmt.Fprintf(w, "  passEnv:       %s\n", strings.Join(v.PassEnv, ", "))
+	}
+	fmt.Fprintf(w, "  action class:  %s\n", p.ActionClass)
+	fmt.Fprintf(w, "  digest:        %s\n", v.Digest)
+	fmt.Fprintf(w, "  trust file:    %s\n", p.TrustFile)
+	switch v.Trust {
+	case "trusted":
+		fmt.Fprintf(w, "  (already trusted; the record is replaced)\n")
+	case "stale":
+		if len(v.Changed) > 0 {
+			fmt.Fprintf(w, "  (was trusted before; changed since: %s)\n", strings.Join(v.Changed, ", "))
+		} else {
+			fmt.Fprintf(w, "  (was trusted before; the declaration changed since)\n")
+		}
+	}
+}
+
+// readYes reads one line and reports whether it says yes.
+func readYes(r io.Reader) bool {
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}
+
+func runUntrust(e *env) int {
+	fs := flag.NewFlagSet("untrust", flag.ContinueOnError)
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "untrust", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "untrust", "want exactly one server id, got %d arguments", len(pos))
+	}
+	g, closeFn, code, ok := openGateway(e, "untrust", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	removed, err := g.Untrust(pos[0])
+	if err != nil {
+		return reportErr(e.stderr, "untrust", err)
+	}
+	root := g.Servers().ProjectRoot
+	if removed {
+		fmt.Fprintf(e.stdout, "Removed the trust record of %s in %s; it launches nothing until trusted again\n", pos[0], root)
+	} else {
+		fmt.Fprintf(e.stdout, "No trust record of %s in %s; nothing changed\n", pos[0], root)
+	}
+	return exitOK
+}
