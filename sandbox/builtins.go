@@ -79,13 +79,42 @@ func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	if err := rs.charge(binaryEstimate(op, x, y, rs.memBudget()+1), fmt.Sprintf("%s %s %s", x.Type(), op, y.Type())); err != nil {
 		return nil, err
 	}
+	if err := rs.checkIntMul(op, x, y); err != nil {
+		return nil, err
+	}
 	return starlark.Binary(op, x, y)
+}
+
+// maxIntBits bounds integer products: multiplying two huge integers takes
+// long enough inside one step to escape the timeout.
+const maxIntBits = 1 << 19
+
+func (rs *runState) checkIntMul(op syntax.Token, x, y starlark.Value) error {
+	xi, ok1 := x.(starlark.Int)
+	yi, ok2 := y.(starlark.Int)
+	if op != syntax.STAR || !ok1 || !ok2 {
+		return nil
+	}
+	if _, small := xi.Int64(); small {
+		if _, small := yi.Int64(); small {
+			return nil
+		}
+	}
+	if xi.BigInt().BitLen()+yi.BigInt().BitLen() > maxIntBits {
+		e := limitErr(LimitMemory, "int * int would have more than %d bits", maxIntBits)
+		rs.trip(e)
+		return e
+	}
+	return nil
 }
 
 func (rs *runState) growOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	op := syntax.Token(mustInt(args[0]))
 	x, y := args[1], args[2]
 	if err := rs.charge(binaryEstimate(op, x, y, rs.memBudget()+1), fmt.Sprintf("%s %s= %s", x.Type(), op, y.Type())); err != nil {
+		return nil, err
+	}
+	if err := rs.checkIntMul(op, x, y); err != nil {
 		return nil, err
 	}
 	return y, nil

@@ -136,8 +136,13 @@ func (rs *runState) unknownCapability(c string) string {
 }
 
 // invoke calls the host; safe on any goroutine.
-func (rs *runState) invoke(ctx context.Context, p prepared) rawOut {
+func (rs *runState) invoke(ctx context.Context, p prepared) (out rawOut) {
 	t0 := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			out = rawOut{ms: time.Since(t0).Milliseconds(), err: fmt.Errorf("the host panicked")}
+		}
+	}()
 	r, err := rs.host.Call(ctx, p.ti.capability, p.args)
 	return rawOut{raw: r.Raw, ms: time.Since(t0).Milliseconds(), err: err}
 }

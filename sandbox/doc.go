@@ -1,6 +1,142 @@
-// Package sandbox runs Starlark code-mode scripts under hard limits. It is a
-// leaf: it imports no package of sluice, and is the only importer of
-// go.starlark.net.
+// Package sandbox runs code-mode scripts: Starlark programs that call MCP
+// tools as functions, under hard limits. It owns the script dialect, the
+// built-ins, JSON <-> Starlark conversion, tool argument checks against
+// input schemas, tool signatures for discovery, the static pre-flight and
+// every run limit.
+//
+// It is a leaf: it imports no package of sluice, and it is the only
+// importer of go.starlark.net, whose types never appear in its API (a
+// Result holds JSON). The gateway wires it in through the small Host
+// interface; the sandbox knows nothing of MCP transports, trust or filters.
+//
+// # Script contract
+//
+// Each server is a module named after its mangled id (see Ident and
+// Mangle) and each tool a function taking keyword arguments, or one dict:
+//
+//	rows = db.query(sql="select 1")
+//	text = fs.read_text_file({"path": "a.txt"})
+//
+// Arguments are converted to JSON and checked against the tool's input
+// schema first (required, unknown names, type, enum, items; draft-07 and
+// 2020-12). A tool returns its structuredContent when present; else its
+// text (one text item is a str, several a list of str); else the list of
+// content dicts. A result with isError true raises an error of kind tool
+// carrying the tool's message.
+//
+// Errors as values: call("db__query", {"sql": "..."}) (or call(db.query,
+// sql=...)) returns struct(ok, value, error, kind, content) and raises only
+// when a run limit is hit. parallel(calls, limit=8) runs a list of
+// {"tool": t, "args": {...}} dicts or (t, args) tuples on goroutines, at
+// most limit at once (capped by Limits.MaxConcurrency) and never more per
+// server than Host.MaxConcurrency; results come back in input order as
+// call() structs. The Starlark thread itself stays single-threaded: it waits.
+//
+// The script assigns `result`; print() goes to a bounded log; json.encode
+// and json.decode follow the number rule below; elapsed_ms(), group_by(),
+// struct() and Starlark's own built-ins (sorted, max(key=), ...) are there.
+// There is no load(), no file, network or clock access besides elapsed_ms.
+// The dialect allows top-level if/for/while, while loops, reassigned
+// globals and recursion (bounded by MaxDepth).
+//
+// Numbers: integers are exact at any size; a number with a fraction or an
+// exponent becomes a float only if the float prints back to the same
+// decimal value; otherwise it becomes {"$literal": "<source text>"}, which
+// is written back verbatim when converted to JSON. An object of exactly
+// that shape is therefore reserved: it always stands for its number.
+//
+// # Why a syntax-tree rewrite for memory
+//
+// starlark-go has no memory accounting, and the allocations that hurt
+// happen inside one operation before any hook can run: `s + s` on a 2 GiB
+// string allocates 4 GiB in a single step, and `",".join([s] * 1000)`,
+// `str(x)` of a value that shares itself, `"%s" % (l,)` or s.replace()
+// can each allocate gigabytes while the interpreter is inside a built-in
+// that never looks at cancellation. Sampling the heap cannot stop those in
+// time, so before compiling we rewrite the script's syntax tree: `x + y`,
+// `x * y` and `x % y` become calls of hidden built-ins named "<op>" (not
+// identifiers, so a script cannot call or shadow them), `x += y` and
+// `x *= y` on a plain target pass the right side through "<op=>", and the
+// methods join, replace, format, split, rsplit, splitlines, extend and
+// update go through "<method>". str, repr, list, tuple, print and
+// json.encode are wrapped the same way. Each estimates the bytes the result
+// will take from its operands (string and bytes lengths, 32 bytes per list
+// element, 64 per dict entry, a bounded walk for str/repr/format/encode
+// that stops as soon as it passes the budget, so even a value that shares
+// itself 2^30 times costs at most the budget in work) and refuses with a
+// `limit` error naming `memory` when the estimate plus the run's current
+// heap growth would pass MaxMemoryBytes. Nothing is allocated before the
+// check.
+//
+// # Why memory is bounded twice
+//
+// Many small steps (l.append in a loop, d[i] = v) grow the heap without any
+// single big operation. For those a sampler goroutine reads the runtime's
+// heap-object bytes (runtime/metrics, no stop-the-world, well under a
+// microsecond) every millisecond and cancels the thread when the growth
+// since the run started passes the limit. Before blaming the script it
+// forces one collection (at most every 10 ms) and samples again: the
+// process heap holds garbage, and the collector's goal may be far above a
+// run's limit after an earlier large run. Growth above four times the limit
+// cancels at once. The same re-check runs when an operator's estimate plus
+// the sampled growth is over the limit. The measure is the process heap,
+// so concurrent runs see each other's allocations; it is a safety net
+// that keeps the process alive, and the per-operation estimates are the
+// precise part. A separate worker process with RLIMIT_AS would be exact
+// but costs a process per run; we chose to stay in-process.
+//
+// Measured (go test -run TestMemoryLimit -v, amd64, peak growth of the
+// process heap sampled every 100 µs by the test): the doubling loop
+// `s = "x" * 1000000; for i in range(40): s = s + s` stops when s is
+// 122 MiB and s + s would need 244 MiB more, with the default 256 MiB
+// limit, peak heap growth 214 MiB; with
+// a 64 MiB limit: `l = l + l` peaks at 30 MiB, `l.extend(l)` at 36 MiB,
+// join/format/replace/str/json.encode explosions at under 10 MiB (refused
+// before allocating); with a 32 MiB limit, append growth peaks at 32 MiB
+// and dict growth (caught by the sampler) at 50 MiB. Integer products are
+// capped at 2^19 bits, because one huge multiplication runs inside a
+// single step and would escape the timeout. The checks cost about 1.35x
+// on an operator-heavy script against a bare Starlark thread
+// (BenchmarkCheckedOperators).
+//
+// # Why the depth limit lives in the step hook
+//
+// Recursion is allowed (FileOptions.Recursion), so runaway recursion must
+// end as a `limit` error naming `depth`, never as a Go stack overflow.
+// starlark-go has no call hook, but Thread.OnMaxSteps runs inside the
+// interpreter loop. We set the step limit to the next check point instead
+// of the real limit, and the hook re-arms itself: it checks the real step
+// limit and the call depth, then schedules the next check after
+// (MaxDepth - depth) / 2 steps. The stack grows by at most two frames per
+// step (a built-in calling a function), so depth can never pass MaxDepth
+// unseen, and at shallow depth the hook runs only every few dozen steps.
+//
+// # Why parallel takes call descriptions, not lambdas
+//
+// Starlark values are not safe to share between threads unless frozen, and
+// a script's globals are not frozen while it runs. Running arbitrary
+// lambdas concurrently would race on them; running them one by one would
+// not be parallel. So parallel() takes tool calls as data (capability or
+// tool function plus an args dict), converts the arguments to JSON on the
+// Starlark thread, and only the host calls run on goroutines.
+//
+// # Why pre-flight before admission before running
+//
+// A script that fails halfway has already made its side effects. So Run
+// first parses and resolves the script and reports every problem at once
+// (undefined names, unknown tools with "did you mean", unknown or missing
+// keyword arguments, load()) as one `syntax` error with a list of
+// problems; then it asks Host.Admit about every capability the script
+// names literally, so a tool that needs approval is refused with its
+// remedy before anything runs. Capabilities computed at run time are
+// reported as Preflight.Dynamic; the host's Call must check them (and
+// call() returns a refusal as a value of kind admission).
+//
+// # Why logs are truncated, not fatal
+//
+// The log is for the model's benefit; failing a run that already made
+// calls because it printed too much would throw away work and side
+// effects. print() output past MaxLogBytes is dropped, a last line names
+// the limit and Result.LogsTruncated is set. Every other limit ends the
+// run with a typed Error{Kind: limit, Limit: <name>} and a remedy.
 package sandbox
-
-import _ "go.starlark.net/starlark"

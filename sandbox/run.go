@@ -200,7 +200,7 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 		case <-done:
 		}
 	}()
-	globals, err := prog.Init(thread, predeclared)
+	globals, err := initSafely(prog, thread, predeclared)
 	close(done)
 	rs.heap.close()
 
@@ -231,6 +231,17 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 	}
 	res.Result = out
 	return res
+}
+
+// initSafely runs the program; a panic (a bug in a built-in or the
+// interpreter) becomes an error instead of taking the gateway down.
+func initSafely(prog *starlark.Program, thread *starlark.Thread, predeclared starlark.StringDict) (g starlark.StringDict, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &scriptErr{kind: KindRuntime, msg: "internal error in the sandbox (the script was stopped)"}
+		}
+	}()
+	return prog.Init(thread, predeclared)
 }
 
 // tripCtx trips the limit or cancellation that ended the run's context.

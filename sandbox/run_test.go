@@ -29,6 +29,7 @@ func TestLimits(t *testing.T) {
 		{"depth", Limits{}, "def f(n):\n    return f(n + 1)\nf(0)\n", LimitDepth, "maxDepth 64"},
 		{"depth small", Limits{MaxDepth: 10}, "def f(n):\n    return 0 if n == 0 else f(n - 1)\nresult = f(20)\n", LimitDepth, "maxDepth 10"},
 		{"depth through builtins", Limits{MaxDepth: 20}, "def f(x):\n    return sorted([1, 2], key=f)\nf(0)\n", LimitDepth, "maxDepth 20"},
+		{"int size", Limits{}, "x = 3\nfor i in range(40):\n    x = x * x\n", LimitMemory, "more than 524288 bits"},
 		{"memory", Limits{MaxMemoryBytes: 16 << 20}, "s = 'x' * 1000000\nfor i in range(40):\n    s = s + s\n", LimitMemory, "maxMemoryBytes 16.0 MiB"},
 	}
 	for _, tc := range cases {
@@ -315,5 +316,24 @@ func TestResultShapes(t *testing.T) {
 	}
 	if r := Run(context.Background(), nil, "r.star", "result = 1", nil); r.Error == nil {
 		t.Errorf("nil host accepted")
+	}
+}
+
+type panicHost struct{ trivialHost }
+
+func (panicHost) Call(context.Context, string, json.RawMessage) (CallResult, error) {
+	panic("boom")
+}
+
+func TestHostPanicIsAToolError(t *testing.T) {
+	for _, src := range []string{"t.echo(i=1)\n", "r = parallel([('t__echo', {'i': 1})])\nresult = r[0].error\n"} {
+		r := Run(context.Background(), panicHost{}, "p.star", src, nil)
+		if r.Error != nil {
+			if r.Error.Kind != KindTool || !strings.Contains(r.Error.Message, "the host panicked") {
+				t.Errorf("%q: %+v", src, r.Error)
+			}
+		} else if !strings.Contains(string(r.Result), "the host panicked") {
+			t.Errorf("%q: result %s", src, r.Result)
+		}
 	}
 }
