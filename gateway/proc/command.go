@@ -58,7 +58,7 @@ func checkExecutable(p string) error {
 }
 
 // AllowList is an operator policy naming the commands servers may run, by
-// basename, case-insensitively. A nil *AllowList allows everything.
+// basename, case-insensitively (Unicode simple case folding). A nil *AllowList allows everything.
 type AllowList struct {
 	names []string // lower-case basenames, sorted
 }
@@ -108,9 +108,13 @@ func (a *AllowList) Allows(command string) bool {
 	if a == nil {
 		return true
 	}
-	base := strings.ToLower(filepath.Base(command))
-	_, found := slices.BinarySearch(a.names, base)
-	return found
+	base := filepath.Base(command)
+	for _, n := range a.names {
+		if strings.EqualFold(n, base) {
+			return true
+		}
+	}
+	return false
 }
 
 // Names returns the allowed basenames (lower case, sorted).

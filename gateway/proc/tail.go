@@ -45,9 +45,9 @@ func (t *tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// String returns the kept bytes as valid UTF-8: a sequence cut at the
-// front is dropped, invalid bytes become U+FFFD, and a leading "…" marks
-// that earlier output was discarded.
+// String returns the kept bytes as valid UTF-8, at most max bytes plus a
+// leading "…" that marks discarded earlier output. A sequence cut at the
+// front is dropped and invalid bytes become U+FFFD.
 func (t *tail) String() string {
 	t.mu.Lock()
 	var b []byte
@@ -66,6 +66,12 @@ func (t *tail) String() string {
 		}
 	}
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	// Replacements can make the text longer than the bound; keep the end.
+	for len(s) > t.max {
+		_, size := utf8.DecodeRuneInString(s)
+		s = s[size:]
+		truncated = true
+	}
 	if truncated {
 		s = "…" + s
 	}
