@@ -56,8 +56,12 @@ type Limits struct {
 	MaxOutputBytes int           // bytes of the JSON-encoded `result`; default 1 MiB
 	MaxMemoryBytes int64         // estimated bytes a script may hold; default 256 MiB
 	MaxConcurrency int           // ceiling for parallel(limit=...); default 8
-	MaxDepth       int           // Starlark call depth (frames); default 64
+	MaxDepth       int           // Starlark call depth (frames); default 64, at most MaxDepthCeiling
 }
+
+// MaxDepthCeiling caps Limits.MaxDepth so a deep Starlark stack stays far
+// from the Go stack limit.
+const MaxDepthCeiling = 10_000
 
 // Documented defaults.
 const (
@@ -104,6 +108,9 @@ func (l *Limits) withDefaults() Limits {
 	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxDepth > MaxDepthCeiling {
+		o.MaxDepth = MaxDepthCeiling
 	}
 	return o
 }

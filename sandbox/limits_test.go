@@ -132,7 +132,7 @@ result = len(json.encode(l))`},
 func TestMemoryLegitimateWorkPasses(t *testing.T) {
 	src := `
 out = ""
-for i in range(20000):
+for i in range(5000):
     out = out + "line %d\n" % i
 parts = out.split("\n")
 d = {p: len(p) for p in parts}
