@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestServersAndCheckReportDiagnosticsWithPositions(t *testing.T) {
+	w := newWorld(t)
+	// Line 4 declares a shell command line: an error at servers.bad.command.
+	w.writeUser("servers:\n" + fixture(t, "fx") + "  bad:\n    command: \"./run me\"\n")
+	w.writeProject("servers:\n  proj:\n    command: touch\n    args: [x]\n")
+	userFile := filepath.Join(w.home, "mcp.yaml")
+
+	r := sluice(t, "", "servers")
+	want(t, r, exitFailure, "fx", "proj", "untrusted", "sluice trust proj", "servers.bad.command", "1 error")
+	diag := regexp.MustCompile(regexp.QuoteMeta(userFile) + `:\d+:\d+: error: servers\.bad\.command: .+\(fix: .+\)`)
+	if !diag.MatchString(r.stdout) {
+		t.Fatalf("no file:line:col: error: field: message (fix) line:\n%s", r)
+	}
+	// Each server row: id, scope, file:line:col, trust, class, 12 hex digits, run status.
+	row := regexp.MustCompile(`(?m)^fx\s+user\s+` + regexp.QuoteMeta(userFile) + `:2:3\s+trusted\s+unknown\s+[0-9a-f]{12}\s+idle\s*$`)
+	if !row.MatchString(r.stdout) {
+		t.Fatalf("server row not as documented:\n%s", r)
+	}
+	noChildren(t, "servers")
+
+	r = sluice(t, "", "servers", "--json")
+	if r.code != exitFailure {
+		t.Fatalf("servers --json with errors: %s", r)
+	}
+	var rep struct {
+		UserFile string `json:"userFile"`
+		Servers  []struct {
+			ID, Scope, File, Trust, ActionClass, Digest, Run string
+			Line, Column                                     int
+			EnvNames                                         []string
+		} `json:"servers"`
+		Diagnostics []struct {
+			Severity, File, Field, Message, Fix string
+			Line, Column                        int
+		} `json:"diagnostics"`
+		Errors bool `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("servers --json is not JSON: %v\n%s", err, r)
+	}
+	if !rep.Errors || len(rep.Servers) != 2 || len(rep.Diagnostics) != 1 || rep.Diagnostics[0].Line == 0 || rep.Diagnostics[0].Field != "servers.bad.command" {
+		t.Fatalf("servers --json shape: %+v", rep)
+	}
+
+	r = sluice(t, "", "check")
+	want(t, r, exitFailure, "servers.bad.command", "FAIL: 1 error, 0 warnings")
+	if !diag.MatchString(r.stdout) {
+		t.Fatalf("check must print the diagnostic with its position:\n%s", r)
+	}
+
+	// Fix the file: both exit 0 and check prints one summary line.
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	r = sluice(t, "", "check")
+	want(t, r, exitOK, "ok: 0 errors, 0 warnings in 2 declaration files; 2 servers declared (1 user, 1 project)")
+	if n := strings.Count(strings.TrimSpace(r.stdout), "\n"); n != 0 {
+		t.Fatalf("check without diagnostics must print one line:\n%s", r)
+	}
+	want(t, sluice(t, "", "servers"), exitOK, "fx", "proj")
+}
+
+func TestCheckReportsTrustFileErrors(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	if err := os.WriteFile(filepath.Join(w.home, "trust.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := sluice(t, "", "check")
+	want(t, r, exitFailure, "trust.json", "error")
+}
+
+func TestUsageErrors(t *testing.T) {
+	newWorld(t)
+	for _, tc := range []struct {
+		args []string
+		frag string
+	}{
+		{[]string{"servers", "extra"}, "unexpected argument"},
+		{[]string{"check", "--nope"}, "flag provided but not defined"},
+		{[]string{"trust"}, "exactly one server id"},
+		{[]string{"untrust", "a", "b"}, "exactly one server id"},
+		{[]string{"describe"}, "exactly one capability"},
+		{[]string{"find", "--refresh"}, "--server ID"},
+		{[]string{"find", "--limit", "-1"}, "--limit"},
+		{[]string{"call"}, "missing CAPABILITY"},
+		{[]string{"call", "fx__echo", "text"}, "not KEY=VALUE"},
+		{[]string{"call", "fx__echo", "--args", "{}", "a=1"}, "not both"},
+		{[]string{"call", "fx__echo", "--args", "[1]"}, "one JSON object"},
+		{[]string{"call", "fx__echo", "--args", "{"}, "not valid JSON"},
+		{[]string{"call", "fx__echo", "--args", "@/nonexistent/args.json"}, "cannot read the arguments file"},
+	} {
+		r := sluice(t, "", tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.frag) || !strings.Contains(r.stderr, "sluice help") {
+			t.Errorf("%v: want exit 2 naming %q and the help command, got %s", tc.args, tc.frag, r)
+		}
+	}
+	// Help is on stdout with exit 0, for every command.
+	for name := range commands {
+		if name == "version" {
+			continue // defined in run.go; takes no flags
+		}
+		r := sluice(t, "", name, "--help")
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "Usage: sluice "+name) {
+			t.Errorf("%s --help: %s", name, r)
+		}
+	}
+	want(t, sluice(t, "", "help", "call"), exitOK, "3  the tool ran and reported an error", "4  refused")
+}
+
+func TestParseFlagsInterleaved(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		pos  []string
+		json bool
+		srv  string
+	}{
+		{[]string{"a", "--json", "b"}, []string{"a", "b"}, true, ""},
+		{[]string{"--server", "x", "q"}, []string{"q"}, false, "x"},
+		{[]string{"q", "--server=x", "--json"}, []string{"q"}, true, "x"},
+		{[]string{"q", "--", "--json", "-x"}, []string{"q", "--json", "-x"}, false, ""},
+		{[]string{"-", "k=v"}, []string{"-", "k=v"}, false, ""},
+		{nil, nil, false, ""},
+	} {
+		fs := newTestFlags()
+		pos, err := parseFlags(fs.set, tc.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if strings.Join(pos, "|") != strings.Join(tc.pos, "|") || *fs.json != tc.json || *fs.server != tc.srv {
+			t.Errorf("%v: pos %q json %v server %q", tc.args, pos, *fs.json, *fs.server)
+		}
+	}
+}
+
+type testFlags struct {
+	set    *flag.FlagSet
+	json   *bool
+	server *string
+}
+
+func newTestFlags() testFlags {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	return testFlags{set: fs, json: fs.Bool("json", false, ""), server: fs.String("server", "", "")}
+}
