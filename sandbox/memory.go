@@ -64,7 +64,7 @@ func rwStmt(s syntax.Stmt) {
 			if s.Op == syntax.STAR_EQ {
 				tok = syntax.STAR
 			}
-			s.RHS = mkCall(opGrow, s.OpPos, tokLit(tok, s.OpPos), s.LHS, s.RHS)
+			s.RHS = mkCall(opGrow, s.OpPos, tokLit(tok, s.OpPos), cloneTarget(s.LHS), s.RHS)
 		}
 	case *syntax.DefStmt:
 		rwParams(s.Params)
@@ -134,6 +134,25 @@ func pureTarget(e syntax.Expr) bool {
 		return pureTarget(x.X)
 	}
 	return false
+}
+
+// cloneTarget copies a pure target so the tree never shares a node (the
+// resolver records bindings on nodes).
+func cloneTarget(e syntax.Expr) syntax.Expr {
+	switch x := e.(type) {
+	case *syntax.Ident:
+		return &syntax.Ident{NamePos: x.NamePos, Name: x.Name}
+	case *syntax.Literal:
+		c := *x
+		return &c
+	case *syntax.IndexExpr:
+		return &syntax.IndexExpr{X: cloneTarget(x.X), Lbrack: x.Lbrack, Y: cloneTarget(x.Y), Rbrack: x.Rbrack}
+	case *syntax.DotExpr:
+		return &syntax.DotExpr{X: cloneTarget(x.X), Dot: x.Dot, NamePos: x.NamePos, Name: &syntax.Ident{NamePos: x.Name.NamePos, Name: x.Name.Name}}
+	case *syntax.ParenExpr:
+		return &syntax.ParenExpr{Lparen: x.Lparen, X: cloneTarget(x.X), Rparen: x.Rparen}
+	}
+	return e
 }
 
 func rwExpr(e syntax.Expr) syntax.Expr {
