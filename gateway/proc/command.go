@@ -124,3 +124,17 @@ func (a *AllowList) Names() []string {
 	}
 	return slices.Clone(a.names)
 }
+
+// AllowCommandsEnv names the environment variable holding the operator's
+// command allow-list.
+const AllowCommandsEnv = "SLUICE_ALLOW_COMMANDS"
+
+// AllowListFromEnv parses $SLUICE_ALLOW_COMMANDS. Unset or blank means no
+// policy (nil, which allows every command); otherwise see ParseAllowList.
+func AllowListFromEnv() (*AllowList, []string) {
+	v := os.Getenv(AllowCommandsEnv)
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	return ParseAllowList(v)
+}

@@ -66,7 +66,9 @@
 // gateway died: the watchdog sends SIGTERM to the group, waits half a
 // second for members other than itself, then SIGKILLs the group, itself
 // included. As a member it pins the group id, so the id it signals cannot
-// have been reused. With the watchdog, the same test finds leader and
+// have been reused. The role is selected by the variable
+// SLUICE_PROC_WATCHDOG, which the deny-list keeps out of every server's
+// environment; a program linking this package must not set it itself. With the watchdog, the same test finds leader and
 // grandchild gone and the group empty.
 //
 // What remains: a process that leaves the group (setsid, setpgid) is out

@@ -325,3 +325,15 @@ func TestSpawnThreadExitDoesNotKillServer(t *testing.T) {
 		t.Fatalf("outcome %+v, exit %v", out, p.ExitError())
 	}
 }
+
+func TestAllowListFromEnv(t *testing.T) {
+	t.Setenv(AllowCommandsEnv, " ")
+	if a, w := AllowListFromEnv(); a != nil || w != nil {
+		t.Fatalf("blank: %v %v", a, w)
+	}
+	t.Setenv(AllowCommandsEnv, "npx,*")
+	a, w := AllowListFromEnv()
+	if a == nil || !a.Allows("NPX") || a.Allows("node") || len(w) != 1 {
+		t.Fatalf("got %v %q", a.Names(), w)
+	}
+}
