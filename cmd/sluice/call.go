@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"sluice/gateway"
 )
@@ -245,6 +246,9 @@ func kvArgs(kvs []string) (json.RawMessage, error) {
 		}
 		if k == "" {
 			return nil, fmt.Errorf("argument %q has an empty key; write KEY=VALUE", kv)
+		}
+		if !utf8.ValidString(k) {
+			return nil, fmt.Errorf("argument key %q is not valid UTF-8", k)
 		}
 		if seen[k] {
 			return nil, fmt.Errorf("argument %q is given twice; give each key once", k)
