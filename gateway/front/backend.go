@@ -166,6 +166,10 @@ type Peer interface {
 	SessionID() string
 	// ClientName is the agent's clientInfo name, "" if unknown.
 	ClientName() string
+	// ClientCapabilities is the agent's declared client capabilities as a
+	// JSON object ("{}" if unknown), for a gateway that mirrors them into
+	// upstream 2026-07-28 requests' _meta.
+	ClientCapabilities() json.RawMessage
 	// Supports reports whether the agent's client declared a capability:
 	// "elicitation", "sampling" or "roots".
 	Supports(capability string) bool

@@ -65,6 +65,17 @@ func (p *peer) SessionID() string {
 
 func (p *peer) ClientName() string { return p.client }
 
+func (p *peer) ClientCapabilities() json.RawMessage {
+	if p.caps == nil {
+		return json.RawMessage("{}")
+	}
+	raw, err := json.Marshal(p.caps)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
 func (p *peer) Supports(capability string) bool {
 	if p.caps == nil {
 		return false

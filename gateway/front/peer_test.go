@@ -192,3 +192,42 @@ func TestPeerForwardsSampling(t *testing.T) {
 		t.Fatalf("sampling result = %q", resultText(res))
 	}
 }
+
+// TestMultiRoundTripPassThrough: a backend that answers input_required
+// (the 2026-07-28 way to ask for input) gets the agent's inputResponses
+// and requestState on the retry — from a modern agent directly, and from a
+// legacy agent through the SDK's elicitation fallback.
+func TestMultiRoundTripPassThrough(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			b := newFake()
+			var mu sync.Mutex
+			var retries []CallRequest
+			b.call = func(_ context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+				if len(r.InputResponses) == 0 {
+					return json.RawMessage(`{"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"st-1"}`), nil
+				}
+				mu.Lock()
+				retries = append(retries, r)
+				mu.Unlock()
+				if !strings.Contains(string(p.ClientCapabilities()), "elicitation") {
+					return nil, &ToolError{Message: "capabilities not visible"}
+				}
+				return textResult("hello " + string(r.InputResponses)), nil
+			}
+			copts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			}}
+			s := connect(t, b, nil, copts, version)
+			res := s.call(t, "call", map[string]any{"capability": "a__greet"})
+			if res.IsError || !strings.Contains(resultText(res), `"Ada"`) {
+				t.Fatalf("result = %v %q", res.IsError, resultText(res))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(retries) != 1 || retries[0].RequestState != "st-1" || retries[0].Capability != "a__greet" {
+				t.Fatalf("retries = %+v", retries)
+			}
+		})
+	}
+}
