@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -247,10 +248,39 @@ func TestInteropServerEverything(t *testing.T) {
 		t.Fatalf("unknown tool: %s", res)
 	}
 
-	// No roots declared: the server exits on stdin EOF.
-	if out := closePeer(t, c); out.Stage != proc.StageExited {
-		t.Logf("note: server-everything needed %s (it ignores EOF only when roots are declared)", out.Stage)
-	}
+	// The stage is logged, not asserted: node usually leaves within the
+	// default 500 ms stdin grace, but not always on a loaded machine.
+	closePeer(t, c)
+
+	// Declaring roots makes server-everything ask roots/list (answered by
+	// the client's built-in {"roots":[]}) and add tools. It has been seen
+	// to ignore stdin EOF in that state, so teardown may have to escalate;
+	// either way nothing may be left.
+	t.Run("roots declared", func(t *testing.T) {
+		spec := nodeSpec(t, "everything-roots", "server-everything", "stdio")
+		var mu sync.Mutex
+		var asked []string
+		opts := &mcp.Options{
+			Capabilities: json.RawMessage(`{"roots":{"listChanged":true}}`),
+			OnRequest: func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+				mu.Lock()
+				asked = append(asked, method)
+				mu.Unlock()
+				return nil, mcp.ErrMethodNotFound // fall back to the built-in answers
+			},
+		}
+		c := startPeer(t, spec, opts)
+		waitFor(t, "the server's roots/list request", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Contains(asked, "roots/list")
+		})
+		res, err := c.CallTool(bg(t), "echo", json.RawMessage(`{"message":"with roots"}`), nil)
+		if err != nil || firstText(t, res) != "Echo: with roots" {
+			t.Fatalf("echo: %v %s", err, res)
+		}
+		closePeer(t, c)
+	})
 }
 
 func TestInteropServerFilesystem(t *testing.T) {
