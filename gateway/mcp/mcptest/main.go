@@ -66,6 +66,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sleep := fs.Duration("sleep", 5*time.Minute, "how long a grandchild sleeps")
 	readyFD := fs.Int("ready-fd", 0, "grandchild: fd to report readiness on (internal)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
