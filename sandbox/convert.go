@@ -5,10 +5,8 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/big"
 	"sort"
@@ -34,77 +32,16 @@ var errTooDeep = errors.New("value nested more than 200 levels deep (or contains
 // Float only if the float64 prints back to the same decimal value,
 // otherwise {"$literal": "<source text>"}.
 func fromJSON(data []byte) (starlark.Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	p := &jparser{data: data}
+	v, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid JSON: data after the top-level value")
+	p.ws()
+	if p.pos != len(data) {
+		return nil, p.fail("data after the top-level value")
 	}
 	return v, nil
-}
-
-func decodeValue(dec *json.Decoder, depth int) (starlark.Value, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	return decodeFrom(dec, tok, depth)
-}
-
-func decodeFrom(dec *json.Decoder, tok json.Token, depth int) (starlark.Value, error) {
-	switch t := tok.(type) {
-	case nil:
-		return starlark.None, nil
-	case bool:
-		return starlark.Bool(t), nil
-	case string:
-		return starlark.String(t), nil
-	case json.Number:
-		return numberValue(string(t)), nil
-	case json.Delim:
-		if depth >= maxJSONDepth {
-			return nil, errTooDeep
-		}
-		switch t {
-		case '[':
-			var elems []starlark.Value
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				elems = append(elems, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("invalid JSON: %w", err)
-			}
-			return starlark.NewList(elems), nil
-		case '{':
-			d := starlark.NewDict(0)
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, fmt.Errorf("invalid JSON: %w", err)
-				}
-				k, _ := kt.(string)
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				if err := d.SetKey(starlark.String(k), v); err != nil {
-					return nil, err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("invalid JSON: %w", err)
-			}
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("invalid JSON: unexpected token %v", tok)
 }
 
 // numberValue converts JSON number text (already validated) exactly.

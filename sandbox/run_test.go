@@ -337,3 +337,22 @@ func TestHostPanicIsAToolError(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitDefaults(t *testing.T) {
+	got := (*Limits)(nil).withDefaults()
+	want := Limits{MaxSteps: 10_000_000, Timeout: 30 * time.Second, MaxCalls: 200, MaxResultBytes: 1 << 20,
+		MaxLogBytes: 64 << 10, MaxOutputBytes: 1 << 20, MaxMemoryBytes: 256 << 20, MaxConcurrency: 8, MaxDepth: 64}
+	if got != want {
+		t.Errorf("defaults\n got %+v\nwant %+v", got, want)
+	}
+	if z := (&Limits{}).withDefaults(); z != want {
+		t.Errorf("zero Limits %+v", z)
+	}
+	custom := Limits{MaxSteps: 5, Timeout: time.Second, MaxCalls: 1, MaxResultBytes: 2, MaxLogBytes: 3, MaxOutputBytes: 4, MaxMemoryBytes: 5, MaxConcurrency: 6, MaxDepth: 7}
+	if c := custom.withDefaults(); c != custom {
+		t.Errorf("custom limits changed: %+v", c)
+	}
+	if d := (&Limits{MaxDepth: 1 << 30}).withDefaults(); d.MaxDepth != MaxDepthCeiling {
+		t.Errorf("MaxDepth not capped: %d", d.MaxDepth)
+	}
+}
