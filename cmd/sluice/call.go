@@ -354,6 +354,13 @@ func printResult(w io.Writer, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("the result is not a CallToolResult object: %v", err)
 	}
+	hasStructured := len(r.StructuredContent) > 0 && !bytes.Equal(bytes.TrimSpace(r.StructuredContent), []byte("null"))
+	if hasStructured && len(r.Content) == 1 && sameJSONText(r.Content[0], r.StructuredContent) {
+		// The usual pattern: the text block is the structured content
+		// serialized. Print it once, pretty.
+		fmt.Fprintln(w, pretty(r.StructuredContent, ""))
+		return nil
+	}
 	for _, item := range r.Content {
 		var c content
 		if err := json.Unmarshal(item, &c); err != nil {
@@ -396,13 +403,27 @@ func printResult(w io.Writer, raw json.RawMessage) error {
 			fmt.Fprintf(w, "[%s content, %s of JSON]\n", orUnknown(c.Type), sizeText(len(item)))
 		}
 	}
-	if len(r.StructuredContent) > 0 && !bytes.Equal(bytes.TrimSpace(r.StructuredContent), []byte("null")) {
+	if hasStructured {
 		if len(r.Content) > 0 {
 			fmt.Fprintln(w, "structuredContent:")
 		}
 		fmt.Fprintln(w, pretty(r.StructuredContent, ""))
 	}
 	return nil
+}
+
+// sameJSONText reports whether a content item is a text block holding the
+// same JSON as structured (ignoring whitespace).
+func sameJSONText(item, structured json.RawMessage) bool {
+	var c content
+	if json.Unmarshal(item, &c) != nil || c.Type != "text" {
+		return false
+	}
+	var a, b bytes.Buffer
+	if json.Compact(&a, []byte(c.Text)) != nil || json.Compact(&b, structured) != nil {
+		return false
+	}
+	return bytes.Equal(a.Bytes(), b.Bytes())
 }
 
 func orUnknown(s string) string {

@@ -166,10 +166,14 @@ func TestPrintResult(t *testing.T) {
 		{"link", `{"content":[{"type":"resource_link","uri":"file:///b","name":"b","mimeType":"text/x"}]}`, []string{"[resource link] file:///b (b) text/x"}},
 		{"unknown", `{"content":[{"type":"hologram"}]}`, []string{"[hologram content"}},
 		{"structured", `{"content":[{"type":"text","text":"t"}],"structuredContent":{"n":1.50}}`, []string{"t\nstructuredContent:\n{\n  \"n\": 1.50\n}\n"}},
+		{"structured as text once", `{"content":[{"type":"text","text":"{\"n\": 1.50}"}],"structuredContent":{"n":1.50}}`, []string{"{\n  \"n\": 1.50\n}\n"}},
 	} {
 		var b strings.Builder
 		if err := printResult(&b, json.RawMessage(tc.in)); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.name == "structured as text once" && b.String() != tc.want[0] {
+			t.Errorf("%s: printed %q, want it once", tc.name, b.String())
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(b.String(), w) {
