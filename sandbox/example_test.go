@@ -44,7 +44,7 @@ func ExampleRun_preflight() {
 func ExampleDocs() {
 	fmt.Print(sandbox.Docs(notesHost{}.Servers()[0]))
 	// Output:
-	// # module notes: server "notes", 1 tools; call as notes.<tool>(name=value, ...)
+	// # module notes: server "notes", 1 tool; call as notes.<tool>(name=value, ...)
 	// def search(q: str, limit: int = None) -> Any:
 	//     "Search notes by text."
 }

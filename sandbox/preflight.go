@@ -265,6 +265,24 @@ func checkKwargs(call *syntax.CallExpr, args []syntax.Expr, ti *toolInfo, at pro
 				continue
 			}
 			complete = false
+		case *syntax.DictExpr:
+			// one positional dict of arguments: check its literal keys
+			for _, en := range x.List {
+				e := en.(*syntax.DictEntry)
+				k, ok := e.Key.(*syntax.Literal)
+				name, isStr := "", false
+				if ok {
+					name, isStr = k.Value.(string)
+				}
+				if !isStr {
+					complete = false
+					continue
+				}
+				given[name] = true
+				if s.prop(name) == nil && s.strictTop() {
+					at(k.TokenPos, "%s has no argument %q%s; signature: %s", ti.fn, name, s.suggest(name), signatureAs(ti.fn, ti.tool))
+				}
+			}
 		default:
 			complete = false
 		}

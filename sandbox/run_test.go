@@ -108,6 +108,7 @@ func TestErrorKinds(t *testing.T) {
 		{"admission up front", "print('before')\nfs.write(path='a')\n", KindAdmission, "fs__write", "needs approval", 0},
 		{"admission dynamic", "c = 'fs__' + 'write'\nr = call(c, {})\nresult = r\nfs.read_text_file(path=r.error)\n", KindTool, "", "", 0},
 		{"load", "load('x.star', 'y')\n", KindSyntax, "", "load", 1},
+		{"admission at call time", "f = getattr(fs, 'wr' + 'ite')\nf(path='a')\n", KindAdmission, "fs__write", "needs approval", 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +135,7 @@ func TestErrorKinds(t *testing.T) {
 			if tc.line != 0 && r.Error.Line != tc.line {
 				t.Errorf("line %d, want %d", r.Error.Line, tc.line)
 			}
-			if tc.kind == KindAdmission {
+			if tc.name == "admission up front" {
 				if r.Error.Remedy == "" || len(r.Logs) != 0 || len(h.calls) != 0 {
 					t.Errorf("admission: remedy %q, logs %v, calls %v (want remedy, nothing run)", r.Error.Remedy, r.Logs, h.calls)
 				}
@@ -161,6 +162,7 @@ r = db.query(limit=3)
 p = fs.read_text_file(path="a", headd=1)
 c = call("db__quer", {})
 d = call("db__query", {"sq": 1})
+e = db.query({"sql": "x", "limt": 1})
 `
 	r := Run(context.Background(), h, "p.star", src, nil)
 	if r.Error == nil || r.Error.Kind != KindSyntax {
@@ -176,6 +178,7 @@ d = call("db__query", {"sq": 1})
 		{4, `no argument "headd" (did you mean "head"?)`},
 		{5, `unknown tool "db__quer" (did you mean "db__query"?)`},
 		{6, `no argument "sq"`},
+		{7, `no argument "limt"`},
 	}
 	if len(r.Error.Problems) != len(want) {
 		t.Fatalf("problems %v, want %d", r.Error.Problems, len(want))

@@ -55,7 +55,11 @@ func (n *Names) Docs(s Server) string { return docsWith(n, s) }
 func docsWith(n *Names, s Server) string {
 	var b strings.Builder
 	mod := n.Modules[s.ID]
-	fmt.Fprintf(&b, "# module %s: server %q, %d tools; call as %s.<tool>(name=value, ...)\n", mod, s.ID, len(s.Tools), mod)
+	noun := "tools"
+	if len(s.Tools) == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, "# module %s: server %q, %d %s; call as %s.<tool>(name=value, ...)\n", mod, s.ID, len(s.Tools), noun, mod)
 	tools := append([]Tool(nil), s.Tools...)
 	sortTools(tools)
 	for _, t := range tools {
