@@ -430,6 +430,46 @@ func TestFixturePagination(t *testing.T) {
 	})
 }
 
+// TestFixtureConcurrentCalls: many calls in flight at once, answered out of
+// order (slow ones overtaken by fast ones), each get their own result.
+func TestFixtureConcurrentCalls(t *testing.T) {
+	warmUp(t)
+	defer leakCheck(t)()
+	for _, era := range []string{"modern", "legacy"} {
+		t.Run(era, func(t *testing.T) {
+			c, token := startFixture(t, "concurrent", &mcp.Options{Era: era})
+			ctx := bg(t)
+			var wg sync.WaitGroup
+			errs := make(chan error, 64)
+			for i := 0; i < 32; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i%4 == 0 {
+						_, err := c.CallTool(ctx, "slow", json.RawMessage(fmt.Sprintf(`{"ms":%d,"steps":1}`, 10+i)), nil)
+						errs <- err
+						return
+					}
+					want := fmt.Sprintf("call %d", i)
+					res, err := c.CallTool(ctx, "echo", json.RawMessage(fmt.Sprintf(`{"text":%q}`, want)), nil)
+					if err == nil && !bytes.Contains(res, []byte(strconv.Quote(want))) {
+						err = fmt.Errorf("call %d got %s", i, res)
+					}
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+			closeFixture(t, c, token)
+		})
+	}
+}
+
 // TestFixtureCallFaults: timeouts, aborts and Close during a call leave the
 // client and the test process working.
 func TestFixtureCallFaults(t *testing.T) {
@@ -527,8 +567,8 @@ var faultCases = []faultCase{
 	{name: "banner fatal", args: []string{"-mode", "banner"}, opts: mcp.Options{NoiseFatal: true},
 		startCodes: []mcp.Code{mcp.CodeProtocol}, check: mentions("stdoutNoise")},
 	{name: "flood during handshake", args: []string{"-mode", "flood,no-init"},
-		opts:       mcp.Options{MaxLineBytes: 1 << 20, InitializeTimeout: 2 * time.Second, DiscoverTimeout: time.Second},
-		startCodes: []mcp.Code{mcp.CodeTimeout}},
+		opts:       mcp.Options{MaxLineBytes: 1 << 20},
+		startCodes: []mcp.Code{mcp.CodeProtocol}, check: mentions("maxLineBytes", strconv.Itoa(1<<20))},
 	{name: "crash mid-call", args: []string{"-mode", "crash"}, act: callEcho,
 		codes: []mcp.Code{mcp.CodeClosed, mcp.CodeProtocol}, check: mentions("status 3")},
 	{name: "crash tool", act: func(ctx context.Context, c *mcp.Client) error {
@@ -582,6 +622,16 @@ var faultCases = []faultCase{
 		}
 		return err
 	}, stage: proc.StageSigkill},
+	{name: "stderr flood", args: []string{"-mode", "stderr-flood"}, act: func(ctx context.Context, c *mcp.Client) error {
+		// Calls keep working while the server floods stderr: the tail
+		// reader drains it and keeps only a bounded tail.
+		for i := 0; i < 20; i++ {
+			if err := callEcho(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
 	{name: "banner set aside", args: []string{"-mode", "banner"}, stage: proc.StageExited, act: func(ctx context.Context, c *mcp.Client) error {
 		if err := callEcho(ctx, c); err != nil {
 			return err

@@ -37,7 +37,8 @@ const (
 	// group that ignores SIGTERM, inherits stdout and stderr, and sleeps.
 	ModeGrandchild Mode = "grandchild"
 	// ModeFlood answers the first request after the handshake by writing
-	// bytes that never end a line, until the write fails.
+	// bytes that never end a line, until the write fails. Combined with
+	// ModeNoInit it floods in answer to the handshake itself.
 	ModeFlood Mode = "flood"
 	// ModeInvalidUTF8 puts invalid UTF-8 bytes inside the JSON string of
 	// every tools/call result frame.
@@ -48,6 +49,9 @@ const (
 	// ModeStopReading never reads stdin again once the handshake response
 	// (initialize or server/discover) is written.
 	ModeStopReading Mode = "stop-reading"
+	// ModeStderrFlood writes lines to stderr without pause for as long as
+	// the server runs (a client that does not drain stderr stalls it).
+	ModeStderrFlood Mode = "stderr-flood"
 	// ModeNoInit never answers initialize or server/discover.
 	ModeNoInit Mode = "no-init"
 	// ModeModernOnly answers initialize with -32022 and requests without a
@@ -61,7 +65,7 @@ const (
 var allModes = []Mode{
 	ModeEcho, ModeSlow, ModePaginated, ModeCursorLoop, ModeHuge, ModeCrash,
 	ModeExitAtStart, ModeIgnoreSIGTERM, ModeIgnoreEOF, ModeGrandchild,
-	ModeFlood, ModeInvalidUTF8, ModeBanner, ModeStopReading, ModeNoInit,
+	ModeFlood, ModeInvalidUTF8, ModeBanner, ModeStopReading, ModeStderrFlood, ModeNoInit,
 	ModeModernOnly, ModeLegacyOnly,
 }
 

@@ -120,6 +120,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer, opt
 		}
 	}
 
+	if opts.Has(ModeStderrFlood) {
+		go func() {
+			line := strings.Repeat("e", 1000)
+			for n := 0; ctx.Err() == nil; n++ {
+				s.logf("mcpfixture: stderr flood %d %s", n, line)
+			}
+		}()
+	}
+
 	lines := make(chan []byte)
 	next := make(chan struct{})
 	readDone := make(chan error, 1)
@@ -392,6 +401,10 @@ func (s *server) request(ctx context.Context, env envelope) (bool, error) {
 	switch env.Method {
 	case "initialize", "server/discover":
 		if o.Has(ModeNoInit) {
+			if o.Has(ModeFlood) {
+				s.logf("mcpfixture: flooding stdout instead of answering %s (modes no-init,flood)", env.Method)
+				return false, s.flood(ctx)
+			}
 			s.logf("mcpfixture: not answering %s (mode no-init)", env.Method)
 			return false, nil
 		}

@@ -715,6 +715,17 @@ func TestMisbehaviourModes(t *testing.T) {
 			t.Fatal("Serve returned nil after its stdout closed mid-flood")
 		}
 	})
+	t.Run("flood instead of the handshake", func(t *testing.T) {
+		h := start(t, &Options{Modes: []Mode{ModeFlood, ModeNoInit}})
+		h.send(modernReq(1, "server/discover", ""))
+		buf := make([]byte, 256<<10)
+		if _, err := io.ReadFull(h.br, buf); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.IndexByte(buf, '\n') >= 0 {
+			t.Fatal("flood wrote a newline")
+		}
+	})
 	t.Run("crash", func(t *testing.T) {
 		h := start(t, &Options{Modes: []Mode{ModeCrash}})
 		h.initLegacy("2025-11-25")
@@ -744,6 +755,21 @@ func TestMisbehaviourModes(t *testing.T) {
 		h := start(t, &Options{Modes: []Mode{ModeExitAtStart}})
 		if err := h.wait(); err == nil || !strings.Contains(h.stderr.String(), "fatal") {
 			t.Fatalf("Serve = %v, stderr %q", err, h.stderr.String())
+		}
+	})
+	t.Run("stderr-flood", func(t *testing.T) {
+		h := start(t, &Options{Modes: []Mode{ModeStderrFlood}})
+		h.initLegacy("2025-11-25")
+		deadline := time.Now().Add(hangGuard)
+		for strings.Count(h.stderr.String(), "stderr flood") < 100 {
+			if time.Now().After(deadline) {
+				t.Fatal("no stderr flood")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		h.send(legacyReq(2, "ping", ""))
+		if f := h.recv(); string(f.ID) != "2" {
+			t.Fatalf("ping during the flood = %s", f.raw)
 		}
 	})
 	t.Run("ignore-eof", func(t *testing.T) {
