@@ -292,21 +292,20 @@ func reprSize(v starlark.Value, budget int64) int64 {
 			} else {
 				n += int64(x.BigInt().BitLen()/3 + 1)
 			}
-		case starlark.Iterable:
-			if _, isMap := x.(starlark.IterableMapping); !isMap {
-				if _, isSeq := x.(starlark.Sequence); !isSeq {
-					n += 64
-					return
-				}
-			}
+		case starlark.Bool, starlark.NoneType:
+			n += 5
+		case starlark.Float:
+			n += 24
+		case *starlark.List, starlark.Tuple, *starlark.Dict, *starlark.Set:
 			n += 2
-			it := x.Iterate()
+			it := x.(starlark.Iterable).Iterate()
 			defer it.Done()
+			m, _ := x.(*starlark.Dict)
 			var e starlark.Value
 			for it.Next(&e) && n <= budget {
 				walk(e, depth+1)
 				n += 2
-				if m, ok := x.(starlark.Mapping); ok {
+				if m != nil {
 					if val, found, _ := m.Get(e); found {
 						walk(val, depth+1)
 					}
