@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ type Handler struct {
 	stateless *mcp.StreamableHTTPHandler // 2026-07-28: per-request _meta, no sessions
 	token     [32]byte
 	hasToken  bool
+	posts     atomic.Int64 // /mcp POSTs being served
 }
 
 // NewHTTPHandler builds the HTTP front for b and registers its initial
@@ -85,7 +87,13 @@ func (h *Handler) Shutdown(ctx context.Context) {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < bound {
 		bound = time.Until(dl)
 	}
+	start := time.Now()
 	h.f.drain(bound)
+	// A finished call's response is written after its handler returns;
+	// let those POSTs complete before closing the sessions under them.
+	for h.posts.Load() > 0 && time.Since(start) < bound+time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
 	for ss := range h.f.srv.Sessions() {
 		_ = ss.Close()
 	}
@@ -141,6 +149,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // server-to-client requests (elicitation, sampling) only with sessions,
 // so one endpoint needs both.
 func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		h.posts.Add(1)
+		defer h.posts.Add(-1)
+	}
 	if r.Header.Get("Mcp-Session-Id") != "" {
 		h.stateful.ServeHTTP(w, r)
 		return

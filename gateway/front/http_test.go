@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,9 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -402,5 +406,70 @@ func TestShutdownBoundCancelsStragglers(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return after its bound")
+	}
+}
+
+// runHTTPChild serves HTTP until SIGTERM, printing the address on stdout
+// and "backend closed" on stderr when the backend is closed.
+func runHTTPChild() int {
+	b := &closeReporter{fakeBackend: newFake()}
+	err := ServeHTTP(context.Background(), "127.0.0.1:0", b, &Options{Logger: quietLogger()}, func(a net.Addr) {
+		fmt.Println(a.String())
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	return 0
+}
+
+type closeReporter struct{ *fakeBackend }
+
+func (c *closeReporter) Close() error {
+	fmt.Fprintln(os.Stderr, "backend closed")
+	return c.fakeBackend.Close()
+}
+
+// TestServeHTTPSIGTERM: SIGTERM shuts ServeHTTP down cleanly (exit 0,
+// backend closed).
+func TestServeHTTPSIGTERM(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=http")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no address: %v\n%s", err, stderr.Bytes())
+	}
+	resp, err := http.Get("http://" + strings.TrimSpace(addr) + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.Bytes())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if !strings.Contains(string(stderr.Bytes()), "backend closed") {
+		t.Fatalf("backend not closed:\n%s", stderr.Bytes())
 	}
 }

@@ -45,7 +45,8 @@ type front struct {
 	gwTools  map[string]bool       // registered gateway-mode tools
 	flat     map[Kind]*flatEntries // flat-mode registrations
 
-	events    chan struct{} // wakes the event loop (cap 1)
+	events    chan struct{} // wakes the event loop (cap 1); never closed
+	quit      chan struct{} // closed by close()
 	pendMu    sync.Mutex
 	pending   map[EventKind]bool
 	pendLogs  []Event
@@ -80,6 +81,7 @@ func newFront(b Backend, o *Options) (*front, error) {
 		gwTools:  map[string]bool{},
 		flat:     map[Kind]*flatEntries{},
 		events:   make(chan struct{}, 1),
+		quit:     make(chan struct{}),
 		pending:  map[EventKind]bool{},
 		loopDone: make(chan struct{}),
 	}
@@ -145,7 +147,7 @@ func (f *front) close() {
 		if f.stopSub != nil {
 			f.stopSub()
 		}
-		close(f.events)
+		close(f.quit)
 		<-f.loopDone
 		f.removeSrc()
 	})
@@ -417,7 +419,6 @@ func (f *front) onEvent(ev Event) {
 		f.pending[ev.Kind] = true
 	}
 	f.pendMu.Unlock()
-	defer func() { _ = recover() }() // events after close are dropped
 	select {
 	case f.events <- struct{}{}:
 	default:
@@ -426,7 +427,12 @@ func (f *front) onEvent(ev Event) {
 
 func (f *front) eventLoop() {
 	defer close(f.loopDone)
-	for range f.events {
+	for {
+		select {
+		case <-f.quit:
+			return
+		case <-f.events:
+		}
 		f.pendMu.Lock()
 		kinds := f.pending
 		logs := f.pendLogs

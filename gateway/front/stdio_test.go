@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "stdio":
 		os.Exit(runStdioChild())
+	case "http":
+		os.Exit(runHTTPChild())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child mode")
 		os.Exit(2)
