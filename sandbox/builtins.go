@@ -64,7 +64,7 @@ func reprArg(args starlark.Tuple, budget int64) int64 {
 }
 
 func seqArg(args starlark.Tuple) int64 {
-	if len(args) != 1 {
+	if len(args) < 1 {
 		return 0
 	}
 	if s, ok := args[0].(starlark.Sequence); ok {

@@ -97,6 +97,9 @@ result = len("%s" % (l,))`},
 		{"replace explosion", 64 << 20, `
 s = "a" * 10000000
 result = len(s.replace("a", "bbbbbbbbbbbbbbbbbbbb"))`},
+		{"codepoints materialized", 64 << 20, `
+s = "é" * 3000000
+result = len(list(s.codepoints()))`},
 		{"json encode explosion", 64 << 20, `
 l = ["x" * 1000]
 for i in range(30):

@@ -33,6 +33,9 @@ const (
 var checkedMethods = map[string]bool{
 	"join": true, "replace": true, "format": true, "extend": true,
 	"split": true, "rsplit": true, "splitlines": true, "update": true,
+	// lazy views whose materialization (list(s.codepoints())) happens in
+	// one built-in call that cannot be sized: charged when created
+	"elems": true, "codepoints": true, "elem_ords": true, "codepoint_ords": true,
 }
 
 const (
@@ -436,6 +439,13 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 			parts = int64(strings.Count(string(s), "\n")) + 1
 		}
 		return int64(len(s)) + parts*elemCost
+	case "elems", "codepoints", "elem_ords", "codepoint_ords":
+		switch x := recv.(type) {
+		case starlark.String:
+			return int64(len(x)) * elemCost
+		case starlark.Bytes:
+			return int64(len(x)) * elemCost
+		}
 	case "extend":
 		if l, ok := recv.(*starlark.List); ok && len(args) == 1 {
 			n := int64(l.Len())
