@@ -243,3 +243,34 @@ func TestReadArgs(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal a call's progress notifications are shown on stderr.
+func TestCallShowsProgressOnATerminal(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	fakeTerminal(t)
+	r := sluice(t, "", "call", "fx__slow", "ms=300", "steps=3", "--yes")
+	want(t, r, exitOK, "progress 1/3", "progress 3/3")
+	if strings.Contains(r.stdout, "progress") {
+		t.Fatalf("progress belongs on stderr:\n%s", r)
+	}
+}
+
+// SLUICE_LOG_LEVEL sets the JSON log level; at debug the servers' stderr is
+// relayed too; a bad value is named and replaced by warn.
+func TestLogLevel(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	t.Setenv("SLUICE_LOG_LEVEL", "debug")
+	r := sluice(t, "", "call", "fx__stderr", "text=a line from the server", "--yes")
+	want(t, r, exitOK, `"level":"DEBUG"`, "[fx] a line from the server")
+	if strings.Contains(r.stdout, "DEBUG") {
+		t.Fatalf("logs belong on stderr:\n%s", r)
+	}
+	t.Setenv("SLUICE_LOG_LEVEL", "loud")
+	r = sluice(t, "", "call", "fx__echo", "text=x")
+	want(t, r, exitOK, `SLUICE_LOG_LEVEL="loud" is not one of debug, info, warn, error`)
+	if strings.Contains(r.stderr, "DEBUG") || strings.Contains(r.stderr, "a line from") {
+		t.Fatalf("warn level logs no debug lines:\n%s", r)
+	}
+}

@@ -171,3 +171,22 @@ func TestCanaryNeverLaunchesWhileUntrustedOrStale(t *testing.T) {
 	w.writeProject(canary + "    timeoutMs: 1000\n")
 	check("stale")
 }
+
+// On a terminal a refresh draws a progress line on stderr and erases it.
+func TestFindRefreshShowsProgressOnATerminal(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx", "-delay", "150ms"))
+	fakeTerminal(t)
+	r := sluice(t, "", "find", "--server", "fx", "--refresh")
+	want(t, r, exitOK, "fx__echo", "refreshing fx…", "\r\033[K")
+	if strings.Contains(r.stdout, "refreshing") {
+		t.Fatalf("progress belongs on stderr:\n%s", r)
+	}
+	// Not a terminal: no progress drawing at all.
+	isTerminal = func(any) bool { return false }
+	r = sluice(t, "", "find", "--server", "fx", "--refresh")
+	want(t, r, exitOK, "fx__echo")
+	if strings.Contains(r.stderr, "refreshing") {
+		t.Fatalf("no progress without a terminal:\n%s", r)
+	}
+}

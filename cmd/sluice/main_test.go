@@ -61,7 +61,15 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	root := t.TempDir()
-	w := &world{t: t, root: root, home: filepath.Join(root, "home"), cache: filepath.Join(root, "cache"),
+	// The cache lives outside t.TempDir: the gateway may still be writing a
+	// catalog after Close returned (a launch records its catalog after
+	// releasing its waiters), which would make TempDir's cleanup fail.
+	cache, err := os.MkdirTemp("", "sluice-cli-cache-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeSettled(t, cache) })
+	w := &world{t: t, root: root, home: filepath.Join(root, "home"), cache: cache,
 		state: filepath.Join(root, "state"), project: filepath.Join(root, "project")}
 	for _, d := range []string{w.home, w.cache, w.state, filepath.Join(w.project, ".sluice")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -212,6 +220,26 @@ func waitNoChildren(t *testing.T) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// removeSettled removes dir, retrying while a late writer recreates files
+// in it.
+func removeSettled(t testing.TB, dir string) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil {
+			time.Sleep(20 * time.Millisecond)
+			if _, serr := os.Stat(dir); os.IsNotExist(serr) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("cannot remove %s: %v", dir, err)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
