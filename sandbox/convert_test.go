@@ -150,7 +150,7 @@ func TestSignature(t *testing.T) {
 	}
 	h := newFakeHost()
 	docs := Docs(h.servers[0])
-	for _, want := range []string{`# module db: server "db", 2 tools`, "def echo(**kwargs) -> Any:", `def query(sql: str, limit: int = 100, mode: str = None) -> dict:`, `"Run a read-only SQL query."`} {
+	for _, want := range []string{`# module db: server "db", 2 tools`, "def echo(**kwargs) -> Any:", `def query(sql: str, limit: int = 100, mode: Literal["fast", "exact"] = None) -> dict:`, `"Run a read-only SQL query. Returns {rows: list}."`} {
 		if !strings.Contains(docs, want) {
 			t.Errorf("Docs missing %q:\n%s", want, docs)
 		}

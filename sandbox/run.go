@@ -204,9 +204,13 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 	close(done)
 	rs.heap.close()
 
-	res.Logs = rs.logs
+	if rs.logs != nil {
+		res.Logs = rs.logs
+	}
 	res.LogsTruncated = rs.logsTruncated
-	res.Calls = rs.calls
+	if rs.calls != nil {
+		res.Calls = rs.calls
+	}
 	res.Stats = Stats{Steps: thread.ExecutionSteps(), Calls: rs.ncalls, MaxDepth: rs.peakDepth, PeakHeapGrowth: rs.heap.peak.Load()}
 	defer func() { res.Stats.ElapsedMs = time.Since(start).Milliseconds() }()
 	if err != nil {

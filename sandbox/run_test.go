@@ -310,6 +310,9 @@ func TestResultShapes(t *testing.T) {
 		}
 	}
 	r := Run(context.Background(), newFakeHost(), "r.star", "x = 1\n", nil)
+	if b, _ := json.Marshal(r); !strings.Contains(string(b), `"logs":[],"calls":[]`) {
+		t.Errorf("empty logs/calls not encoded as []: %s", b)
+	}
 	if len(r.Notes) == 0 {
 		t.Errorf("no note about the missing result")
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -504,16 +505,49 @@ func (s *schema) pyType() string {
 			add(p)
 		}
 	}
+	if lit := s.literalType(); lit != "" && (len(parts) == 0 || len(parts) == 1 && parts[0] == "str") {
+		return lit
+	}
 	if len(parts) == 0 {
 		if len(s.props) > 0 {
 			return "dict"
 		}
-		if len(s.enum) > 0 {
-			return "str"
-		}
 		return "Any"
 	}
 	return strings.Join(parts, " | ")
+}
+
+// literalType renders a short enum of strings as Literal["a", "b"].
+func (s *schema) literalType() string {
+	if len(s.enum) == 0 || len(s.enum) > 8 {
+		return ""
+	}
+	vals := make([]string, 0, len(s.enum))
+	for _, e := range s.enum {
+		var str string
+		if json.Unmarshal(e, &str) != nil || len(str) > 40 {
+			return ""
+		}
+		vals = append(vals, strconv.Quote(str))
+	}
+	return "Literal[" + strings.Join(vals, ", ") + "]"
+}
+
+// returnsHint renders the top-level fields of an object output schema:
+// "{rows: list, sql: str}" (at most 10 fields).
+func (s *schema) returnsHint() string {
+	if s == nil || len(s.props) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, p := range s.props {
+		if i == 10 {
+			parts = append(parts, "...")
+			break
+		}
+		parts = append(parts, p.name+": "+p.s.pyType())
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // params renders the parameter list: required first (declaration order),

@@ -66,8 +66,14 @@ func docsWith(n *Names, s Server) string {
 		fn := n.funcs[s.ID][t.Name]
 		b.WriteString(signatureAs(fn, t))
 		b.WriteString(":")
-		if sum := Summary(t); sum != "" {
-			fmt.Fprintf(&b, "\n    %q", sum)
+		doc := Summary(t)
+		if len(t.OutputSchema) > 0 {
+			if h := parseSchema(t.OutputSchema).returnsHint(); h != "" {
+				doc = strings.TrimSpace(doc + " Returns " + h + ".")
+			}
+		}
+		if doc != "" {
+			fmt.Fprintf(&b, "\n    %q", doc)
 		} else {
 			b.WriteString(" ...")
 		}
