@@ -179,3 +179,21 @@ func TestFlatModePassThrough(t *testing.T) {
 		t.Fatalf("setLevel forwarded as %v", b.logLevels)
 	}
 }
+
+// panicky panics in List: front logs it and keeps serving.
+type panicky struct{ *fakeBackend }
+
+func (p panicky) List(context.Context, Kind) ([]Item, error) { panic("list exploded") }
+
+func TestBackendPanicsInRegistrationAreContained(t *testing.T) {
+	b := panicky{flatFake()}
+	s := connect(t, b, &Options{Mode: ModeFlat}, nil, "2025-11-25")
+	b.emit(Event{Kind: EventToolsChanged})
+	b.emit(Event{Kind: EventPromptsChanged})
+	if got := s.toolNames(t); len(got) != 0 {
+		t.Fatalf("tools = %v", got)
+	}
+	if err := s.cs.Ping(context.Background(), nil); err != nil {
+		t.Fatalf("session died: %v", err)
+	}
+}

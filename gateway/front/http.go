@@ -55,7 +55,7 @@ func NewHTTPHandler(b Backend, opts *Options) (*Handler, error) {
 		sessionTimeout = 0 // the SDK's "never"
 	}
 	getServer := func(*http.Request) *mcp.Server { return f.srv }
-	sdkLog := f.log.With("component", "mcp-http")
+	sdkLog := sdkLogger(f.log, "mcp-http")
 	h.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout: sessionTimeout,
 		// Host and Origin are checked by Handler itself, with the
@@ -264,7 +264,7 @@ func isLoopbackName(h string) bool {
 // Options.AllowRemote) and serves the HTTP front until ctx is cancelled or
 // (unless Options.NoSignals) SIGTERM or SIGINT arrives. It then stops
 // accepting, drains running calls within ShutdownTimeout, closes every
-// session and calls b.Close. OnListen, if set, receives the bound address
+// session and calls b.Close. onListen, if not nil, receives the bound address
 // (useful with port 0). A clean shutdown returns nil.
 func ServeHTTP(ctx context.Context, addr string, b Backend, opts *Options, onListen func(net.Addr)) error {
 	var o Options

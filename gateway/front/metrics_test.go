@@ -18,7 +18,7 @@ func TestMetrics(t *testing.T) {
 	m := NewMetrics(&MetricsOptions{MaxLabels: 2})
 	m.ObserveCall("fs__read", "ok", time.Millisecond)
 	m.ObserveCall("fs__write", "tool_error", time.Millisecond)
-	m.ObserveCall("fs__third", "ok", time.Millisecond)   // over the cap
+	m.ObserveCall("fs__third", "ok", time.Millisecond)      // over the cap
 	m.ObserveCall("fs__read", "weird-outcome", time.Second) // outside the closed set
 	m.SetServerState("fs", "starting")
 	m.SetServerState("fs", "ready")

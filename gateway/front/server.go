@@ -105,7 +105,7 @@ func (f *front) serverOptions() *mcp.ServerOptions {
 	}
 	so := &mcp.ServerOptions{
 		Instructions: f.instructions(),
-		Logger:       f.log.With("component", "mcp"),
+		Logger:       sdkLogger(f.log, "mcp"),
 		Capabilities: caps,
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			// Lists may differ by authorization (token) and change at any
@@ -128,16 +128,18 @@ func (f *front) serverOptions() *mcp.ServerOptions {
 // retried on its next change event.
 func (f *front) start(ctx context.Context) {
 	f.stopSub = f.b.Subscribe(f.onEvent)
-	f.mu.Lock()
-	f.features = f.b.Features()
-	f.mu.Unlock()
-	if f.opts.Mode == ModeGateway {
-		f.syncGatewayTools()
-	} else {
-		for _, k := range []Kind{KindTools, KindResources, KindResourceTemplates, KindPrompts} {
-			f.syncFlat(ctx, k)
+	f.safely("initial registration", func() {
+		f.mu.Lock()
+		f.features = f.b.Features()
+		f.mu.Unlock()
+		if f.opts.Mode == ModeGateway {
+			f.syncGatewayTools()
+		} else {
+			for _, k := range []Kind{KindTools, KindResources, KindResourceTemplates, KindPrompts} {
+				f.syncFlat(ctx, k)
+			}
 		}
-	}
+	})
 	go f.eventLoop()
 }
 
@@ -439,33 +441,69 @@ func (f *front) eventLoop() {
 		f.pending = map[EventKind]bool{}
 		f.pendLogs = nil
 		f.pendMu.Unlock()
-		ctx, cancel := context.WithTimeout(f.hard, f.opts.RefreshTimeout)
-		if kinds[EventFeaturesChanged] {
-			f.mu.Lock()
-			f.features = f.b.Features()
-			f.mu.Unlock()
-			if f.opts.Mode == ModeGateway {
-				f.syncGatewayTools()
-			}
-		}
-		if f.opts.Mode == ModeFlat {
-			if kinds[EventToolsChanged] {
-				f.syncFlat(ctx, KindTools)
-			}
-			if kinds[EventResourcesChanged] {
-				f.syncFlat(ctx, KindResources)
-				f.syncFlat(ctx, KindResourceTemplates)
-			}
-			if kinds[EventPromptsChanged] {
-				f.syncFlat(ctx, KindPrompts)
-			}
-		}
-		for _, ev := range logs {
-			f.forwardEvent(ctx, ev)
-		}
-		cancel()
+		f.safely("event handling", func() { f.handleEvents(kinds, logs) })
 	}
 }
+
+// safely runs fn, logging instead of crashing on a panic: a backend bug
+// must not take the process (and the agent's session) down.
+func (f *front) safely(what string, fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			f.log.Error("panic during "+what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	fn()
+}
+
+func (f *front) handleEvents(kinds map[EventKind]bool, logs []Event) {
+	ctx, cancel := context.WithTimeout(f.hard, f.opts.RefreshTimeout)
+	defer cancel()
+	if kinds[EventFeaturesChanged] {
+		f.mu.Lock()
+		f.features = f.b.Features()
+		f.mu.Unlock()
+		if f.opts.Mode == ModeGateway {
+			f.syncGatewayTools()
+		}
+	}
+	if f.opts.Mode == ModeFlat {
+		if kinds[EventToolsChanged] {
+			f.syncFlat(ctx, KindTools)
+		}
+		if kinds[EventResourcesChanged] {
+			f.syncFlat(ctx, KindResources)
+			f.syncFlat(ctx, KindResourceTemplates)
+		}
+		if kinds[EventPromptsChanged] {
+			f.syncFlat(ctx, KindPrompts)
+		}
+	}
+	for _, ev := range logs {
+		f.forwardEvent(ctx, ev)
+	}
+}
+
+// sdkLogger passes the SDK's own logs through at Warn and above: at Info
+// it logs every connection, which for stateless HTTP is every request.
+func sdkLogger(l *slog.Logger, component string) *slog.Logger {
+	return slog.New(minLevel{l.Handler(), slog.LevelWarn}).With("component", component)
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(a), h.min}
+}
+
+func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
 
 // forwardEvent passes an upstream log message or resource update to the
 // sessions that asked for it.
