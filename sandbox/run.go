@@ -176,6 +176,13 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 	}
 
 	// 4. Run.
+	if ctx.Err() != nil {
+		rs.parent = ctx
+		rs.tripCtx()
+		t := rs.tripped.Load()
+		res.Error = &Error{Kind: t.kind, Limit: t.limit, Message: t.msg, Remedy: t.remedy}
+		return res
+	}
 	runCtx, cancel := context.WithTimeout(ctx, l.Timeout)
 	defer cancel()
 	rs.ctx = runCtx

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -360,5 +361,38 @@ func TestLimitDefaults(t *testing.T) {
 	}
 	if d := (&Limits{MaxDepth: 1 << 30}).withDefaults(); d.MaxDepth != MaxDepthCeiling {
 		t.Errorf("MaxDepth not capped: %d", d.MaxDepth)
+	}
+}
+
+func TestCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h := newFakeHost()
+	r := Run(ctx, h, "c.star", "fs.list()\nresult = 1\n", nil)
+	if r.Error == nil || r.Error.Kind != KindCancelled || len(h.calls) != 0 {
+		t.Fatalf("got %+v, calls %v", r.Error, h.calls)
+	}
+}
+
+// TestNoGoroutineLeak: runs of every kind leave no goroutine behind.
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	h := newFakeHost()
+	h.latency = time.Millisecond
+	for _, src := range []string{
+		"result = 1\n",
+		"r = parallel([('fs__slow', {'n': i}) for i in range(20)])\n",
+		"while True:\n    pass\n",
+		"fail('x')\n",
+		"s = 'x' * 1000000\nfor i in range(40):\n    s = s + s\n",
+	} {
+		Run(context.Background(), h, "g.star", src, &Limits{MaxSteps: 100_000, MaxMemoryBytes: 16 << 20})
+	}
+	deadline := time.Now().Add(5 * time.Second) // hang guard
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines before, %d after", before, n)
 	}
 }
