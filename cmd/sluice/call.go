@@ -69,13 +69,14 @@ Flags:
                       directory)
 
 Exit status:
-  0  the tool ran and succeeded
-  1  sluice or the server failed: spawn, handshake, crash, timeout, protocol
-     violation, crash loop, a fail-closed filter, unreadable files
-  2  bad input: flags, arguments, an unknown server or tool
-  3  the tool ran and reported an error (isError: true); its content is printed
-  4  refused: the server is untrusted or stale ('sluice trust ...'), or the
-     call needs approval that was not given or was declined
+  0    the tool ran and succeeded
+  1    sluice or the server failed: spawn, handshake, crash, timeout, protocol
+       violation, crash loop, a fail-closed filter, unreadable files
+  2    bad input: flags, arguments, an unknown server or tool
+  3    the tool ran and reported an error (isError: true); its content is printed
+  4    refused: the server is untrusted or stale ('sluice trust ...'), or the
+       call needs approval that was not given or was declined
+  130  interrupted (SIGINT or SIGTERM); the server was stopped
 `,
 		run: runCall,
 	})
@@ -144,7 +145,7 @@ func runCall(e *env) int {
 	}
 	res, err := g.Call(ctx, req)
 	if err != nil {
-		return reportErr(e.stderr, "call", err)
+		return failed(ctx, e.stderr, "call", err)
 	}
 	if *asJSON {
 		e.stdout.Write(bytes.TrimRight(res.Result, "\n"))

@@ -23,16 +23,19 @@ import (
 const (
 	exitToolError = 3 // the tool ran and reported failure (isError: true)
 	exitRefused   = 4 // sluice refused: untrusted or stale server, approval needed or declined
+
+	exitInterrupted = 130 // SIGINT or SIGTERM: servers were torn down (128 + SIGINT, the shell convention)
 )
 
 // exitCodeHelp is the exit-code table shared by the help texts of the
 // commands that reach servers.
 const exitCodeHelp = `Exit status:
-  0  success
-  1  sluice or the server failed (spawn, handshake, crash, timeout, crash loop,
-     a fail-closed filter, unreadable files)
-  2  bad input: flags, arguments, an unknown server or tool, no recorded catalog
-  4  refused: the server is untrusted or stale, or the call needs approval
+  0    success
+  1    sluice or the server failed (spawn, handshake, crash, timeout, crash loop,
+       a fail-closed filter, unreadable files)
+  2    bad input: flags, arguments, an unknown server or tool, no recorded catalog
+  4    refused: the server is untrusted or stale, or the call needs approval
+  130  interrupted (SIGINT or SIGTERM); every launched server was stopped
 `
 
 // exitFor maps a gateway error to an exit code. Callers branch on the
@@ -206,6 +209,16 @@ func openGateway(e *env, cmd, project string) (*gateway.Gateway, func(), int, bo
 // command that launched servers still tears them down.
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// failed reports err, or the interruption when ctx was cancelled by a
+// signal (the error then only says the call was cancelled).
+func failed(ctx context.Context, w io.Writer, cmd string, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintf(w, "sluice %s: interrupted; launched servers were stopped\n", cmd)
+		return exitInterrupted
+	}
+	return reportErr(w, cmd, err)
 }
 
 // writeJSON writes v as indented JSON without HTML escaping.

@@ -92,7 +92,7 @@ func runFind(e *env) int {
 		}
 	}
 	if err != nil {
-		return reportErr(e.stderr, "find", err)
+		return failed(ctx, e.stderr, "find", err)
 	}
 	return exitOK
 }

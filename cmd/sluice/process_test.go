@@ -105,9 +105,9 @@ func TestProcessInterruptTearsDown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatalf("an interrupted call must not exit 0:\n%s", out.String())
+	case <-done:
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(out.String(), "interrupted") {
+			t.Fatalf("an interrupted call: exit %d, want %d:\n%s", code, exitInterrupted, out.String())
 		}
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()

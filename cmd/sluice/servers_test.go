@@ -115,7 +115,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%s --help: %s", name, r)
 		}
 	}
-	want(t, sluice(t, "", "help", "call"), exitOK, "3  the tool ran and reported an error", "4  refused")
+	want(t, sluice(t, "", "help", "call"), exitOK, "3    the tool ran and reported an error", "4    refused", "130  interrupted")
 }
 
 func TestParseFlagsInterleaved(t *testing.T) {
@@ -152,4 +152,49 @@ type testFlags struct {
 func newTestFlags() testFlags {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	return testFlags{set: fs, json: fs.Bool("json", false, ""), server: fs.String("server", "", "")}
+}
+
+// testdata/cli holds declaration files with one mistake per entry; check
+// must report each one at its position and field (the messages belong to
+// the config package and are not pinned here).
+func TestCheckReportsEveryMistakeAtItsPosition(t *testing.T) {
+	root := repoRoot(t)
+	w := newWorld(t)
+	for src, dst := range map[string]string{
+		"user-invalid.yaml":    filepath.Join(w.home, "mcp.yaml"),
+		"project-invalid.yaml": filepath.Join(w.project, ".sluice", "mcp.yaml"),
+	} {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "cli", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user, proj := filepath.Join(w.home, "mcp.yaml"), filepath.Join(w.project, ".sluice", "mcp.yaml")
+	wantDiags := []string{
+		user + ":7:14: error: servers.shell.command: ",
+		user + `:8:3: error: servers["Bad_ID"]: `,
+		user + ":12:5: error: servers.typo.argz: ",
+		user + ":15:16: error: servers.slow.timeoutMs: ",
+		user + ":18:18: error: servers.class.actionClass: ",
+		user + ":20:16: error: idleTimeoutMs: ",
+		proj + ":6:5: error: servers.lint.actionClass: ",
+		proj + ":9:10: error: servers.escape.cwd: ",
+	}
+	r := sluice(t, "", "check")
+	want(t, r, exitFailure, wantDiags...)
+	want(t, r, exitFailure, "FAIL: 8 errors, 0 warnings in 2 declaration files; 1 server declared (1 user, 0 project)")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != len(wantDiags)+1 {
+		t.Fatalf("want %d diagnostics and a summary, got:\n%s", len(wantDiags), r)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.Contains(l, "(fix: ") {
+			t.Errorf("diagnostic without a fix: %s", l)
+		}
+	}
+	r = sluice(t, "", "servers")
+	want(t, r, exitFailure, "Diagnostics (8 errors, 0 warnings)", wantDiags[0])
 }
