@@ -11,8 +11,16 @@
 //     re-executes itself ([Command] + [RunIfReexec]).
 //
 // Modes ([Mode]) combine: "paginated,banner,slow" is a server that pages its
-// tool list, prints noise on stdout and answers late. Tools are listed in
-// [Options] and in the package's README-style comment on [BuiltinTools].
+// tool list, prints noise on stdout and answers late. The tools are
+// documented on [BuiltinTools].
+//
+// Era handling: server/discover (with a valid per-request _meta) and
+// initialize both work unless ModeModernOnly or ModeLegacyOnly says
+// otherwise. A connection that answered initialize is legacy for its whole
+// life and ignores _meta; before that, every request must carry the
+// 2026-07-28 _meta (protocolVersion, clientCapabilities; -32602 if missing,
+// -32022 with data.supported for an unknown version) and its result carries
+// resultType "complete" and _meta serverInfo.
 //
 // # Why a re-executed test binary instead of go build
 //

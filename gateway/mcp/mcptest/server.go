@@ -93,7 +93,8 @@ type server struct {
 // frames to out and diagnostics to errw (nil = discarded). It returns nil
 // when in reaches EOF (unless ModeIgnoreEOF), ErrStopped when ctx is done,
 // ErrCrashed after a requested crash, or the error that ended reading or
-// writing. Serve never closes in or out.
+// writing. Serve never closes in or out; a goroutine blocked reading in
+// may outlive Serve until in is closed (a process simply exits).
 func Serve(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer, opts *Options) error {
 	if opts == nil {
 		opts = &Options{}
