@@ -211,6 +211,7 @@ type call struct {
 	onProgress func(json.RawMessage)
 	token      string
 	finished   atomic.Bool
+	inflight   atomic.Int32 // progress callbacks queued and not yet run
 }
 
 type reply struct {
@@ -223,6 +224,10 @@ type reply struct {
 // Close after stdin is closed. If r is an io.Closer it is closed after closer
 // returns. Call Handshake before any request.
 func NewClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, opts *Options) *Client {
+	return newClient(r, w, closer, nil, opts)
+}
+
+func newClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, p *proc.Process, opts *Options) *Client {
 	o := opts.normalize()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
@@ -233,6 +238,7 @@ func NewClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, opts *
 		r:            r,
 		w:            w,
 		closer:       closer,
+		proc:         p,
 		pending:      map[string]*call{},
 		progress:     map[string]*call{},
 		srvReqs:      map[string]context.CancelFunc{},
@@ -271,8 +277,7 @@ func Start(ctx context.Context, spec proc.Spec, opts *Options) (*Client, error) 
 	if err != nil {
 		return nil, &Error{Code: CodeSpawn, Server: o.Server, Op: "spawn", Message: err.Error(), Err: err}
 	}
-	c := NewClient(p.Stdout(), p.Stdin(), p.Close, &o)
-	c.proc = p
+	c := newClient(p.Stdout(), p.Stdin(), p.Close, p, &o)
 	if err := c.Handshake(ctx); err != nil {
 		c.Close()
 		var e *Error
@@ -548,6 +553,16 @@ func (c *Client) handle(m Message) {
 			c.log.Debug("dropped a response to no pending request (late, cancelled or unknown)", "id", string(m.ID))
 			return
 		}
+		if cl.inflight.Load() > 0 {
+			// Progress callbacks for this call are still queued: deliver
+			// the response after them, so the caller sees every progress
+			// notification that arrived before its result.
+			select {
+			case c.dispatch <- func() { cl.ch <- reply{msg: m} }:
+				return
+			default:
+			}
+		}
 		cl.ch <- reply{msg: m}
 	case KindRequest:
 		c.serveRequest(m)
@@ -566,11 +581,15 @@ func (c *Client) handle(m Message) {
 				return
 			}
 			params := m.Params
-			c.enqueueCallback(func() {
+			cl.inflight.Add(1)
+			if !c.enqueueCallback(func() {
+				defer cl.inflight.Add(-1)
 				if !cl.finished.Load() {
 					cl.onProgress(params)
 				}
-			})
+			}) {
+				cl.inflight.Add(-1)
+			}
 		case "notifications/cancelled":
 			id := member(m.Params, "requestId")
 			if id == nil {
@@ -592,15 +611,17 @@ func (c *Client) handle(m Message) {
 	}
 }
 
-func (c *Client) enqueueCallback(f func()) {
+func (c *Client) enqueueCallback(f func()) bool {
 	select {
 	case c.dispatch <- f:
+		return true
 	default:
 		c.mu.Lock()
 		c.dropped++
 		n := c.dropped
 		c.mu.Unlock()
 		c.log.Warn("notification callback queue full; dropped a notification", "dropped", n)
+		return false
 	}
 }
 
@@ -907,6 +928,14 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 			c.cancelRemote(idText, why)
 		}
 		return Message{}, &Error{Code: code, Server: c.server, Op: method, Message: why, Err: ctx.Err()}
+	case <-c.done:
+		select {
+		case r := <-cl.ch:
+			return r.msg, r.err
+		default:
+		}
+		c.unregister(idText, cl)
+		return Message{}, c.closedErr(method)
 	case <-t.C:
 		why := "no response within " + timeout.String()
 		if c.unregister(idText, cl) && cancellable {

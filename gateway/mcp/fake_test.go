@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -176,3 +177,5 @@ func ctx10(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+func asError(err error, target **Error) bool { return errors.As(err, target) }

@@ -67,7 +67,7 @@ func (f *Framer) ReadLine() ([]byte, error) {
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
-		if len(bytes.TrimLeft(line, " \t\r")) == 0 {
+		if blank(line) {
 			continue
 		}
 		return line, nil
@@ -109,7 +109,7 @@ func (f *Framer) readRaw() ([]byte, error) {
 			return nil, f.fail(f.tooLong())
 		}
 		if f.err != nil {
-			if f.err == io.EOF && len(bytes.TrimSpace(f.buf[f.start:f.end])) > 0 {
+			if f.err == io.EOF && !blank(f.buf[f.start:f.end]) {
 				n := f.end - f.start
 				f.start, f.end, f.scanned = 0, 0, 0
 				f.err = &Error{Code: CodeClosed, Server: f.server, Op: "read",
@@ -188,4 +188,14 @@ func (f *Framer) fail(e *Error) error {
 	f.err = e
 	f.buf, f.start, f.end, f.scanned = nil, 0, 0, 0
 	return e
+}
+
+// blank reports whether a line holds only spaces, tabs and carriage returns.
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
