@@ -150,7 +150,7 @@ func runCall(e *env) int {
 	if *asJSON {
 		e.stdout.Write(bytes.TrimRight(res.Result, "\n"))
 		fmt.Fprintln(e.stdout)
-	} else if err := printResult(e.stdout, res.Result); err != nil {
+	} else if err := printResult(e.stdout, res.Result, isTerminal(e.stdout)); err != nil {
 		fmt.Fprintf(e.stderr, "sluice call: %s: %v; the raw result follows\n", capName, err)
 		e.stdout.Write(res.Result)
 		fmt.Fprintln(e.stdout)
@@ -346,8 +346,17 @@ type content struct {
 	} `json:"resource"`
 }
 
-// printResult renders a CallToolResult for a person.
-func printResult(w io.Writer, raw json.RawMessage) error {
+// printResult renders a CallToolResult for a person. Metadata (types,
+// mimeTypes, URIs, names) is always cleaned of control characters; text
+// and structured content only when term is set (stdout is a terminal), so
+// that piped output keeps the server's bytes exactly.
+func printResult(w io.Writer, raw json.RawMessage, term bool) error {
+	body := func(s string) string {
+		if term {
+			return clean(s)
+		}
+		return s
+	}
 	var r struct {
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`
@@ -359,23 +368,23 @@ func printResult(w io.Writer, raw json.RawMessage) error {
 	if hasStructured && len(r.Content) == 1 && sameJSONText(r.Content[0], r.StructuredContent) {
 		// The usual pattern: the text block is the structured content
 		// serialized. Print it once, pretty.
-		fmt.Fprintln(w, pretty(r.StructuredContent, ""))
+		fmt.Fprintln(w, body(pretty(r.StructuredContent, "")))
 		return nil
 	}
 	for _, item := range r.Content {
 		var c content
 		if err := json.Unmarshal(item, &c); err != nil {
-			fmt.Fprintf(w, "[content item that is not an object: %s]\n", pretty(item, ""))
+			fmt.Fprintf(w, "[content item that is not an object: %s]\n", clean(pretty(item, "")))
 			continue
 		}
 		switch c.Type {
 		case "text":
-			fmt.Fprint(w, c.Text)
+			fmt.Fprint(w, body(c.Text))
 			if !strings.HasSuffix(c.Text, "\n") {
 				fmt.Fprintln(w)
 			}
 		case "image", "audio":
-			fmt.Fprintf(w, "[%s %s, %s]\n", c.Type, orUnknown(c.MimeType), sizeText(base64Len(c.Data)))
+			fmt.Fprintf(w, "[%s %s, %s]\n", c.Type, clean(orUnknown(c.MimeType)), sizeText(base64Len(c.Data)))
 		case "resource":
 			if c.Resource == nil {
 				fmt.Fprintf(w, "[resource without contents]\n")
@@ -387,28 +396,28 @@ func printResult(w io.Writer, raw json.RawMessage) error {
 			} else if c.Resource.Blob != nil {
 				kind, n = "blob", base64Len(*c.Resource.Blob)
 			}
-			fmt.Fprintf(w, "[resource %s %s, %s %s]\n", c.Resource.URI, orUnknown(c.Resource.MimeType), kind, sizeText(n))
+			fmt.Fprintf(w, "[resource %s %s, %s %s]\n", clean(c.Resource.URI), clean(orUnknown(c.Resource.MimeType)), kind, sizeText(n))
 		case "resource_link":
-			fmt.Fprintf(w, "[resource link] %s", c.URI)
+			fmt.Fprintf(w, "[resource link] %s", clean(c.URI))
 			if c.Name != "" {
-				fmt.Fprintf(w, " (%s)", c.Name)
+				fmt.Fprintf(w, " (%s)", clean(c.Name))
 			}
 			if c.MimeType != "" {
-				fmt.Fprintf(w, " %s", c.MimeType)
+				fmt.Fprintf(w, " %s", clean(c.MimeType))
 			}
 			if len(c.Size) > 0 {
-				fmt.Fprintf(w, " size %s", c.Size)
+				fmt.Fprintf(w, " size %s", clean(string(c.Size)))
 			}
 			fmt.Fprintln(w)
 		default:
-			fmt.Fprintf(w, "[%s content, %s of JSON]\n", orUnknown(c.Type), sizeText(len(item)))
+			fmt.Fprintf(w, "[%s content, %s of JSON]\n", clean(orUnknown(c.Type)), sizeText(len(item)))
 		}
 	}
 	if hasStructured {
 		if len(r.Content) > 0 {
 			fmt.Fprintln(w, "structuredContent:")
 		}
-		fmt.Fprintln(w, pretty(r.StructuredContent, ""))
+		fmt.Fprintln(w, body(pretty(r.StructuredContent, "")))
 	}
 	return nil
 }

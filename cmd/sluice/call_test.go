@@ -169,7 +169,7 @@ func TestPrintResult(t *testing.T) {
 		{"structured as text once", `{"content":[{"type":"text","text":"{\"n\": 1.50}"}],"structuredContent":{"n":1.50}}`, []string{"{\n  \"n\": 1.50\n}\n"}},
 	} {
 		var b strings.Builder
-		if err := printResult(&b, json.RawMessage(tc.in)); err != nil {
+		if err := printResult(&b, json.RawMessage(tc.in), false); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if tc.name == "structured as text once" && b.String() != tc.want[0] {
@@ -182,7 +182,7 @@ func TestPrintResult(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := printResult(&b, json.RawMessage(`[1]`)); err == nil {
+	if err := printResult(&b, json.RawMessage(`[1]`), false); err == nil {
 		t.Fatal("a non-object result must be reported")
 	}
 }
@@ -195,7 +195,7 @@ func FuzzPrintResult(f *testing.F) {
 	f.Add(`{"content":[1,"x",null,{"type":"resource_link","size":1e999}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		var b strings.Builder
-		_ = printResult(&b, json.RawMessage(in))
+		_ = printResult(&b, json.RawMessage(in), true)
 	})
 }
 
@@ -272,5 +272,35 @@ func TestLogLevel(t *testing.T) {
 	want(t, r, exitOK, `SLUICE_LOG_LEVEL="loud" is not one of debug, info, warn, error`)
 	if strings.Contains(r.stderr, "DEBUG") || strings.Contains(r.stderr, "a line from") {
 		t.Fatalf("warn level logs no debug lines:\n%s", r)
+	}
+}
+
+func TestCleanControlCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\nok":     "plain\ttext\nok",
+		"\x1b[2Jwiped":        `\x1b[2Jwiped`,
+		"over\rwrite":         `over\x0dwrite`,
+		"csi\u009b31m":        `csi\u009b31m`,
+		"del\x7f":             `del\x7f`,
+		"é and 漢字 stay as is": "é and 漢字 stay as is",
+	} {
+		if got := clean(in); got != want {
+			t.Errorf("clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var b strings.Builder
+	raw := json.RawMessage(`{"content":[{"type":"text","text":"\u001b]0;pwned\u0007hi"},{"type":"resource_link","uri":"x:\u001b[1m","name":"n"}]}`)
+	if err := printResult(&b, raw, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\x1b]0;pwned\x07hi") || !strings.Contains(b.String(), `x:\x1b[1m`) {
+		t.Fatalf("piped: text exact, metadata cleaned; got %q", b.String())
+	}
+	b.Reset()
+	if err := printResult(&b, raw, true); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(b.String(), 0x1b) || !strings.Contains(b.String(), `\x1b]0;pwned\x07hi`) {
+		t.Fatalf("terminal: everything cleaned; got %q", b.String())
 	}
 }

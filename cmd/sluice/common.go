@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"text/tabwriter"
 
 	"sluice/gateway"
 )
@@ -56,12 +57,12 @@ func exitFor(err error) int {
 func reportErr(w io.Writer, cmd string, err error) int {
 	var ge *gateway.Error
 	if errors.As(err, &ge) {
-		fmt.Fprintf(w, "sluice %s: %s\n", cmd, ge.Message)
+		fmt.Fprintf(w, "sluice %s: %s\n", cmd, clean(ge.Message))
 		if ge.Remedy != "" {
-			fmt.Fprintf(w, "  fix: %s\n", ge.Remedy)
+			fmt.Fprintf(w, "  fix: %s\n", clean(ge.Remedy))
 		}
 	} else {
-		fmt.Fprintf(w, "sluice %s: %v\n", cmd, err)
+		fmt.Fprintf(w, "sluice %s: %s\n", cmd, clean(err.Error()))
 	}
 	return exitFor(err)
 }
@@ -267,4 +268,53 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("%d %s", n, word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// clean makes text that came from a server safe to print on a terminal:
+// control characters other than newline and tab (ESC sequences, carriage
+// returns, C1 controls such as CSI) are shown as \xNN or \uNNNN escapes, so
+// a tool description or an error tail cannot rewrite the screen.
+func clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if isControl(r) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f)
+}
+
+// table writes tab-separated rows aligned, without trailing spaces.
+func table(w io.Writer, rows []string) {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	tw.Flush()
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if l == "" {
+			continue
+		}
+		fmt.Fprintln(w, strings.TrimRight(l, " \n"))
+	}
 }

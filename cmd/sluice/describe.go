@@ -67,12 +67,12 @@ func runDescribe(e *env) int {
 }
 
 func printDetail(w io.Writer, d *gateway.ToolDetail) {
-	fmt.Fprintf(w, "%s\n", d.Capability)
+	fmt.Fprintf(w, "%s\n", clean(d.Capability))
 	if d.Title != "" {
-		fmt.Fprintf(w, "  title:        %s\n", d.Title)
+		fmt.Fprintf(w, "  title:        %s\n", clean(d.Title))
 	}
 	fmt.Fprintf(w, "  server:       %s (trust: %s)\n", d.Server, d.Trust)
-	fmt.Fprintf(w, "  tool:         %s\n", d.Tool)
+	fmt.Fprintf(w, "  tool:         %s\n", clean(d.Tool))
 	adm := d.Admission
 	if adm == "approval-required" {
 		adm += " (pass --yes to 'sluice call', or add it to 'approve:' in the user file)"
@@ -84,21 +84,21 @@ func printDetail(w io.Writer, d *gateway.ToolDetail) {
 		fmt.Fprintf(w, "  module:       %s\n", d.Module)
 	}
 	if d.Signature != "" {
-		fmt.Fprintf(w, "  signature:    %s\n", d.Signature)
+		fmt.Fprintf(w, "  signature:    %s\n", clean(d.Signature))
 	}
-	if desc := strings.TrimSpace(d.Description); desc != "" {
+	if desc := strings.TrimSpace(clean(d.Description)); desc != "" {
 		fmt.Fprintf(w, "\nDescription:\n  %s\n", indentRest(desc, "  "))
 	}
 	if len(d.Annotations) > 0 {
-		fmt.Fprintf(w, "\nAnnotations:\n  %s\n", pretty(d.Annotations, "  "))
+		fmt.Fprintf(w, "\nAnnotations:\n  %s\n", clean(pretty(d.Annotations, "  ")))
 	}
 	fmt.Fprintf(w, "\nInput schema:\n")
 	if len(d.InputSchema) > 0 {
-		fmt.Fprintf(w, "  %s\n", pretty(d.InputSchema, "  "))
+		fmt.Fprintf(w, "  %s\n", clean(pretty(d.InputSchema, "  ")))
 	} else {
 		fmt.Fprintf(w, "  (none given)\n")
 	}
 	if len(d.OutputSchema) > 0 {
-		fmt.Fprintf(w, "\nOutput schema:\n  %s\n", pretty(d.OutputSchema, "  "))
+		fmt.Fprintf(w, "\nOutput schema:\n  %s\n", clean(pretty(d.OutputSchema, "  ")))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"sluice/gateway"
@@ -103,7 +102,7 @@ func printFind(w io.Writer, res *gateway.FindResult) {
 		return
 	}
 	fmt.Fprintln(w, "Servers:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var rows []string
 	for _, s := range res.Servers {
 		tools := "-"
 		if s.Provenance != gateway.ProvMissing {
@@ -116,9 +115,9 @@ func printFind(w io.Writer, res *gateway.FindResult) {
 		if s.RecordedAt != nil {
 			when = "recorded " + s.RecordedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Trust, s.ActionClass, s.Provenance, s.Run, tools, when)
+		rows = append(rows, fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s\t%s", s.ID, s.Trust, s.ActionClass, s.Provenance, s.Run, tools, when))
 	}
-	tw.Flush()
+	table(w, rows)
 	for _, s := range res.Servers {
 		if s.Reason == "" && s.Remedy == "" && s.Error == "" {
 			continue
@@ -128,7 +127,7 @@ func printFind(w io.Writer, res *gateway.FindResult) {
 			fmt.Fprintf(w, " %s", s.Reason)
 		}
 		if s.Error != "" {
-			fmt.Fprintf(w, " error: %s", indentRest(s.Error, "    "))
+			fmt.Fprintf(w, " error: %s", indentRest(clean(s.Error), "    "))
 		}
 		fmt.Fprintln(w)
 		if s.Remedy != "" {
@@ -149,7 +148,7 @@ func printFind(w io.Writer, res *gateway.FindResult) {
 	} else {
 		fmt.Fprintln(w, "Tools:")
 	}
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	rows = rows[:0]
 	for _, t := range res.Tools {
 		desc := t.Description
 		if t.Title != "" && !strings.EqualFold(t.Title, t.Tool) {
@@ -159,9 +158,12 @@ func printFind(w io.Writer, res *gateway.FindResult) {
 		if t.ReadOnly {
 			ro = "[read-only]"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Capability, ro, desc)
+		// One line per tool: tabs and newlines in server text would break
+		// the alignment.
+		desc = strings.Join(strings.Fields(clean(desc)), " ")
+		rows = append(rows, fmt.Sprintf("  %s\t%s\t%s", clean(t.Capability), ro, desc))
 	}
-	tw.Flush()
+	table(w, rows)
 	if res.More > 0 {
 		fmt.Fprintf(w, "  … %d more; narrow the query or raise --limit\n", res.More)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"sluice/gateway"
 )
@@ -92,12 +91,11 @@ func printReport(w io.Writer, rep *gateway.Report) {
 	if len(rep.Servers) == 0 {
 		fmt.Fprintf(w, "No servers declared. Declare one under 'servers:' in %s\n", rep.UserFile)
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSCOPE\tDECLARED AT\tTRUST\tCLASS\tDIGEST\tRUN")
+		rows := []string{"ID\tSCOPE\tDECLARED AT\tTRUST\tCLASS\tDIGEST\tRUN"}
 		for _, s := range rep.Servers {
-			fmt.Fprintf(tw, "%s\t%s\t%s:%d:%d\t%s\t%s\t%s\t%s\n", s.ID, s.Scope, s.File, s.Line, s.Column, s.Trust, s.ActionClass, shortDigest(s.Digest), s.Run)
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s:%d:%d\t%s\t%s\t%s\t%s", s.ID, s.Scope, s.File, s.Line, s.Column, s.Trust, s.ActionClass, shortDigest(s.Digest), s.Run))
 		}
-		tw.Flush()
+		table(w, rows)
 		var notes []string
 		for _, s := range rep.Servers {
 			if !s.Trusted() {
@@ -108,7 +106,7 @@ func printReport(w io.Writer, rep *gateway.Report) {
 				notes = append(notes, n)
 			}
 			if s.RunError != "" {
-				notes = append(notes, fmt.Sprintf("%s: %s: %s", s.ID, s.Run, indentRest(s.RunError, "    ")))
+				notes = append(notes, fmt.Sprintf("%s: %s: %s", s.ID, s.Run, indentRest(clean(s.RunError), "    ")))
 			}
 		}
 		if len(notes) > 0 {
