@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"sluice/gateway/mcp"
+	"sluice/gateway/mcp/mcptest"
 	"sluice/gateway/proc"
 )
 
@@ -444,4 +446,76 @@ func TestInteropGoSDKEverythingServer(t *testing.T) {
 			closePeer(t, c)
 		})
 	}
+}
+
+// TestFixtureAgainstInspector checks the fixture itself with an independent
+// client (Inspector's CLI, both eras), so that the fixture is a fair peer
+// and not just a mirror of this package's client.
+func TestFixtureAgainstInspector(t *testing.T) {
+	launcher := peerFile(t, "testdata/peers/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missingPeer(t, "node not on PATH")
+	}
+	run := func(t *testing.T, era string, fixtureArgs []string, method ...string) (json.RawMessage, string) {
+		t.Helper()
+		_, token := fixtureSpec(t, "inspector")
+		exe, argv, err := mcptest.Command(append([]string{"-name", token}, fixtureArgs...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{launcher, "--cli", "-q", "--format", "json", "--protocol-era", era, exe}, argv...)
+		args = append(args, method...)
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, args...)
+		home := t.TempDir()
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "MCP_CATALOG_PATH=" + filepath.Join(home, "catalog.json")}
+		cmd.Dir = home
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output() // a non-zero exit is checked through the JSON envelope
+		if cmd.Process == nil {
+			t.Fatalf("starting the inspector: %v", err)
+		}
+		pgid := cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGKILL) // whatever the inspector left in its group
+		requireGone(t, token, 0)
+		var env struct {
+			Result json.RawMessage `json:"result"`
+			Error  struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if len(bytes.TrimSpace(out)) == 0 { // failures are reported on stderr
+			out = stderr.Bytes()
+		}
+		if err := json.Unmarshal(bytes.TrimSpace(out), &env); err != nil {
+			t.Fatalf("inspector output %q (stderr %q): %v", out, stderr.String(), err)
+		}
+		return env.Result, env.Error.Message
+	}
+	for _, era := range []string{"modern", "legacy"} {
+		t.Run(era, func(t *testing.T) {
+			res, msg := run(t, era, []string{"-mode", "paginated", "-tools", "3"}, "--method", "tools/list")
+			var l struct{ Tools []struct{ Name string } }
+			if err := json.Unmarshal(res, &l); err != nil || len(l.Tools) != len(mcptest.BuiltinTools)+3 {
+				t.Fatalf("tools/list across pages: %d tools, %q, %v", len(l.Tools), msg, err)
+			}
+			res, msg = run(t, era, nil, "--method", "tools/call", "--tool-name", "echo", "--tool-args-json", `{"text":"from inspector"}`)
+			if !bytes.Contains(res, []byte(`"from inspector"`)) {
+				t.Fatalf("tools/call echo: %s %q", res, msg)
+			}
+		})
+	}
+	t.Run("era mismatch", func(t *testing.T) {
+		if _, msg := run(t, "modern", []string{"-mode", "legacy-only"}, "--method", "tools/list"); msg == "" {
+			t.Error("inspector pinned to modern accepted a legacy-only fixture")
+		}
+		if _, msg := run(t, "legacy", []string{"-mode", "modern-only"}, "--method", "tools/list"); !strings.Contains(msg, "2026-07-28") {
+			t.Errorf("inspector pinned to legacy against a modern-only fixture: %q", msg)
+		}
+	})
 }
