@@ -94,14 +94,14 @@ func BenchmarkParallel(b *testing.B) {
 func BenchmarkCheckedOperators(b *testing.B) {
 	src := `
 def work():
-    s = ""
-    l = []
-    for i in range(20000):
-        s = s + "x"
-        l = l + [i] if i % 100 == 0 else l
-        t = "%d-%s" % (i, "y")
-        u = ",".join(["a", t])
-    return len(s) + len(l) + len(u)
+    n = 0
+    for i in range(100000):
+        a = "k" + "v"
+        b = [i] * 2
+        c = "%d" % i
+        d = ",".join([a, c])
+        n = n + len(a) + len(b) + len(c) + len(d)
+    return n
 result = work()
 `
 	ctx := context.Background()

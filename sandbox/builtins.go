@@ -76,8 +76,10 @@ func seqArg(args starlark.Tuple) int64 {
 func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	op := syntax.Token(mustInt(args[0]))
 	x, y := args[1], args[2]
-	if err := rs.charge(binaryEstimate(op, x, y, rs.memBudget()+1), fmt.Sprintf("%s %s %s", x.Type(), op, y.Type())); err != nil {
-		return nil, err
+	if est := binaryEstimate(op, x, y, rs.memBudget()+1); est > 0 {
+		if err := rs.chargeFn(est, func() string { return fmt.Sprintf("%s %s %s", x.Type(), op, y.Type()) }); err != nil {
+			return nil, err
+		}
 	}
 	if err := rs.checkIntMul(op, x, y); err != nil {
 		return nil, err
@@ -111,8 +113,10 @@ func (rs *runState) checkIntMul(op syntax.Token, x, y starlark.Value) error {
 func (rs *runState) growOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	op := syntax.Token(mustInt(args[0]))
 	x, y := args[1], args[2]
-	if err := rs.charge(binaryEstimate(op, x, y, rs.memBudget()+1), fmt.Sprintf("%s %s= %s", x.Type(), op, y.Type())); err != nil {
-		return nil, err
+	if est := binaryEstimate(op, x, y, rs.memBudget()+1); est > 0 {
+		if err := rs.chargeFn(est, func() string { return fmt.Sprintf("%s %s= %s", x.Type(), op, y.Type()) }); err != nil {
+			return nil, err
+		}
 	}
 	if err := rs.checkIntMul(op, x, y); err != nil {
 		return nil, err
@@ -136,8 +140,10 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	if m == nil {
 		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
 	}
-	if err := rs.charge(methodEstimate(recv, name, rest, kwargs, rs.memBudget()+1), recv.Type()+"."+name+"()"); err != nil {
-		return nil, err
+	if est := methodEstimate(recv, name, rest, kwargs, rs.memBudget()+1); est > 0 {
+		if err := rs.chargeFn(est, func() string { return recv.Type() + "." + name + "()" }); err != nil {
+			return nil, err
+		}
 	}
 	return starlark.Call(thread, m, rest, kwargs)
 }

@@ -106,7 +106,8 @@ const (
 )
 
 // HostError is how a Host reports failure from Admit or Call. Any other
-// error returned by a Host is treated as HostTool.
+// error is treated as HostAdmission when Admit returns it and as HostTool
+// when Call does.
 type HostError struct {
 	Kind       HostErrorKind
 	Capability string

@@ -166,7 +166,13 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 		x.X = rwExpr(x.X)
 		x.Y = rwExpr(x.Y)
 		switch x.Op {
-		case syntax.PLUS, syntax.STAR, syntax.PERCENT:
+		case syntax.PLUS:
+			// n + 1: a number literal means arithmetic (or a type error),
+			// which cannot grow memory; skip the check on the hot path
+			if !isNumLit(x.X) && !isNumLit(x.Y) {
+				return mkCall(opBinary, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
+			}
+		case syntax.STAR, syntax.PERCENT:
 			return mkCall(opBinary, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
 		}
 	case *syntax.CallExpr:
@@ -230,6 +236,11 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 		}
 	}
 	return e
+}
+
+func isNumLit(e syntax.Expr) bool {
+	l, ok := e.(*syntax.Literal)
+	return ok && (l.Token == syntax.INT || l.Token == syntax.FLOAT)
 }
 
 func mkCall(fn string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {

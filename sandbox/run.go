@@ -158,6 +158,10 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 	// any side effect.
 	for _, c := range pf.Capabilities {
 		if err := host.Admit(c); err != nil {
+			var he *HostError
+			if !errors.As(err, &he) {
+				err = &HostError{Kind: HostAdmission, Capability: c, Message: clip(err.Error(), 500), Err: err}
+			}
 			res.Error = hostErrorToError(c, err)
 			return res
 		}
@@ -328,6 +332,12 @@ func (rs *runState) log(msg string) {
 // charge refuses an operation whose estimated allocation would push the
 // run past MaxMemoryBytes.
 func (rs *runState) charge(est int64, what string) error {
+	return rs.chargeFn(est, func() string { return what })
+}
+
+// chargeFn is charge with the description built only on refusal (the hot
+// path of every checked operator).
+func (rs *runState) chargeFn(est int64, what func() string) error {
 	if est <= 0 {
 		return nil
 	}
@@ -336,7 +346,7 @@ func (rs *runState) charge(est int64, what string) error {
 		g = rs.heap.recheck()
 	}
 	if est > rs.lim.MaxMemoryBytes || est+g > rs.lim.MaxMemoryBytes {
-		e := limitErr(LimitMemory, "%s would allocate about %s with %s already in use, over maxMemoryBytes %s", what, fmtBytes(est), fmtBytes(g), fmtBytes(rs.lim.MaxMemoryBytes))
+		e := limitErr(LimitMemory, "%s would allocate about %s with %s already in use, over maxMemoryBytes %s", what(), fmtBytes(est), fmtBytes(g), fmtBytes(rs.lim.MaxMemoryBytes))
 		rs.trip(e)
 		return e
 	}
