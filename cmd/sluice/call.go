@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -42,6 +43,8 @@ Arguments (one JSON object):
   --args @FILE     read the object from FILE
   --args -         read the object from stdin
   Use either --args or KEY=VALUE, not both. No arguments = {}.
+  Flags may come anywhere; after a lone -- everything is an argument
+  (sluice call srv__tool -- --weird-key=1).
 
 Output:
   By default text content is printed as is, structuredContent is
@@ -127,23 +130,32 @@ func runCall(e *env) int {
 	defer cancel()
 
 	req := gateway.CallRequest{Capability: capName, Arguments: args, Yes: *yes, Timeout: *timeout}
-	interactive := !stdinUsed && isTerminal(e.stdin) && isTerminal(e.stderr)
-	if interactive {
+	if !stdinUsed && isTerminal(e.stdin) && isTerminal(e.stderr) {
 		req.Approve = func(ctx context.Context, r gateway.ApprovalRequest) (bool, error) {
 			return askApproval(ctx, e, r)
 		}
-		var last bool
+	}
+	// Progress arrives on the client's goroutine; the line is erased before
+	// anything else is printed.
+	var pmu sync.Mutex
+	shown, done := false, false
+	if isTerminal(e.stderr) {
 		req.OnProgress = func(p json.RawMessage) {
-			last = true
-			fmt.Fprintf(e.stderr, "\r\033[K%s", progressLine(p))
-		}
-		defer func() {
-			if last {
-				fmt.Fprint(e.stderr, "\r\033[K")
+			pmu.Lock()
+			defer pmu.Unlock()
+			if !done {
+				shown = true
+				fmt.Fprintf(e.stderr, "\r\033[K%s", clean(progressLine(p)))
 			}
-		}()
+		}
 	}
 	res, err := g.Call(ctx, req)
+	pmu.Lock()
+	done = true
+	if shown {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	pmu.Unlock()
 	if err != nil {
 		return failed(ctx, e.stderr, "call", err)
 	}
