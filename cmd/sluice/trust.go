@@ -21,8 +21,8 @@ the trust file (<config dir>/trust.json), bound to:
 
   - the project root,
   - the server id,
-  - the digest of its declaration (command, args, cwd, env, passEnv and the
-    other launch fields).
+  - the digest of its declaration (id, command, args, cwd as written, env
+    with ${env:NAME} references unexpanded, passEnv, timeoutMs).
 
 Any later change to the declaration makes the record stale: the server stops
 launching until you review it ('sluice servers') and trust it again.
