@@ -481,7 +481,7 @@ const (
 )
 
 // str scans a string starting at its opening quote, validating escapes,
-// control characters and UTF-8.
+// control characters and (once, at the end) UTF-8.
 func (s *scanner) str() error {
 	b := s.b
 	i := s.i
@@ -489,16 +489,20 @@ func (s *scanner) str() error {
 		return errSyntax
 	}
 	i++
+	start := i
+	var acc uint64 // OR of every byte seen: a set high bit means non-ASCII
 	for {
-		// Fast path: eight plain ASCII bytes at a time.
+		// Fast path: eight bytes at a time while none is '"', '\\' or a
+		// control character. Bytes >= 0x80 pass and are validated below.
 		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
 			q := w ^ ('"' * ones)
 			bs := w ^ ('\\' * ones)
-			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | (w - 0x20*ones) | w
+			special := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - 0x20*ones) &^ w)
 			if special&high != 0 {
 				break
 			}
+			acc |= w
 			i += 8
 		}
 		if i >= len(b) {
@@ -507,6 +511,9 @@ func (s *scanner) str() error {
 		c := b[i]
 		switch {
 		case c == '"':
+			if acc&high != 0 && !utf8.Valid(b[start:i]) {
+				return errSyntax
+			}
 			s.i = i + 1
 			return nil
 		case c == '\\':
@@ -531,14 +538,9 @@ func (s *scanner) str() error {
 			}
 		case c < 0x20:
 			return errSyntax
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			r, n := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && n <= 1 {
-				return errSyntax
-			}
-			i += n
+			acc |= uint64(c)
+			i++
 		}
 	}
 }
