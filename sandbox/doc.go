@@ -139,8 +139,8 @@
 // A script that fails halfway has already made its side effects. So Run
 // first parses and resolves the script and reports every problem at once
 // (undefined names, unknown tools with "did you mean", unknown or missing
-// keyword arguments, load()) as one `syntax` error with a list of
-// problems; then it asks Host.Admit about every capability the script
+// keyword arguments, literal arguments of the wrong type or outside an
+// enum, load()) as one `syntax` error with a list of problems; then it asks Host.Admit about every capability the script
 // names literally, so a tool that needs approval is refused with its
 // remedy before anything runs. Capabilities computed at run time are
 // reported as Preflight.Dynamic; the host's Call must check them (and

@@ -1,14 +1,16 @@
 package sandbox
 
 // This file is the static pre-flight: before anything runs, parse and
-// resolve the script, find every reference to an unknown tool and every
-// unknown or missing keyword argument of a tool call, and collect the
+// resolve the script, find every reference to an unknown tool, every
+// unknown or missing keyword argument of a tool call and every literal
+// argument that does not fit the input schema, and collect the
 // capabilities the script names, so the host can check admission first.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -259,8 +261,14 @@ func checkKwargs(call *syntax.CallExpr, args []syntax.Expr, ti *toolInfo, at pro
 					}
 				}
 				given[name] = true
-				if s.prop(name) == nil && s.strictTop() {
+				if ps := s.prop(name); ps == nil && s.strictTop() {
 					at(id.NamePos, "%s has no argument %q%s; signature: %s", ti.fn, id.Name, s.suggest(id.Name), signatureAs(ti.fn, ti.tool))
+				} else if ps != nil {
+					if v, ok := constValue(x.Y, 0); ok {
+						if err := ps.validate(v, "argument '"+name+"'"); err != nil {
+							at(id.NamePos, "%s: %v", ti.fn, err)
+						}
+					}
 				}
 				continue
 			}
@@ -341,4 +349,88 @@ func preflightError(problems []Problem) *Error {
 		msg = problems[0].Message
 	}
 	return &Error{Kind: KindSyntax, Message: msg, Line: problems[0].Line, Column: problems[0].Column, Problems: problems}
+}
+
+// constValue evaluates a literal expression (numbers, strings, True,
+// False, None, negation, and lists/tuples/dicts of those) so pre-flight can
+// type-check literal arguments. ok is false for anything computed.
+func constValue(e syntax.Expr, depth int) (starlark.Value, bool) {
+	if depth > 16 {
+		return nil, false
+	}
+	switch x := e.(type) {
+	case *syntax.Literal:
+		switch v := x.Value.(type) {
+		case string:
+			if x.Token == syntax.STRING {
+				return starlark.String(v), true
+			}
+		case int64:
+			return starlark.MakeInt64(v), true
+		case *big.Int:
+			return starlark.MakeBigInt(v), true
+		case float64:
+			return starlark.Float(v), true
+		}
+	case *syntax.Ident:
+		b, _ := x.Binding.(*resolve.Binding)
+		if b == nil || b.Scope != resolve.Universal {
+			return nil, false
+		}
+		switch x.Name {
+		case "True":
+			return starlark.True, true
+		case "False":
+			return starlark.False, true
+		case "None":
+			return starlark.None, true
+		}
+	case *syntax.UnaryExpr:
+		if x.Op == syntax.MINUS {
+			if v, ok := constValue(x.X, depth+1); ok {
+				if n, isNum := v.(starlark.HasUnary); isNum {
+					if r, err := n.Unary(syntax.MINUS); err == nil && r != nil {
+						return r, true
+					}
+				}
+			}
+		}
+	case *syntax.ParenExpr:
+		return constValue(x.X, depth+1)
+	case *syntax.ListExpr:
+		elems := make([]starlark.Value, 0, len(x.List))
+		for _, el := range x.List {
+			v, ok := constValue(el, depth+1)
+			if !ok {
+				return nil, false
+			}
+			elems = append(elems, v)
+		}
+		return starlark.NewList(elems), true
+	case *syntax.TupleExpr:
+		elems := make(starlark.Tuple, 0, len(x.List))
+		for _, el := range x.List {
+			v, ok := constValue(el, depth+1)
+			if !ok {
+				return nil, false
+			}
+			elems = append(elems, v)
+		}
+		return elems, true
+	case *syntax.DictExpr:
+		d := starlark.NewDict(len(x.List))
+		for _, en := range x.List {
+			de := en.(*syntax.DictEntry)
+			k, ok1 := constValue(de.Key, depth+1)
+			v, ok2 := constValue(de.Value, depth+1)
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			if err := d.SetKey(k, v); err != nil {
+				return nil, false
+			}
+		}
+		return d, true
+	}
+	return nil, false
 }

@@ -103,7 +103,8 @@ func TestErrorKinds(t *testing.T) {
 		{"undefined", "y = nope + 1\n", KindSyntax, "", "undefined: nope", 1},
 		{"runtime", "x = 1\ny = x + 'a'\n", KindRuntime, "", "unknown binary op: int + string", 2},
 		{"fail", "fail('boom')\n", KindRuntime, "", "boom", 1},
-		{"bad argument type", "db.query(sql=1)\n", KindRuntime, "db__query", "argument 'sql' must be string", 1},
+		{"bad argument type", "v = 1\ndb.query(sql=v)\n", KindRuntime, "db__query", "argument 'sql' must be string", 2},
+		{"bad literal argument type", "db.query(sql=1)\n", KindSyntax, "", "argument 'sql' must be string", 1},
 		{"tool", "x = 1\nfs.fail()\n", KindTool, "fs__fail", "no such file", 2},
 		{"transport", "fs.broken()\n", KindTool, "fs__broken", "server exited", 1},
 		{"admission up front", "print('before')\nfs.write(path='a')\n", KindAdmission, "fs__write", "needs approval", 0},
@@ -164,6 +165,8 @@ p = fs.read_text_file(path="a", headd=1)
 c = call("db__quer", {})
 d = call("db__query", {"sq": 1})
 e = db.query({"sql": "x", "limt": 1})
+f = db.query(sql=1, mode="slow", limit=-5)
+g = fs.read_text_file(path="a", tags=["x", 2])
 `
 	r := Run(context.Background(), h, "p.star", src, nil)
 	if r.Error == nil || r.Error.Kind != KindSyntax {
@@ -180,6 +183,9 @@ e = db.query({"sql": "x", "limt": 1})
 		{5, `unknown tool "db__quer" (did you mean "db__query"?)`},
 		{6, `no argument "sq"`},
 		{7, `no argument "limt"`},
+		{8, "argument 'sql' must be string, got integer"},
+		{8, `argument 'mode' must be one of "fast", "exact", got "slow"`},
+		{9, "argument 'tags'[1] must be string, got integer"},
 	}
 	if len(r.Error.Problems) != len(want) {
 		t.Fatalf("problems %v, want %d", r.Error.Problems, len(want))
