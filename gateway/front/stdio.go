@@ -16,6 +16,11 @@ import (
 // Options.NoSignals) SIGTERM or SIGINT arrives. Only protocol frames are
 // written to stdout; logs go to Options.Logger (stderr by default).
 //
+// When stdout is os.Stdout, fd 1 is reserved for the protocol for the
+// duration: frames go to a private duplicate and fd 1 points at stderr,
+// so a stray write to os.Stdout anywhere in the process cannot corrupt the
+// stream. fd 1 is restored on return.
+//
 // On the way out it waits up to ShutdownTimeout for running calls,
 // cancels the rest, and calls b.Close. A clean end (EOF, cancellation,
 // signal) returns nil.
@@ -37,6 +42,15 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 	f.start(ctx)
 	defer f.close()
 
+	if stdout == os.Stdout {
+		proto, restore, rerr := reserveStdout()
+		if rerr != nil {
+			f.log.Warn("cannot reserve stdout for the protocol; stray writes to os.Stdout would corrupt it", "err", rerr)
+		} else {
+			defer restore()
+			stdout = proto
+		}
+	}
 	rc, ok := stdin.(io.ReadCloser)
 	if !ok {
 		rc = io.NopCloser(stdin)

@@ -49,6 +49,8 @@ func nastyBackend() *fakeBackend {
 	b.setItems(KindTools, tools...)
 	b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
 		fmt.Fprintf(os.Stderr, "upstream stderr: {\"jsonrpc\":\"2.0\"} noise for %s\n", r.Capability)
+		// A stray print to the process's stdout must not reach the stream.
+		fmt.Println("stray stdout write from", r.Capability)
 		switch r.Capability {
 		case "up__panic":
 			panic("boom\n{\"not\":\"a frame\"}")
@@ -217,7 +219,7 @@ func TestStdioStdoutPurity(t *testing.T) {
 				t.Fatalf("only %d frames on stdout", frames)
 			}
 			errText := string(stderr.Bytes())
-			for _, want := range []string{"upstream stderr", `"request_id"`} {
+			for _, want := range []string{"upstream stderr", `"request_id"`, "stray stdout write from"} {
 				if !strings.Contains(errText, want) {
 					t.Errorf("stderr lacks %q", want)
 				}

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package front
+
+import "syscall"
+
+func dupTo(oldfd, newfd int) error { return syscall.Dup2(oldfd, newfd) }

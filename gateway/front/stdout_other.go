@@ -1,0 +1,12 @@
+//go:build !unix
+
+package front
+
+import (
+	"errors"
+	"os"
+)
+
+func reserveStdout() (*os.File, func(), error) {
+	return nil, nil, errors.New("front: stdout reservation needs a unix system")
+}
