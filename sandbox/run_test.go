@@ -29,6 +29,7 @@ func TestLimits(t *testing.T) {
 		{"output bytes", Limits{MaxOutputBytes: 100}, `result = "x" * 200`, LimitOutputBytes, "maxOutputBytes"},
 		{"depth", Limits{}, "def f(n):\n    return f(n + 1)\nf(0)\n", LimitDepth, "maxDepth 64"},
 		{"depth small", Limits{MaxDepth: 10}, "def f(n):\n    return 0 if n == 0 else f(n - 1)\nresult = f(20)\n", LimitDepth, "maxDepth 10"},
+		{"depth at the ceiling", Limits{MaxDepth: 1 << 30}, "def f(n):\n    return f(n + 1)\nf(0)\n", LimitDepth, "maxDepth 10000"},
 		{"depth through builtins", Limits{MaxDepth: 20}, "def f(x):\n    return sorted([1, 2], key=f)\nf(0)\n", LimitDepth, "maxDepth 20"},
 		{"int size", Limits{}, "x = 3\nfor i in range(40):\n    x = x * x\n", LimitMemory, "more than 524288 bits"},
 		{"memory", Limits{MaxMemoryBytes: 16 << 20}, "s = 'x' * 1000000\nfor i in range(40):\n    s = s + s\n", LimitMemory, "maxMemoryBytes 16.0 MiB"},
