@@ -167,6 +167,15 @@ func TestCanaryNeverLaunchesWhileUntrustedOrStale(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("trust launched the canary")
 	}
+	// Prove the detector: trusted, a call does launch it (touch is no MCP
+	// server, so the call fails as an upstream error, but the marker exists).
+	want(t, sluice(t, "", "call", "canary__x", "--yes"), exitFailure, "server canary")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("a trusted canary must launch and leave its marker: %v", err)
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
 	// Any change to the declaration makes the record stale.
 	w.writeProject(canary + "    timeoutMs: 1000\n")
 	check("stale")
