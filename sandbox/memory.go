@@ -359,6 +359,11 @@ func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
 			if _, isInt := seq.(starlark.Int); isInt {
 				return shallowSize(seq) + shallowSize(n)
 			}
+			switch seq.(type) {
+			case starlark.String, starlark.Bytes, *starlark.List, starlark.Tuple:
+			default:
+				return 0 // float * int and friends: arithmetic
+			}
 			c, ok := k.Int64()
 			if !ok {
 				return math.MaxInt64

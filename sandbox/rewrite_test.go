@@ -32,6 +32,8 @@ func TestRewritePreservesSemantics(t *testing.T) {
 		"def f(a, b=\"x\" * 2):\n    return a + b\nx = f(\"y\")", "x = (lambda s: s * 2)(\"ab\")",
 		`x = ("a" + "b") * 2`, `x = -(3 * 4)`, `x = [1, 2][0:1] + [3]`, `x = "abc"[::-1] + "d"`,
 		"x = 0\nfor i in range(3):\n    x += i * 2", `x = 1 if "a" + "b" == "ab" else 2`, `x = getattr("a,b", "split")(",")`,
+		`x = 1.5 * 1000000000000`, `x = 1000000000000 * 2.5`, `x = 2.0 * 123456789012345678901234567890`, `x = 10000000000 * 10000000000`,
+		`x = True * 3`,
 		`x = (1).join([])`, `x = "a".nope()`, `x = "ab".replace("a")`,
 	}
 	for _, p := range progs {

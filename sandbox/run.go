@@ -12,7 +12,6 @@ import (
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 )
 
@@ -466,4 +465,3 @@ func clip(s string, n int) string {
 	return s[:n] + "..."
 }
 
-var _ = starlarkstruct.Default
