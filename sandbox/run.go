@@ -464,4 +464,3 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
-
