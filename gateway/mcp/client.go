@@ -522,7 +522,9 @@ func (c *Client) noiseLine(raw []byte) bool {
 	c.noise = append(c.noise, s)
 	n := c.noiseN
 	c.mu.Unlock()
-	c.log.Warn("mcp server wrote a non-JSON-RPC line on stdout; set aside", "bytes", len(raw), "line", s, "count", n)
+	if n <= noiseKeep || n&(n-1) == 0 { // the first lines, then at powers of two
+		c.log.Warn("mcp server wrote a non-JSON-RPC line on stdout; set aside", "bytes", len(raw), "line", s, "count", n)
+	}
 	return true
 }
 
@@ -541,6 +543,9 @@ func (c *Client) handle(m Message) {
 	case KindResponse, KindError:
 		key := idKey(m.ID)
 		c.mu.Lock()
+		if key == "null" {
+			key = c.nullIDTarget()
+		}
 		cl := c.pending[key]
 		if cl != nil {
 			delete(c.pending, key)
@@ -609,6 +614,22 @@ func (c *Client) handle(m Message) {
 			c.enqueueCallback(func() { c.opts.OnNotification(method, params) })
 		}
 	}
+}
+
+// nullIDTarget attributes an error with a null id (the server could not
+// read our request's id). Only a lone server/discover probe is attributed:
+// any error means legacy there, so the guess cannot do harm and saves the
+// probe's timeout. Everything else is logged and dropped. c.mu is held.
+func (c *Client) nullIDTarget() string {
+	if len(c.pending) == 1 {
+		for k, cl := range c.pending {
+			if cl.method == "server/discover" {
+				return k
+			}
+		}
+	}
+	c.log.Warn("server reported an error for a request it could not identify (null id)")
+	return "null"
 }
 
 func (c *Client) enqueueCallback(f func()) bool {

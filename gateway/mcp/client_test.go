@@ -153,6 +153,30 @@ func TestDiscoverErrorsMeanLegacy(t *testing.T) {
 	}
 }
 
+// A legacy server that cannot parse the probe's id answers with a null id:
+// that settles the probe at once (no waiting for the discover budget).
+func TestDiscoverNullIDError(t *testing.T) {
+	c, f := newFake(t, &Options{DiscoverTimeout: time.Hour}, func(f *fake, m Message) {
+		if m.Method == "server/discover" {
+			f.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`)
+			return
+		}
+		legacyServer("2025-11-25", nil)(f, m)
+	})
+	handshake(t, c)
+	if c.Era() != EraLegacy {
+		t.Fatalf("era %q", c.Era())
+	}
+	// Later null-id errors are not attributed to anyone.
+	f.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+	if _, err := c.Request(ctx10(t), "ping", nil, nil); CodeOf(err) != CodeServer {
+		t.Fatalf("ping: %v", err)
+	}
+	if c.State() != Ready {
+		t.Errorf("state %v", c.State())
+	}
+}
+
 func TestModernHandshake(t *testing.T) {
 	c, f := newFake(t, nil, modernServer(func(f *fake, m Message) {
 		switch m.Method {
@@ -245,6 +269,34 @@ func TestModernUnsupportedVersion(t *testing.T) {
 				t.Fatalf("err %v era %q", err, c.Era())
 			}
 		})
+	}
+}
+
+// -32022 naming another modern version we speak: retry discover with it,
+// never fall back to initialize.
+func TestModernVersionRetry(t *testing.T) {
+	saved := ModernVersions
+	ModernVersions = []string{"2099-01-01", "2026-07-28"}
+	defer func() { ModernVersions = saved }()
+	c, f := newFake(t, nil, func(f *fake, m Message) {
+		if m.Method == "server/discover" {
+			v := member(member(m.Params, "_meta"), metaProtocolVersion)
+			if string(v) != `"2026-07-28"` {
+				f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":` + string(v) + `}}}`)
+				return
+			}
+		}
+		modernServer(nil)(f, m)
+	})
+	handshake(t, c)
+	if c.Era() != EraModern || c.ProtocolVersion() != "2026-07-28" {
+		t.Fatalf("era %q version %q", c.Era(), c.ProtocolVersion())
+	}
+	if n := len(f.messages("server/discover")); n != 2 {
+		t.Errorf("%d discover probes, want 2", n)
+	}
+	if len(f.messages("initialize")) != 0 {
+		t.Error("fell back to initialize")
 	}
 }
 
