@@ -54,7 +54,7 @@ type Names struct {
 	Tools   map[string]string            // capability "<id>__<tool>" -> "module.function"
 	funcs   map[string]map[string]string // server id -> tool name -> function name
 	// Collisions lists every name that had to be changed to stay unique,
-	// e.g. `server "my-db" is module my_db_2 (my_db is server "my_db")`.
+	// e.g. `server "my_db" is module my_db_2 (my_db is server "my-db")`.
 	Collisions []string
 }
 
