@@ -475,10 +475,18 @@ func TestFixtureConcurrentCalls(t *testing.T) {
 func TestFixtureCallFaults(t *testing.T) {
 	warmUp(t)
 	defer leakCheck(t)()
-	c, token := startFixture(t, "calls", nil)
+	// Short graces (fixtureSpec's): at Close a call is still running, so the
+	// fixture, which lets calls finish after stdin EOF, needs SIGTERM.
+	spec, token := fixtureSpec(t, "calls")
 	ctx := bg(t)
+	c, err := mcp.Start(ctx, spec, nil)
+	if err != nil {
+		requireGone(t, token, 0)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { requireGone(t, token, c.Close().Pgid) })
 
-	_, err := c.CallTool(ctx, "slow", json.RawMessage(`{"ms":600000}`), &mcp.CallOptions{Timeout: 50 * time.Millisecond})
+	_, err = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":600000}`), &mcp.CallOptions{Timeout: 50 * time.Millisecond})
 	requireTyped(t, err, "calls", mcp.CodeTimeout)
 
 	actx, cancel := context.WithCancel(ctx)
