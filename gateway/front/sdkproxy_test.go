@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -66,6 +67,13 @@ type sdkProxy struct {
 	subs    map[int]func(Event)
 	nextSub int
 }
+
+// settle gives notifications queued before a response time to be
+// forwarded: the SDK client delivers a response as soon as it is read but
+// runs notification handlers from a queue, so a log sent just before the
+// result could otherwise reach the agent after the call ended. (The
+// gateway's own client reads one ordered stream and has no such gap.)
+func settle() { time.Sleep(20 * time.Millisecond) }
 
 func startSDKProxy(t *testing.T, command string, args ...string) *sdkProxy {
 	t.Helper()
@@ -218,6 +226,7 @@ func (p *sdkProxy) Call(ctx context.Context, r CallRequest, pr Peer) (json.RawMe
 		Arguments: r.Arguments,
 		Meta:      mcp.Meta{"progressToken": token},
 	})
+	settle()
 	if err != nil {
 		return nil, err
 	}
