@@ -77,7 +77,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "mcp server " + strconv.Quote(e.Server)
+	s := "mcp"
+	if e.Server != "" {
+		s += " server " + strconv.Quote(e.Server)
+	}
 	if e.Op != "" {
 		s += ": " + e.Op
 	}
