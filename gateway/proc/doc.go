@@ -61,7 +61,10 @@
 // the running executable (/proc/self/exe; this package's init function
 // recognises the role before main runs) that joins the server's group,
 // ignores SIGTERM, SIGHUP and SIGINT, and blocks reading a pipe whose only
-// write end is held by the gateway. The gateway stands it down (one byte,
+// write end is held by the gateway. Start returns only after the watchdog
+// has reported, over a second pipe, that it ignores SIGTERM: before that a
+// teardown begun right away would have killed it with the group (a flaky
+// test found this window). The gateway stands it down (one byte,
 // then close) after its own teardown. If instead the pipe reports EOF, the
 // gateway died: the watchdog sends SIGTERM to the group, waits half a
 // second for members other than itself, then SIGKILLs the group, itself

@@ -478,13 +478,13 @@ func (p *Process) supervise() {
 // error (nil for exit 0). The leader stays a zombie.
 func (p *Process) waitLeader() error {
 	var info unix.Siginfo
+	if p.pidfd >= 0 && p.pollLeader(&info) {
+		return exitFromSiginfo(p.spec.Server, &info)
+	}
 	for {
-		var err error
-		if p.pidfd >= 0 {
-			err = unix.Waitid(unix.P_PIDFD, p.pidfd, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		} else {
-			err = unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		}
+		// P_PID, not the pidfd: pollLeader may have left the shared open
+		// file description non-blocking.
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
 		if err == unix.EINTR {
 			continue
 		}
@@ -492,9 +492,42 @@ func (p *Process) waitLeader() error {
 			// Cannot happen for our own unreaped child; treat as exited.
 			return &ExitError{Server: p.spec.Server, Code: -1}
 		}
-		break
+		return exitFromSiginfo(p.spec.Server, &info)
 	}
-	return exitFromSiginfo(p.spec.Server, &info)
+}
+
+// pollLeader waits for the leader's exit through the runtime's poller (a
+// pidfd becomes readable when its process exits), so a live server does
+// not hold an OS thread blocked in waitid. It reports false when the
+// poller cannot watch the pidfd; the caller then blocks instead.
+func (p *Process) pollLeader(info *unix.Siginfo) bool {
+	fd, err := unix.Dup(p.pidfd)
+	if err != nil {
+		return false
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return false
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var werr error
+	err = rc.Read(func(fd uintptr) bool {
+		*info = unix.Siginfo{}
+		werr = unix.Waitid(unix.P_PIDFD, int(fd), info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		switch {
+		case werr == unix.EAGAIN, werr == unix.EINTR:
+			return false // still running: wait for readability
+		case werr == nil && info.Signo == 0:
+			return false
+		}
+		return true
+	})
+	return err == nil && werr == nil && info.Signo != 0
 }
 
 // cleanGroup terminates what is left of the group after the leader exited.

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -28,6 +29,12 @@ const watchdogEnv = "SLUICE_PROC_WATCHDOG"
 // when it tears the group down itself.
 const standDown = 'x'
 
+// ready is written by the watchdog once its signal dispositions are set.
+const ready = 'r'
+
+// watchdogReadyBound bounds the wait for a new watchdog's ready byte.
+const watchdogReadyBound = 10 * time.Second
+
 // watchdogGrace is how long orphaned members get between SIGTERM and
 // SIGKILL once the gateway is gone.
 const watchdogGrace = 500 * time.Millisecond
@@ -48,6 +55,12 @@ func runWatchdog(v string) {
 	if err != nil || pgid <= 1 || unix.Getpgrp() != pgid {
 		unix.Exit(2)
 	}
+	// Ready: from here on a SIGTERM to the group cannot end us. The
+	// gateway waits for this byte before it lets Start return.
+	if _, err := os.Stdout.Write([]byte{ready}); err != nil {
+		unix.Exit(2)
+	}
+	os.Stdout.Close()
 	var b [1]byte
 	n, err := io.ReadFull(os.Stdin, b[:])
 	if n == 1 && b[0] == standDown {
@@ -70,23 +83,32 @@ type watchdog struct {
 }
 
 // startWatchdog starts a watchdog in group pgid (whose leader is unreaped,
-// so the group exists).
+// so the group exists) and returns once the watchdog reports that it is
+// ready — before that, a SIGTERM to the group would still end it.
 func startWatchdog(pgid int) (*watchdog, error) {
-	r, w, err := os.Pipe()
+	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer ctlR.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		ctlW.Close()
+		return nil, err
+	}
+	defer readyR.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		w.Close()
+		ctlW.Close()
+		readyW.Close()
 		return nil, err
 	}
 	defer devnull.Close()
 	exe := "/proc/self/exe"
 	if _, err := os.Stat(exe); err != nil {
 		if exe, err = os.Executable(); err != nil {
-			w.Close()
+			ctlW.Close()
+			readyW.Close()
 			return nil, err
 		}
 	}
@@ -97,14 +119,26 @@ func startWatchdog(pgid int) (*watchdog, error) {
 	p, err := os.StartProcess(exe, []string{"sluice-proc-watchdog"}, &os.ProcAttr{
 		Dir:   "/",
 		Env:   env,
-		Files: []*os.File{r, devnull, devnull},
+		Files: []*os.File{ctlR, readyW, devnull},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: pgid},
 	})
+	readyW.Close()
 	if err != nil {
-		w.Close()
+		ctlW.Close()
 		return nil, err
 	}
-	return &watchdog{proc: p, ctl: w}, nil
+	var b [1]byte
+	_ = readyR.SetReadDeadline(time.Now().Add(watchdogReadyBound))
+	if _, err := io.ReadFull(readyR, b[:]); err != nil || b[0] != ready {
+		ctlW.Close()
+		_ = p.Kill() // unreaped: the pid is still the watchdog's
+		_, _ = p.Wait()
+		if err == nil {
+			err = errors.New("unexpected handshake byte")
+		}
+		return nil, fmt.Errorf("watchdog not ready: %w", err)
+	}
+	return &watchdog{proc: p, ctl: ctlW}, nil
 }
 
 // release stands the watchdog down and reaps it. If it is already dead
