@@ -26,7 +26,11 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
 	# records it unresolved and 'npm ci' refuses the lock as out of sync.
 	# 'npm install --no-save' installs exactly the locked versions and
 	# leaves the lock untouched (checked below).
-	(cd "$peers" && npm install --no-audit --no-fund --no-save --loglevel=error 2>&1 | grep -v EBADENGINE >&2 || true)
+	if ! log=$(cd "$peers" && npm install --no-audit --no-fund --no-save --loglevel=error 2>&1); then
+		echo "$log" | grep -v EBADENGINE >&2
+		echo "install-peers: npm install failed in testdata/peers" >&2
+		exit 1
+	fi
 	if [[ $(sha256sum "$peers/package-lock.json" | cut -d' ' -f1) != "$want" ]]; then
 		echo "install-peers: npm changed testdata/peers/package-lock.json; the pinned versions did not install" >&2
 		exit 1
