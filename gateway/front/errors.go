@@ -1,6 +1,7 @@
 package front
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -73,6 +74,27 @@ func (e *unsupportedError) Error() string {
 
 func (e *unsupportedError) Unwrap() error { return ErrUnsupported }
 
-func asJSONRPC(err error, target **jsonrpc.Error) bool { return errors.As(err, target) }
+func asJSONRPC(err error, target **jsonrpc.Error) bool {
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		*target = &jsonrpc.Error{Code: int64(pe.Code), Message: pe.Message, Data: pe.Data}
+		return true
+	}
+	return errors.As(err, target)
+}
 
 func asToolError(err error, target **ToolError) bool { return errors.As(err, target) }
+
+// ProtocolError makes front answer a request with a JSON-RPC error instead
+// of a tool result: for example an upstream -32602 (unknown tool, invalid
+// params) or a 2026-07-28 -32021 (missing client capability) that the
+// agent's client must see as such. Message must be safe to show.
+type ProtocolError struct {
+	Code    int
+	Message string
+	Data    json.RawMessage // optional
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("front: JSON-RPC error %d: %s", e.Code, e.Message)
+}

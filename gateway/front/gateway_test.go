@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -199,5 +200,21 @@ func TestInstructions(t *testing.T) {
 	}
 	if !utf8.ValidString(ins) {
 		t.Fatal("instructions are not valid UTF-8 text")
+	}
+}
+
+func TestProtocolErrorPassesThrough(t *testing.T) {
+	b := newFake()
+	b.call = func(context.Context, CallRequest, Peer) (json.RawMessage, error) {
+		return nil, &ProtocolError{Code: -32021, Message: "missing required client capability", Data: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`)}
+	}
+	s := connect(t, b, &Options{Mode: ModeFlat}, nil, "")
+	b.setItems(KindTools, toolItem("up", "needs_sampling", "x"))
+	b.emit(Event{Kind: EventToolsChanged})
+	waitFor(t, "tool registered", func() bool { return len(s.toolNames(t)) == 1 })
+	_, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__needs_sampling"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32021 || !strings.Contains(je.Message, "missing required client capability") {
+		t.Fatalf("err = %#v", err)
 	}
 }

@@ -246,6 +246,14 @@ func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capabilit
 		}()
 		return fn(ctx, p)
 	}()
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		f.opts.Metrics.ObserveCall(capability, "invalid", time.Since(start))
+		log.Info("call answered with a protocol error", "code", pe.Code, "duration_ms", time.Since(start).Milliseconds())
+		var je *jsonrpc.Error
+		asJSONRPC(err, &je)
+		return nil, je
+	}
 	res, outcome := f.toResult(ctx, rid, raw, err, log)
 	d := time.Since(start)
 	f.opts.Metrics.ObserveCall(capability, outcome, d)
