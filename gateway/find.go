@@ -147,6 +147,38 @@ func (g *Gateway) known(v ServerView) listing {
 	return l
 }
 
+// summary is a server's tools for search: names, titles, descriptions.
+type summary struct {
+	prov       Provenance
+	entries    []catalog.Entry
+	truncated  bool
+	recordedAt time.Time
+}
+
+// summaries is known() for search: it reads the small catalog index rather
+// than every schema. It never launches.
+func (g *Gateway) summaries(v ServerView) summary {
+	if u := g.peekUpstream(v.ID); u != nil && u.digest == v.Digest {
+		if tl, ok := u.liveTools(); ok {
+			s := summary{prov: ProvLive, truncated: tl.Truncated}
+			for _, t := range tl.Tools {
+				s.entries = append(s.entries, catalog.EntryOf(t.Raw))
+			}
+			return s
+		}
+	}
+	id := g.catalogIdentity(v.decl)
+	if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil {
+		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt}
+	}
+	l := g.known(v)
+	s := summary{prov: l.prov, truncated: l.truncated, recordedAt: l.recordedAt}
+	for _, t := range l.tools {
+		s.entries = append(s.entries, catalog.EntryOf(t.raw))
+	}
+	return s
+}
+
 // Find lists capabilities from live listings and recorded catalogs. It
 // launches nothing, except that a scoped refresh (Server and Refresh set)
 // launches exactly that server and records its catalog.
@@ -187,8 +219,8 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 				fs.Run = v.Run
 			}
 		}
-		l := g.known(v)
-		fs.Provenance, fs.Tools, fs.Truncated = l.prov, len(l.tools), l.truncated
+		l := g.summaries(v)
+		fs.Provenance, fs.Tools, fs.Truncated = l.prov, len(l.entries), l.truncated
 		if !l.recordedAt.IsZero() {
 			t := l.recordedAt
 			fs.RecordedAt = &t
@@ -201,8 +233,8 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 			fs.Error = v.RunError
 		}
 		res.Servers = append(res.Servers, fs)
-		for _, t := range l.tools {
-			ft := FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.title(), Description: firstLine(t.Description, 200), ReadOnly: t.readOnly()}
+		for _, t := range l.entries {
+			ft := FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.Title, Description: firstLine(t.Description, 200), ReadOnly: t.ReadOnly}
 			if len(terms) > 0 {
 				ft.Score = score(terms, v.ID, t)
 				if ft.Score == 0 {
@@ -269,10 +301,10 @@ func queryTerms(q string) []string {
 
 // score ranks a tool for the query terms: every term must match somewhere;
 // name matches weigh most, then title, then description.
-func score(terms []string, server string, t toolInfo) int {
+func score(terms []string, server string, t catalog.Entry) int {
 	name := strings.ToLower(t.Name)
 	full := strings.ToLower(Capability(server, t.Name))
-	title := strings.ToLower(t.title())
+	title := strings.ToLower(t.Title)
 	desc := strings.ToLower(t.Description)
 	total := 0
 	for _, term := range terms {

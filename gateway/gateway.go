@@ -73,6 +73,16 @@ type Gateway struct {
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}
+	bg         sync.WaitGroup // background work Close waits for
+}
+
+// goBG runs fn in the background; Close waits for it.
+func (g *Gateway) goBG(fn func()) {
+	g.bg.Add(1)
+	go func() {
+		defer g.bg.Done()
+		fn()
+	}()
 }
 
 // UpstreamHooks let a surface (sluice serve) see what upstream servers send
@@ -233,7 +243,7 @@ func (g *Gateway) reloadLocked() *config.Loaded {
 		if !ok || d.Digest != u.digest {
 			g.log.Info("declaration changed; closing server", "server", id)
 			delete(g.ups, id)
-			go u.shutdown()
+			g.goBG(func() { u.shutdown() })
 		}
 	}
 	return l
@@ -316,6 +326,7 @@ func (g *Gateway) Close() []Teardown {
 		}(u)
 	}
 	wg.Wait()
+	g.bg.Wait()
 	if g.pipeline != nil {
 		g.pipeline.close()
 	}

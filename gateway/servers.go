@@ -183,7 +183,12 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 			Remedy: "set actionClass in the user declaration instead"}
 	}
 	if actionClass == "" {
+		// Re-trusting keeps the class already recorded; a first record
+		// starts at unknown (every call asks).
 		actionClass = trust.ActionUnknown
+		if rec, ok := g.trustState().Find(g.reload().ProjectRoot, id); ok && rec.ActionClass != "" {
+			actionClass = rec.ActionClass
+		}
 	}
 	return &TrustPlan{Server: v, ProjectRoot: g.reload().ProjectRoot, ActionClass: actionClass, TrustFile: trust.FilePath(g.configDir)}, nil
 }
@@ -227,7 +232,7 @@ func (g *Gateway) Untrust(id string) (bool, error) {
 	delete(g.ups, id)
 	g.mu.Unlock()
 	if u != nil {
-		go u.shutdown()
+		g.goBG(func() { u.shutdown() })
 	}
 	return removed, nil
 }

@@ -64,7 +64,7 @@ func (g *Gateway) upstreamFor(d config.Server) (*upstream, error) {
 	}
 	if u != nil {
 		delete(g.ups, d.ID)
-		go u.shutdown()
+		g.goBG(func() { u.shutdown() })
 	}
 	u = &upstream{g: g, id: d.ID, digest: d.Digest, decl: d}
 	g.ups[d.ID] = u
@@ -218,7 +218,7 @@ func (u *upstream) retireLocked(c *mcp.Client, err error) {
 	u.lastErr = err
 	u.nextTry = u.g.opts.Now().Add(u.backoff())
 	u.g.log.Warn("server died", "server", u.id, "error", errString(err), "failures", u.failures)
-	go u.g.reportOutcome(u.id, c.Close())
+	u.g.goBG(func() { u.g.reportOutcome(u.id, c.Close()) })
 }
 
 func (g *Gateway) reportOutcome(id string, out proc.Outcome) {
@@ -255,9 +255,13 @@ func (u *upstream) launch(ctx context.Context, done chan struct{}) {
 		u.lastUsed = u.g.opts.Now()
 	}
 	u.mu.Unlock()
+	if err == nil {
+		// Recorded before waiters are released, so a short-lived caller
+		// (one CLI call) never exits with the catalog half written.
+		u.g.recordCatalog(u, c, tools)
+	}
 	close(done)
 	if err == nil {
-		u.g.recordCatalog(u, c, tools)
 		u.g.changed()
 	}
 }
@@ -307,11 +311,11 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 		NoiseFatal:    d.StdoutNoise == config.NoiseFatal,
 		ClientName:    g.opts.ClientName,
 		ClientVersion: g.opts.ClientVersion,
-		Logger:        g.log.With("server", u.id),
+		Logger:        g.log, // the client names the server itself
 		Capabilities:  hooks.Capabilities,
 		OnNotification: func(method string, params json.RawMessage) {
 			if method == "notifications/tools/list_changed" {
-				go u.relist()
+				g.goBG(u.relist)
 				return
 			}
 			if hooks.Notify != nil {

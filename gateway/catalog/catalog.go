@@ -95,6 +95,12 @@ func Path(dir string, id Identity) string {
 	return filepath.Join(dir, "catalogs", FileName(id))
 }
 
+// IndexPath is where the search index for id lives inside dir.
+func IndexPath(dir string, id Identity) string {
+	p := Path(dir, id)
+	return p[:len(p)-len(".json")] + ".index.json"
+}
+
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.\-/]{1,128}$`)
 
 // toolHead is what Load insists on for every tool.
@@ -124,34 +130,10 @@ func Load(dir string, id Identity, opts *Options) (*Catalog, error) {
 	miss := func(reason string) (*Catalog, error) {
 		return nil, &MissError{Path: path, Reason: reason}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return miss("absent")
-		}
-		return miss("unreadable")
+	data, reason := readCapped(path)
+	if reason != "" {
+		return miss(reason)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return miss("unreadable")
-	}
-	if st.Size() > MaxFileBytes {
-		return miss("oversized")
-	}
-	data := make([]byte, st.Size()+1)
-	n, _ := f.Read(data)
-	for n < len(data) {
-		m, err := f.Read(data[n:])
-		n += m
-		if err != nil || m == 0 {
-			break
-		}
-	}
-	if n > MaxFileBytes || int64(n) > st.Size() {
-		return miss("oversized")
-	}
-	data = data[:n]
 	var c Catalog
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -210,7 +192,19 @@ func Store(dir string, c *Catalog, opts *Options) bool {
 	if err != nil || len(data) > MaxFileBytes {
 		return false
 	}
-	path := Path(dir, out.Identity)
+	if !writeAtomic(Path(dir, out.Identity), data) {
+		return false
+	}
+	idx, err := json.Marshal(buildIndex(&out))
+	if err != nil {
+		return false
+	}
+	return writeAtomic(IndexPath(dir, out.Identity), idx)
+}
+
+// writeAtomic replaces path with data: temp file, fsync, rename; 0600 in a
+// 0700 directory.
+func writeAtomic(path string, data []byte) bool {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false
 	}
@@ -244,9 +238,13 @@ func Store(dir string, c *Catalog, opts *Options) bool {
 	return true
 }
 
-// Remove deletes the catalog recorded for id, if any.
+// Remove deletes the catalog (and its index) recorded for id, if any.
 func Remove(dir string, id Identity) error {
-	err := os.Remove(Path(dir, id))
+	err := os.Remove(IndexPath(dir, id))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	err = os.Remove(Path(dir, id))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -259,4 +257,37 @@ func compact(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return b.Bytes()
+}
+
+// readCapped reads a whole regular file of at most MaxFileBytes; reason is
+// the miss reason when it cannot.
+func readCapped(path string) ([]byte, string) {
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, "absent"
+		}
+		return nil, "unreadable"
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, "unreadable"
+	}
+	if st.Size() > MaxFileBytes {
+		return nil, "oversized"
+	}
+	data := make([]byte, st.Size()+1)
+	n := 0
+	for n < len(data) {
+		m, err := f.Read(data[n:])
+		n += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	if n > MaxFileBytes || int64(n) > st.Size() {
+		return nil, "oversized"
+	}
+	return data[:n], ""
 }

@@ -65,8 +65,8 @@ func TestRoundTripKeepsRawNumbers(t *testing.T) {
 		t.Fatalf("dir mode %v, want 0700", dst.Mode().Perm())
 	}
 	ents, _ := os.ReadDir(filepath.Dir(Path(dir, ident())))
-	if len(ents) != 1 {
-		t.Fatalf("want exactly one file (no temp leftovers), got %d", len(ents))
+	if len(ents) != 2 {
+		t.Fatalf("want exactly the catalog and its index (no temp leftovers), got %d", len(ents))
 	}
 }
 
@@ -138,7 +138,7 @@ func TestChangedDeclarationReplacesItsOwnFile(t *testing.T) {
 		t.Fatal("Store failed")
 	}
 	ents, _ := os.ReadDir(filepath.Join(dir, "catalogs"))
-	if len(ents) != 1 {
+	if len(ents) != 2 {
 		t.Fatalf("stranded files: %d", len(ents))
 	}
 	if _, err := Load(dir, ident(), at(t0)); missReason(t, err) != "identity" {
@@ -250,4 +250,42 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("round trip lost tools: %v", err)
 		}
 	})
+}
+
+func TestIndexFollowsCatalog(t *testing.T) {
+	dir := t.TempDir()
+	c := sample()
+	c.Tools = append(c.Tools, json.RawMessage(`{"name":"w","description":"`+strings.Repeat("d", 3000)+`","annotations":{"title":"Writer","readOnlyHint":false},"inputSchema":{}}`),
+		json.RawMessage(`{"name":"r","title":"Reader","annotations":{"readOnlyHint":true},"inputSchema":{}}`))
+	if !Store(dir, c, at(t0)) {
+		t.Fatal("Store failed")
+	}
+	ix, err := LoadIndex(dir, ident(), at(t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Entries) != 3 {
+		t.Fatalf("entries %+v", ix.Entries)
+	}
+	w, r := ix.Entries[1], ix.Entries[2]
+	if w.Title != "Writer" || w.ReadOnly || len(w.Description) != MaxIndexDescription {
+		t.Fatalf("writer entry %+v", w)
+	}
+	if r.Title != "Reader" || !r.ReadOnly {
+		t.Fatalf("reader entry %+v", r)
+	}
+	other := ident()
+	other.Digest = "d9"
+	if _, err := LoadIndex(dir, other, at(t0)); missReason(t, err) != "identity" {
+		t.Fatal("index identity must be checked")
+	}
+	if _, err := LoadIndex(dir, ident(), at(t0.Add(DefaultTTL+time.Minute))); missReason(t, err) != "expired" {
+		t.Fatal("index expiry must be checked")
+	}
+	if err := Remove(dir, ident()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadIndex(dir, ident(), at(t0)); missReason(t, err) != "absent" {
+		t.Fatal("Remove must delete the index")
+	}
 }
