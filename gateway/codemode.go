@@ -1,4 +1,536 @@
 package gateway
 
+// This file wires code mode (package sandbox) into the gateway: Execute
+// runs one Starlark script against every trusted server, through the same
+// trust, admission and result-stage filters as a direct call, and passes the
+// script's final value through the context-stage filters before it goes
+// back to the model. It also gives describe its code-mode names and renders
+// a server's .pyi-style docs.
+//
+// # Why the final value is wrapped as a CallToolResult
+//
+// Context-stage filters (shape, redaction, teams' own) read and write MCP
+// CallToolResult JSON; that is the only shape they are written for. The
+// script's `result` is arbitrary JSON, so Execute wraps it as
+// {"content":[{"type":"text","text":"<result JSON>"}]} — text only, no
+// structuredContent: a copy of the value in structuredContent would double
+// the bytes a budget filter counts, and structuredContent must be an object
+// while a script may return a list or a number. If the filters leave the
+// wrapper as it was, or only rewrite the text into other valid JSON (a
+// redaction), the run's result is that JSON again; if they change it into
+// anything else (shape cut the text and added a note naming the offloaded
+// full value), the run's result is the filtered CallToolResult itself and
+// ResultFiltered is set, so a model can tell a shortened value from a
+// complete one. The filters see the pseudo capability ExecuteCapability.
+//
+// # Why missing catalogs are refreshed only for the servers a script names
+//
+// Listing tools never launches a server, and neither does a script that
+// does not need one. A trusted server without a recorded catalog is shown
+// to the script as a module with no tools; if the pre-flight finds that the
+// script names one of its tools, exactly those servers get a scoped refresh
+// (launch, list, record), the same as 'sluice find --server ID --refresh',
+// and the run starts with their live listings. Untrusted and stale project
+// servers are not modules at all; a script naming one fails in pre-flight
+// with an admission error carrying the trust remedy, and nothing launches.
+//
+// # Why approvals are refused up front
+//
+// A script cannot stop half way to ask a person: the calls it already made
+// would have run. So every capability the script names literally is
+// admitted before anything runs, and one that needs approval refuses the
+// whole run with the remedy (an 'approve:' glob or an action class).
+// Capabilities computed at run time go through Call's own admission with no
+// approver, so they come back to the script as refusals (call() returns
+// them as values). Replaying a paused script after approval is later work.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"sluice/gateway/config"
+	"sluice/sandbox"
+)
+
+// ExecuteCapability is the capability name the context-stage filters see
+// for a script's final value; filter configs can name it in their
+// capabilities globs.
+const ExecuteCapability = "sluice__execute"
+
+// DefaultScriptName names a script that came without a file name.
+const DefaultScriptName = "script.star"
+
+// Aliases for the sandbox's result types, so surfaces need only this
+// package.
+type (
+	RunError   = sandbox.Error      // why a run failed (kind, limit, line, remedy, problems)
+	RunProblem = sandbox.Problem    // one pre-flight finding
+	CallRecord = sandbox.CallRecord // one tool call a script made
+	RunStats   = sandbox.Stats      // counters of one run
+)
+
+// Kinds of RunError. They are stable strings a model reads.
+const (
+	RunSyntax    = sandbox.KindSyntax    // the script does not parse, or names unknown tools or arguments
+	RunRuntime   = sandbox.KindRuntime   // a Starlark error: bad types, fail(), bad arguments at run time
+	RunLimit     = sandbox.KindLimit     // a limit was hit; RunError.Limit names it
+	RunTool      = sandbox.KindTool      // a tool failed (isError, transport, launch)
+	RunAdmission = sandbox.KindAdmission // refused: untrusted server or approval required
+	RunCancelled = sandbox.KindCancelled // the caller cancelled
+	// RunFilter: the run finished but a fail-closed context-stage filter
+	// failed on its final value, which is therefore withheld.
+	RunFilter sandbox.Kind = "filter"
+)
+
+// ExecuteRequest is one code-mode run.
+type ExecuteRequest struct {
+	Script   string // Starlark source
+	Filename string // shown in positions and backtraces; "" = DefaultScriptName
+	// Timeout is the surface's own bound (an MCP request timeout, the
+	// CLI's --timeout). The script's wall time is the user setting
+	// sandbox.timeoutMs (default 30 s), never beyond Timeout when set.
+	Timeout time.Duration
+}
+
+// ExecuteResult is a run as it goes back to the caller. It has the fields
+// of the sandbox's result; Result went through the context-stage filters.
+type ExecuteResult struct {
+	// Result is the JSON of the script's `result` global (null if unset or
+	// on error), after the context-stage filters. When ResultFiltered is
+	// set, the filters changed it and Result is the filtered MCP
+	// CallToolResult (e.g. a shortened text plus a note naming where the
+	// full value was stored).
+	Result         json.RawMessage `json:"result"`
+	ResultFiltered bool            `json:"resultFiltered,omitempty"`
+	// ResultBytes is the size of the script's result JSON before the
+	// context-stage filters.
+	ResultBytes   int          `json:"resultBytes"`
+	Logs          []string     `json:"logs"`
+	LogsTruncated bool         `json:"logsTruncated,omitempty"`
+	Calls         []CallRecord `json:"calls"`
+	Stats         RunStats     `json:"stats"`
+	Notes         []string     `json:"notes,omitempty"`
+	Error         *RunError    `json:"error,omitempty"`
+}
+
+// Execute runs one script. Every trusted server is a module (its tools
+// from the live listing or the recorded catalog); untrusted servers are
+// invisible and never launched. The script is checked first (unknown
+// tools and arguments, all problems at once), then every capability it
+// names is admitted, then it runs under the user's sandbox limits. Tool
+// calls go through Call (trust, admission with no approver, result-stage
+// filters); the final value goes through the context-stage filters.
+//
+// A failed run is not an error: it comes back with Result.Error set and the
+// calls that already ran. The error return is for the gateway itself
+// (closed).
+func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResult, error) {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	name := req.Filename
+	if name == "" {
+		name = DefaultScriptName
+	}
+	lim := g.scriptLimits(req.Timeout)
+	h := g.newScriptHost(lim.MaxConcurrency)
+
+	var notes []string
+	// Pre-flight against what is known without launching; refresh exactly
+	// the servers with a missing catalog that the script names.
+	if len(h.missing) > 0 {
+		_, err := sandbox.Check(name, req.Script, h.servers)
+		var se *sandbox.Error
+		if errors.As(err, &se) {
+			for _, id := range referencedServers(se, h.missing) {
+				v := h.views[id]
+				if err := g.refresh(ctx, v); err != nil {
+					return g.failedRun(&RunError{Kind: RunTool, Message: fmt.Sprintf("server %s has no recorded catalog and could not be launched to list its tools: %s", id, firstLine(errMessage(err), 500)),
+						Remedy: fmt.Sprintf("fix the server, then run 'sluice find --server %s --refresh'", id)}, notes), nil
+				}
+				notes = append(notes, fmt.Sprintf("server %s had no recorded catalog; it was launched once to list and record its tools", id))
+				h.setListing(id, g.known(v))
+			}
+		}
+	}
+
+	res := sandbox.Run(ctx, h, name, req.Script, &lim)
+	out := &ExecuteResult{
+		Result:        res.Result,
+		Logs:          res.Logs,
+		LogsTruncated: res.LogsTruncated,
+		Calls:         res.Calls,
+		Stats:         res.Stats,
+		Notes:         append(notes, res.Notes...),
+		Error:         res.Error,
+	}
+	if out.Error != nil {
+		g.explainUntrusted(out.Error, h)
+	}
+	if len(out.Result) == 0 {
+		out.Result = json.RawMessage("null")
+	}
+	out.ResultBytes = len(out.Result)
+	if out.Error == nil {
+		g.filterFinal(ctx, out)
+	}
+	return out, nil
+}
+
+func (g *Gateway) failedRun(e *RunError, notes []string) *ExecuteResult {
+	return &ExecuteResult{Result: json.RawMessage("null"), ResultBytes: 4, Logs: []string{}, Calls: []CallRecord{}, Notes: notes, Error: e}
+}
+
+// filterFinal runs the context-stage filters on the final value (see the
+// file comment for the wrapping).
+func (g *Gateway) filterFinal(ctx context.Context, out *ExecuteResult) {
+	wrapped := wrapResult(out.Result)
+	filtered, err := g.filterResult(ctx, ExecuteCapability, wrapped, true)
+	if err != nil {
+		out.Result = json.RawMessage("null")
+		e := &RunError{Kind: RunFilter, Message: "the script's result was withheld: a context filter failed: " + firstLine(errMessage(err), 500)}
+		var ge *Error
+		if errors.As(err, &ge) {
+			e.Remedy = ge.Remedy
+		}
+		out.Error = e
+		return
+	}
+	if bytes.Equal(filtered, wrapped) {
+		return
+	}
+	if v, ok := unwrapResult(filtered); ok {
+		out.Result = v
+		return
+	}
+	out.Result = append(json.RawMessage(nil), filtered...)
+	out.ResultFiltered = true
+}
+
+// wrapResult makes a script's result JSON a text-only CallToolResult.
+func wrapResult(v json.RawMessage) json.RawMessage {
+	var compact bytes.Buffer
+	if json.Compact(&compact, v) != nil {
+		compact.Reset()
+		compact.Write(v)
+	}
+	text, _ := json.Marshal(compact.String()) // a string always marshals
+	var b bytes.Buffer
+	b.WriteString(`{"content":[{"type":"text","text":`)
+	b.Write(text)
+	b.WriteString(`}]}`)
+	return b.Bytes()
+}
+
+// unwrapResult returns the JSON text of a CallToolResult that is still
+// exactly one text item holding valid JSON.
+func unwrapResult(raw json.RawMessage) (json.RawMessage, bool) {
+	var r map[string]json.RawMessage
+	if json.Unmarshal(raw, &r) != nil || len(r) != 1 {
+		return nil, false
+	}
+	var items []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(r["content"], &items) != nil || len(items) != 1 || items[0].Type != "text" || items[0].Text == nil {
+		return nil, false
+	}
+	t := []byte(*items[0].Text)
+	if !json.Valid(t) {
+		return nil, false
+	}
+	return t, true
+}
+
+// scriptLimits turns the user's sandbox settings into sandbox limits: zero
+// keeps the sandbox default; the wall time is never beyond surface.
+func (g *Gateway) scriptLimits(surface time.Duration) sandbox.Limits {
+	s := g.reload().Settings.Sandbox
+	l := limitsFrom(s)
+	if l.Timeout <= 0 {
+		l.Timeout = sandbox.DefaultTimeout
+	}
+	if surface > 0 && surface < l.Timeout {
+		l.Timeout = surface
+	}
+	if l.MaxConcurrency <= 0 {
+		l.MaxConcurrency = sandbox.DefaultMaxConcurrency
+	}
+	return l
+}
+
+func limitsFrom(s config.SandboxLimits) sandbox.Limits {
+	clampInt := func(v int64) int {
+		if v > math.MaxInt32 {
+			return math.MaxInt32
+		}
+		if v < 0 {
+			return 0
+		}
+		return int(v)
+	}
+	l := sandbox.Limits{
+		MaxCalls:       clampInt(s.MaxCalls),
+		MaxResultBytes: clampInt(s.MaxResultBytes),
+		MaxLogBytes:    clampInt(s.MaxLogBytes),
+		MaxOutputBytes: clampInt(s.MaxOutputBytes),
+		MaxMemoryBytes: max(s.MaxMemoryBytes, 0),
+		MaxConcurrency: clampInt(s.MaxConcurrency),
+		MaxDepth:       clampInt(s.MaxDepth),
+	}
+	if s.MaxSteps > 0 {
+		l.MaxSteps = uint64(s.MaxSteps)
+	}
+	if s.TimeoutMs > 0 {
+		const maxMs = int64(math.MaxInt64 / int64(time.Millisecond))
+		l.Timeout = time.Duration(min(s.TimeoutMs, maxMs)) * time.Millisecond
+	}
+	return l
+}
+
+// scriptHost adapts the gateway to sandbox.Host for one run. It is built
+// from the trusted servers' known listings and never launches by itself;
+// only Call does, through Gateway.Call.
+type scriptHost struct {
+	g         *Gateway
+	perServer int
+	servers   []sandbox.Server
+	index     map[string]int        // server id -> position in servers
+	views     map[string]ServerView // trusted servers
+	tools     map[string]toolInfo   // capability -> tool
+	missing   map[string]bool       // trusted servers without a catalog
+	untrusted []ServerView
+}
+
+func (g *Gateway) newScriptHost(perServer int) *scriptHost {
+	h := &scriptHost{g: g, perServer: perServer, index: map[string]int{}, views: map[string]ServerView{},
+		tools: map[string]toolInfo{}, missing: map[string]bool{}}
+	for _, v := range g.Servers().Servers {
+		if !v.Trusted() {
+			h.untrusted = append(h.untrusted, v)
+			continue
+		}
+		h.views[v.ID] = v
+		h.index[v.ID] = len(h.servers)
+		h.servers = append(h.servers, sandbox.Server{ID: v.ID})
+		h.setListing(v.ID, g.known(v))
+	}
+	return h
+}
+
+// setListing installs a server's tools (a missing listing shows no tools).
+func (h *scriptHost) setListing(id string, l listing) {
+	i := h.index[id]
+	h.servers[i].Tools = nil
+	for c := range h.tools {
+		if s, _, _ := SplitCapability(c); s == id {
+			delete(h.tools, c)
+		}
+	}
+	if l.prov == ProvMissing {
+		h.missing[id] = true
+		return
+	}
+	delete(h.missing, id)
+	for _, t := range l.tools {
+		h.servers[i].Tools = append(h.servers[i].Tools, sandboxTool(t))
+		h.tools[Capability(id, t.Name)] = t
+	}
+}
+
+func sandboxTool(t toolInfo) sandbox.Tool {
+	return sandbox.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+}
+
+func (h *scriptHost) Servers() []sandbox.Server { return h.servers }
+
+// Admit refuses a capability that needs approval (no approver exists in a
+// script) with the remedy that makes it run.
+func (h *scriptHost) Admit(capability string) error {
+	server, _, _ := SplitCapability(capability)
+	v, ok := h.views[server]
+	t, known := h.tools[capability]
+	if !ok || !known {
+		return sandbox.Refused(capability, capability+" is not a known capability of a trusted server", "run 'sluice find' to list capabilities")
+	}
+	a := h.g.admission(v, t)
+	if a.Approved {
+		return nil
+	}
+	return sandbox.Refused(capability, "not approved: "+a.Reason+"; a script cannot ask for approval", scriptRemedy(a.Remedy))
+}
+
+// scriptRemedy drops the CLI's --yes from an admission remedy: a script
+// cannot be approved call by call.
+func scriptRemedy(r string) string {
+	if rest, ok := strings.CutPrefix(r, "approve this call (--yes in the CLI), "); ok {
+		return rest
+	}
+	return r
+}
+
+// Call runs one tool through Gateway.Call with no approver and without the
+// context stage (the script's final value is what reaches the model).
+func (h *scriptHost) Call(ctx context.Context, capability string, args json.RawMessage) (sandbox.CallResult, error) {
+	r, err := h.g.Call(ctx, CallRequest{Capability: capability, Arguments: args, Raw: true})
+	if err != nil {
+		return sandbox.CallResult{}, hostError(capability, err)
+	}
+	return sandbox.CallResult{Raw: r.Result}, nil
+}
+
+// hostError maps a gateway error to the sandbox's two kinds: refusals
+// (untrusted, approval) are admission; everything else is a tool failure.
+// Only the first line of the message goes to the script: server stderr
+// tails stay in the gateway's logs.
+func hostError(capability string, err error) error {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return &sandbox.HostError{Kind: sandbox.HostTool, Capability: capability, Message: firstLine(err.Error(), 500), Err: err}
+	}
+	kind := sandbox.HostTool
+	msg, remedy := ge.Message, ge.Remedy
+	switch ge.Kind {
+	case KindRefused:
+		kind, remedy = sandbox.HostAdmission, scriptRemedy(remedy)
+	case KindUntrusted:
+		kind = sandbox.HostAdmission
+	}
+	return &sandbox.HostError{Kind: kind, Capability: capability, Message: firstLine(msg, 500), Remedy: remedy, Err: err}
+}
+
+// MaxConcurrency is the run's own ceiling (sandbox.maxConcurrency, default
+// 8) for every server: the native client multiplexes requests over one
+// stdio pipe by JSON-RPC id, so several calls in flight cost a server no
+// more than it chooses to spend; the cap keeps one script from flooding it.
+func (h *scriptHost) MaxConcurrency(string) int { return h.perServer }
+
+// referencedServers returns the servers of missing that a pre-flight
+// error shows the script naming: `server "ID" has no tool ...` for module
+// functions and `unknown tool "ID__..."` for capability strings.
+func referencedServers(e *sandbox.Error, missing map[string]bool) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, p := range e.Problems {
+		for id := range missing {
+			if seen[id] {
+				continue
+			}
+			if strings.Contains(p.Message, fmt.Sprintf("server %q has no tool ", id)) ||
+				strings.Contains(p.Message, `unknown tool "`+id+Sep) {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// explainUntrusted turns a pre-flight failure that names an untrusted or
+// stale server into an admission error with the trust remedy: the script
+// did not see the server because it may not run, not because it is absent.
+func (g *Gateway) explainUntrusted(e *RunError, h *scriptHost) {
+	if e.Kind != RunSyntax || len(h.untrusted) == 0 {
+		return
+	}
+	for _, v := range h.untrusted {
+		mod := sandbox.Ident(v.ID)
+		for _, p := range e.Problems {
+			if p.Message == "undefined: "+mod || strings.HasPrefix(p.Message, "undefined: "+mod+" ") ||
+				strings.Contains(p.Message, `unknown tool "`+v.ID+Sep) {
+				u := untrustedErr(v)
+				e.Kind = RunAdmission
+				e.Message = u.Message + " (line " + fmt.Sprint(p.Line) + ")"
+				e.Remedy = u.Remedy
+				e.Line, e.Column = p.Line, p.Column
+				return
+			}
+		}
+	}
+}
+
+func errMessage(err error) string {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.Message
+	}
+	return err.Error()
+}
+
+// codeNames computes the Starlark names over every trusted server (ids
+// only, plus the tools of one server), as a run would: module names depend
+// on the set of ids, function names on one server's tools.
+func (g *Gateway) codeNames(id string, tools []toolInfo) *sandbox.Names {
+	var servers []sandbox.Server
+	for _, v := range g.Servers().Servers {
+		if !v.Trusted() {
+			continue
+		}
+		s := sandbox.Server{ID: v.ID}
+		if v.ID == id {
+			for _, t := range tools {
+				s.Tools = append(s.Tools, sandboxTool(t))
+			}
+		}
+		servers = append(servers, s)
+	}
+	return sandbox.Mangle(servers)
+}
+
 // decorate adds code-mode details (module and signature) to a description.
-func (g *Gateway) decorate(d *ToolDetail, v ServerView, tools []toolInfo) {}
+func (g *Gateway) decorate(d *ToolDetail, v ServerView, tools []toolInfo) {
+	if !v.Trusted() {
+		return
+	}
+	n := g.codeNames(v.ID, tools)
+	d.Module = n.Modules[v.ID]
+	for _, t := range tools {
+		if t.Name != d.Tool {
+			continue
+		}
+		sig := sandbox.Signature(sandboxTool(t))
+		if full, ok := n.Tools[Capability(v.ID, t.Name)]; ok {
+			fn := strings.TrimPrefix(full, d.Module+".")
+			if base := sandbox.Ident(t.Name); fn != base {
+				sig = strings.Replace(sig, "def "+base+"(", "def "+fn+"(", 1)
+			}
+		}
+		d.Signature = sig
+		return
+	}
+}
+
+// Docs returns the .pyi-style code-mode docs of one trusted server: its
+// module name and one signature per tool with a one-line summary. It never
+// launches: without a recorded catalog it fails with KindMissing and the
+// refresh remedy.
+func (g *Gateway) Docs(ctx context.Context, server string) (string, error) {
+	v, err := g.server(server)
+	if err != nil {
+		return "", err
+	}
+	if !v.Trusted() {
+		return "", untrustedErr(v)
+	}
+	l := g.known(v)
+	if l.prov == ProvMissing {
+		return "", &Error{Kind: KindMissing, Server: server, Message: fmt.Sprintf("no recorded catalog for server %s", server),
+			Remedy: fmt.Sprintf("run 'sluice find --server %s --refresh' to launch it once and record its tools", server)}
+	}
+	n := g.codeNames(v.ID, l.tools)
+	s := sandbox.Server{ID: v.ID}
+	for _, t := range l.tools {
+		s.Tools = append(s.Tools, sandboxTool(t))
+	}
+	return n.Docs(s), nil
+}

@@ -1,0 +1,405 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recordCatalog launches server id once through a scoped refresh, so later
+// gateways answer from the recorded catalog, then closes everything.
+func recordCatalog(t *testing.T, w *world, ids ...string) {
+	t.Helper()
+	g := w.open()
+	for _, id := range ids {
+		if _, err := g.Find(ctx(t), FindRequest{Server: id, Refresh: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bad := g.Close(); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	waitNoChildren(t)
+}
+
+func execute(t *testing.T, g *Gateway, script string) *ExecuteResult {
+	t.Helper()
+	res, err := g.Execute(ctx(t), ExecuteRequest{Script: script, Filename: "t.star"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func mustOK(t *testing.T, res *ExecuteResult) {
+	t.Helper()
+	if res.Error != nil {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		t.Fatalf("run failed: %s", b)
+	}
+}
+
+func TestExecuteCallsSeveralToolsAndLaunchesOnlyWhatItNames(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + fixture(t, "other"))
+	g := w.open()
+	// No catalog is recorded: the script names fx, so fx (only) is
+	// launched once to list its tools; "other" never starts.
+	res := execute(t, g, `
+e = fx.echo(text="hello")
+s = fx.add(a=12345678901234567890, b=0.5)
+w = fx.structured()
+print("echo said", e)
+result = {"echo": e, "sum": s["sum"], "city": w["city"], "temp": w["temperature"]}
+`)
+	mustOK(t, res)
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(res.Result, &got); err != nil {
+		t.Fatalf("result %s: %v", res.Result, err)
+	}
+	if string(got["echo"]) != `"hello"` || string(got["sum"]) != "12345678901234567890.5" || string(got["city"]) != `"Oslo"` || string(got["temp"]) != "-3.5" {
+		t.Fatalf("result %s", res.Result)
+	}
+	if len(res.Calls) != 3 || res.Calls[0].Capability != "fx__echo" || !res.Calls[2].OK || res.Stats.Calls != 3 {
+		t.Fatalf("calls %+v stats %+v", res.Calls, res.Stats)
+	}
+	if len(res.Logs) != 1 || res.Logs[0] != "echo said hello" {
+		t.Fatalf("logs %q", res.Logs)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "server fx had no recorded catalog") {
+		t.Fatalf("the launch for the catalog must be noted: %q", res.Notes)
+	}
+	if res.ResultBytes != len(res.Result) || res.ResultFiltered {
+		t.Fatalf("pass-through filters: bytes %d filtered %v", res.ResultBytes, res.ResultFiltered)
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("%d servers running, want only fx", n)
+	}
+	// A script that names no server launches nothing more.
+	res = execute(t, g, `result = sorted([3, 1, 2])`)
+	mustOK(t, res)
+	if string(res.Result) != "[1,2,3]" && string(res.Result) != "[1, 2, 3]" {
+		t.Fatalf("result %s", res.Result)
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("%d servers running", n)
+	}
+}
+
+func TestExecuteErrorsAsValuesAndParallel(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "approve: [\"fx__fail\"]\n")
+	g := w.open()
+	res := execute(t, g, `
+r = call("fx__fail")
+ok = call(fx.echo, text="fine")
+outs = parallel([("fx__slow", {"ms": 20, "steps": 1}) for i in range(6)] + [("fx__echo", {"text": "last"})], limit=4)
+result = {
+    "failed": [r.ok, r.kind, "on purpose" in r.error],
+    "ok": [ok.ok, ok.value],
+    "parallel": [o.ok for o in outs],
+    "last": outs[-1].value,
+}
+`)
+	mustOK(t, res)
+	var got struct {
+		Failed   []any  `json:"failed"`
+		OK       []any  `json:"ok"`
+		Parallel []bool `json:"parallel"`
+		Last     string `json:"last"`
+	}
+	if err := json.Unmarshal(res.Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Failed) != "[false tool true]" || fmt.Sprint(got.OK) != "[true fine]" || len(got.Parallel) != 7 || got.Last != "last" {
+		t.Fatalf("result %s", res.Result)
+	}
+	for _, p := range got.Parallel {
+		if !p {
+			t.Fatalf("parallel %s", res.Result)
+		}
+	}
+	if len(res.Calls) != 9 || res.Calls[0].OK {
+		t.Fatalf("calls %+v", res.Calls)
+	}
+	// A failing tool called directly raises an error of kind tool.
+	res = execute(t, g, "x = fx.fail()\nresult = 1\n")
+	if res.Error == nil || res.Error.Kind != RunTool || res.Error.Capability != "fx__fail" || res.Error.Line != 1 || string(res.Result) != "null" {
+		t.Fatalf("direct failure: %+v", res.Error)
+	}
+	// A capability computed at run time that needs approval comes back
+	// as a refusal value: Call admits it with no approver.
+	res = execute(t, g, `
+name = "fx__" + "list_changed"
+r = call(name)
+result = [r.ok, r.kind]
+`)
+	mustOK(t, res)
+	if string(res.Result) != `[false,"admission"]` {
+		t.Fatalf("dynamic refusal: %s", res.Result)
+	}
+}
+
+func TestExecuteRefusesApprovalUpFrontAndLaunchesNothing(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	recordCatalog(t, w, "fx")
+	g := w.open()
+	res := execute(t, g, `
+a = fx.echo(text="side effect first?")
+b = fx.fail()
+result = [a, b]
+`)
+	if res.Error == nil || res.Error.Kind != RunAdmission || res.Error.Capability != "fx__fail" {
+		t.Fatalf("want an admission error for fx__fail, got %+v", res.Error)
+	}
+	if !strings.Contains(res.Error.Remedy, "approve:") || strings.Contains(res.Error.Remedy, "--yes") {
+		t.Fatalf("remedy %q", res.Error.Remedy)
+	}
+	if len(res.Calls) != 0 {
+		t.Fatalf("nothing may run before admission: %+v", res.Calls)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("a refused script launched %d servers", n)
+	}
+}
+
+// The canary, for scripts: an untrusted (then stale) project server is not
+// a module, a script naming it fails with the trust remedy, and its command
+// never runs.
+func TestExecuteCanaryUntrustedNeverLaunches(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(t.TempDir(), "launched")
+	decl := fmt.Sprintf("servers:\n  canary:\n    command: touch\n    args: [%q]\n", marker)
+	w.writeProject(decl)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	check := func(stage string) {
+		t.Helper()
+		for _, script := range []string{
+			"result = canary.x()",
+			`result = call("canary__x")`,
+			`result = parallel([("canary__x", {})])`,
+			"result = fx.echo(text='a')\nresult = canary",
+		} {
+			res := execute(t, g, script)
+			if res.Error == nil || res.Error.Kind != RunAdmission || !strings.Contains(res.Error.Remedy, "sluice trust canary") || !strings.Contains(res.Error.Message, stage) {
+				t.Fatalf("%s: %q: want an admission error with the trust remedy, got %+v", stage, script, res.Error)
+			}
+			if len(res.Calls) != 0 {
+				t.Fatalf("%s: calls %+v", stage, res.Calls)
+			}
+		}
+		// A name computed at run time reaches Call, which refuses it.
+		res := execute(t, g, `r = call("canary" + "__x")`+"\nresult = [r.ok, r.kind]")
+		if res.Error != nil || !strings.HasPrefix(string(res.Result), `[false,`) {
+			t.Fatalf("%s: dynamic %s %+v", stage, res.Result, res.Error)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: the canary was launched", stage)
+		}
+		if n := children(); n != 0 {
+			t.Fatalf("%s: %d processes", stage, n)
+		}
+	}
+	check("untrusted")
+	plan, err := g.PlanTrust("canary", "read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Trust(plan); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	w.writeProject(decl + "    timeoutMs: 1000\n")
+	check("stale")
+}
+
+func TestExecuteLimitsFromConfig(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "sandbox: {maxCalls: 2, maxLogBytes: 2048, timeoutMs: 60000}\n")
+	recordCatalog(t, w, "fx")
+	g := w.open()
+	res := execute(t, g, `
+for i in range(3):
+    fx.echo(text=str(i))
+`)
+	if res.Error == nil || res.Error.Kind != RunLimit || res.Error.Limit != "calls" || len(res.Calls) != 2 {
+		t.Fatalf("want a calls limit after 2 calls, got %+v calls %+v", res.Error, res.Calls)
+	}
+	res = execute(t, g, `
+for i in range(100):
+    print("x" * 100)
+result = "done"
+`)
+	mustOK(t, res)
+	if !res.LogsTruncated {
+		t.Fatalf("maxLogBytes 2048 was not applied: %d log lines", len(res.Logs))
+	}
+	// The surface's timeout caps the configured 60 s wall time.
+	start := time.Now()
+	res, err := g.Execute(ctx(t), ExecuteRequest{Script: "fx.slow(ms=20000, steps=1)", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error == nil || res.Error.Kind != RunLimit || res.Error.Limit != "time" {
+		t.Fatalf("want a time limit, got %+v", res.Error)
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Fatalf("the run was not cut by the request's timeout (hang guard): %s", el)
+	}
+}
+
+func TestScriptLimits(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("sandbox: {maxSteps: 5, timeoutMs: 2000, maxCalls: 3, maxResultBytes: 4, maxLogBytes: 5, maxOutputBytes: 6, maxMemoryBytes: 7, maxConcurrency: 2, maxDepth: 9}\n")
+	g := w.open()
+	for _, tc := range []struct {
+		surface time.Duration
+		want    time.Duration
+	}{
+		{0, 2 * time.Second},
+		{time.Second, time.Second},
+		{time.Minute, 2 * time.Second},
+	} {
+		l := g.scriptLimits(tc.surface)
+		if l.Timeout != tc.want || l.MaxSteps != 5 || l.MaxCalls != 3 || l.MaxResultBytes != 4 || l.MaxLogBytes != 5 ||
+			l.MaxOutputBytes != 6 || l.MaxMemoryBytes != 7 || l.MaxConcurrency != 2 || l.MaxDepth != 9 {
+			t.Fatalf("surface %s: %+v", tc.surface, l)
+		}
+	}
+	w.writeUser("servers: {}\n")
+	time.Sleep(10 * time.Millisecond)
+	l := g.scriptLimits(0)
+	if l.Timeout != 30*time.Second || l.MaxSteps != 0 || l.MaxConcurrency != 8 {
+		t.Fatalf("defaults: %+v", l)
+	}
+}
+
+func TestExecuteSyntaxAndRuntimeErrors(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	recordCatalog(t, w, "fx")
+	g := w.open()
+	res := execute(t, g, "x = fx.ecko(text='a')\ny = fx.echo(txt='b')\n")
+	if res.Error == nil || res.Error.Kind != RunSyntax || len(res.Error.Problems) < 2 || !strings.Contains(res.Error.Problems[0].Message, "did you mean fx.echo") {
+		t.Fatalf("pre-flight: %+v", res.Error)
+	}
+	res = execute(t, g, "def f():\n    fail('boom')\nf()\n")
+	if res.Error == nil || res.Error.Kind != RunRuntime || res.Error.Line == 0 || len(res.Error.Backtrace) == 0 {
+		t.Fatalf("runtime: %+v", res.Error)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("%d processes", n)
+	}
+}
+
+func TestExecuteBigNumbersKeepTheirText(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	res := execute(t, g, `
+s = fx.add(a=12345678901234567890, b=0.5)
+again = fx.add(a=s["sum"], b=1)
+big = fx.add(a=123456789012345678901234567890, b=1)
+result = {"s": s["sum"], "again": again["sum"], "big": big["sum"], "literal": s["sum"]["$literal"]}
+`)
+	mustOK(t, res)
+	want := `{"s":12345678901234567890.5,"again":12345678901234567891.5,"big":123456789012345678901234567891,"literal":"12345678901234567890.5"}`
+	if string(res.Result) != want {
+		t.Fatalf("numbers re-encoded: %s", res.Result)
+	}
+}
+
+func TestDescribeAndDocsCarryCodeModeNames(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + fixture(t, "my-db") + fixture(t, "my_db"))
+	g := w.open()
+	if _, err := g.Docs(ctx(t), "fx"); KindOf(err) != KindMissing || !strings.Contains(err.Error(), "sluice find --server fx --refresh") {
+		t.Fatalf("docs without a catalog: %v", err)
+	}
+	if _, err := g.Docs(ctx(t), "nope"); KindOf(err) != KindUnknown {
+		t.Fatalf("docs of an unknown server: %v", err)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("docs launched %d", n)
+	}
+	for _, id := range []string{"fx", "my_db"} {
+		if _, err := g.Find(ctx(t), FindRequest{Server: id, Refresh: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := g.Describe(ctx(t), "fx__add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Module != "fx" || !strings.HasPrefix(d.Signature, "def add(a: ") || !strings.Contains(d.Signature, "-> dict") {
+		t.Fatalf("describe: module %q signature %q", d.Module, d.Signature)
+	}
+	// my-db and my_db collide: byte order gives my-db the base name.
+	d, err = g.Describe(ctx(t), "my_db__echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Module != "my_db_2" {
+		t.Fatalf("collision: module %q", d.Module)
+	}
+	docs, err := g.Docs(ctx(t), "my_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(docs, "# module my_db_2: server \"my_db\"") || !strings.Contains(docs, "def echo(text: str)") {
+		t.Fatalf("docs:\n%s", docs)
+	}
+	// Scripts see the same names.
+	res := execute(t, g, `result = my_db_2.echo(text="same names")`)
+	mustOK(t, res)
+	if string(res.Result) != `"same names"` {
+		t.Fatalf("result %s", res.Result)
+	}
+}
+
+func TestWrapAndUnwrapResult(t *testing.T) {
+	for _, v := range []string{`null`, `1e400`, `{"a": [1, 2.50, "x\"y"]}`, `"<tag>&"`, `[]`} {
+		w := wrapResult(json.RawMessage(v))
+		if !json.Valid(w) {
+			t.Fatalf("%s: wrapped is invalid: %s", v, w)
+		}
+		got, ok := unwrapResult(w)
+		if !ok {
+			t.Fatalf("%s: not unwrapped from %s", v, w)
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.String() {
+			t.Fatalf("%s: round trip gave %s", v, got)
+		}
+	}
+	for _, filtered := range []string{
+		`{"content":[{"type":"text","text":"{\"a\":"},{"type":"text","text":"[cut: 10 bytes; full result in r-1]"}]}`,
+		`{"content":[{"type":"text","text":"not json"}]}`,
+		`{"content":[{"type":"text","text":"1"}],"isError":true}`,
+		`[1]`,
+	} {
+		if v, ok := unwrapResult(json.RawMessage(filtered)); ok {
+			t.Fatalf("%s must stay a CallToolResult, got %s", filtered, v)
+		}
+	}
+}
+
+func TestExecuteOnClosedGateway(t *testing.T) {
+	w := newWorld(t)
+	g := w.open()
+	g.Close()
+	if _, err := g.Execute(context.Background(), ExecuteRequest{Script: "result = 1"}); err != ErrClosed {
+		t.Fatalf("closed: %v", err)
+	}
+}
