@@ -57,7 +57,23 @@
 // input is requested by returning an input_required result. Peer.Elicit
 // therefore returns ErrUnsupported for modern requests (and for clients
 // without the elicitation capability) instead of waiting, and the gateway
-// answers with a tool error that names the remedy. A backend that returns
-// an input_required result itself gets the retry's inputResponses and
-// requestState in CallRequest.
+// answers with a tool error that names the remedy. Upstream input_required
+// results are different: front passes them through untouched, hands the
+// agent's retry (inputResponses, requestState) back in CallRequest, and the
+// SDK asks a legacy agent by elicitation on the backend's behalf.
+//
+// # Why ServeStdio takes fd 1 away from the rest of the process
+//
+// One stray line on stdout breaks the agent's session, and the failure
+// looks like a broken client. Recovering panics in handlers is not enough:
+// any library in the process may print. When serving on os.Stdout,
+// ServeStdio writes frames to a private duplicate of fd 1 and points fd 1
+// at stderr until it returns, so stray writes end up in the log.
+//
+// # Why a call's error can also be a JSON-RPC error
+//
+// Most failures belong in the tool result, where the model can read and
+// correct them. Some are protocol answers the agent's client must see as
+// such (an upstream "unknown tool", a 2026-07-28 missing client
+// capability); a backend returns *ProtocolError for those.
 package front

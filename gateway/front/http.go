@@ -295,6 +295,9 @@ func ServeHTTP(ctx context.Context, addr string, b Backend, opts *Options, onLis
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(h.f.log.Handler(), slog.LevelWarn),
 	}
+	if h.f.opts.AllowRemote && !h.hasToken {
+		h.f.log.Warn("remote access is allowed without a token: anyone who can reach this address can call every tool")
+	}
 	h.f.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "path", MCPPath, "mode", string(h.f.opts.Mode), "token", h.hasToken)
 	if onListen != nil {
 		onListen(ln.Addr())

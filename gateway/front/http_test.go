@@ -398,7 +398,15 @@ func TestShutdownBoundCancelsStragglers(t *testing.T) {
 	}
 	h, srv := newHTTP(t, b, &Options{ShutdownTimeout: 100 * time.Millisecond})
 	cs := httpClient(t, srv.URL, "", "2025-11-25", nil)
-	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "a__b"}})
+	resc := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "a__b"}})
+		if err != nil {
+			resc <- "error: " + err.Error()
+			return
+		}
+		resc <- resultText(res)
+	}()
 	<-started
 	done := make(chan struct{})
 	go func() { h.Shutdown(context.Background()); close(done) }()
@@ -406,6 +414,14 @@ func TestShutdownBoundCancelsStragglers(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return after its bound")
+	}
+	select {
+	case got := <-resc:
+		if !strings.Contains(got, "shut down before this call finished") {
+			t.Fatalf("straggler got %q, want a tool error naming the shutdown", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call never answered")
 	}
 }
 

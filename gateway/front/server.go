@@ -266,7 +266,7 @@ func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capabilit
 	} else {
 		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
 	}
-	if outcome == "canceled" {
+	if res == nil { // cancelled by the agent: no result is expected
 		return nil, ctx.Err()
 	}
 	return res, nil
@@ -282,6 +282,8 @@ func (f *front) toResult(ctx context.Context, rid string, raw json.RawMessage, e
 		switch {
 		case errors.As(err, &te):
 			return errorResult(te.Error()), "tool_error"
+		case f.hard.Err() != nil && ctx.Err() != nil:
+			return errorResult("The gateway shut down before this call finished (request " + rid + "); it was cancelled. Retry once the gateway is back."), "canceled"
 		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 			return nil, "canceled"
 		case errors.Is(err, context.DeadlineExceeded):
