@@ -521,3 +521,31 @@ func TestSoak(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveServersHoldNoThreads: the leader's exit is awaited through the
+// runtime poller, so live servers do not each pin an OS thread in waitid.
+func TestLiveServersHoldNoThreads(t *testing.T) {
+	threads := func() int {
+		e, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			t.Skip("no /proc/self/task")
+		}
+		return len(e)
+	}
+	mustStart(t, childSpec(t, "exit3")).Close() // warm up the spawn thread
+	before := threads()
+	const n = 24
+	var ps []*Process
+	for i := 0; i < n; i++ {
+		ps = append(ps, mustStart(t, childSpec(t, "eof")))
+	}
+	during := threads()
+	for _, p := range ps {
+		if out := p.Close(); !out.Complete {
+			t.Fatalf("outcome %+v", out)
+		}
+	}
+	if during-before >= n {
+		t.Fatalf("threads grew from %d to %d with %d live servers", before, during, n)
+	}
+}
