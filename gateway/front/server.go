@@ -129,8 +129,9 @@ func (f *front) serverOptions() *mcp.ServerOptions {
 func (f *front) start(ctx context.Context) {
 	f.stopSub = f.b.Subscribe(f.onEvent)
 	f.safely("initial registration", func() {
+		feat := f.b.Features() // never call the backend under f.mu
 		f.mu.Lock()
-		f.features = f.b.Features()
+		f.features = feat
 		f.mu.Unlock()
 		if f.opts.Mode == ModeGateway {
 			f.syncGatewayTools()
@@ -470,8 +471,9 @@ func (f *front) handleEvents(kinds map[EventKind]bool, logs []Event) {
 	ctx, cancel := context.WithTimeout(f.hard, f.opts.RefreshTimeout)
 	defer cancel()
 	if kinds[EventFeaturesChanged] {
+		feat := f.b.Features() // never call the backend under f.mu
 		f.mu.Lock()
-		f.features = f.b.Features()
+		f.features = feat
 		f.mu.Unlock()
 		if f.opts.Mode == ModeGateway {
 			f.syncGatewayTools()
