@@ -41,7 +41,7 @@ var gatewayTools = []gatewayTool{
 		schema: `{"type":"object","properties":{` +
 			`"query":{"type":"string","description":"keywords, e.g. \"create issue\""},` +
 			`"server":{"type":"string","description":"only this server id"},` +
-			`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"max results (default 10)"},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"max results"},` +
 			`"refresh":{"type":"boolean","description":"with server: re-list its tools first (may start it)"}` +
 			`},"additionalProperties":false}`,
 		readOnly: true,
@@ -91,7 +91,7 @@ var gatewayTools = []gatewayTool{
 		title: "Run a script",
 		desc: "Run a Starlark (Python-like) script that calls capabilities as functions: each server is a module named by its id, each tool a function with keyword arguments, " +
 			`e.g. text = fs.read_text_file(path="a.txt"). ` +
-			"Use it for loops, joins and filtering so only the final answer returns; print() what you need. " +
+			"Use it for loops, joins and filtering so only the final answer returns: set the global result to it (print() output comes back too). " +
 			"Scripts are bounded in steps, time and calls.",
 		schema: `{"type":"object","properties":{` +
 			`"script":{"type":"string","description":"Starlark source"}` +
