@@ -42,7 +42,7 @@ func runChild(mode string) int {
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")
 		io.Copy(io.Discard, os.Stdin)
-		select {}
+		blockForever()
 	case "grandchild", "grandchild-stubborn":
 		// Start a grandchild in our group that ignores SIGTERM, report its
 		// pid, then exit on stdin EOF (or, stubborn, ignore everything).
@@ -64,14 +64,14 @@ func runChild(mode string) int {
 		_ = line
 		io.Copy(io.Discard, os.Stdin)
 		if mode == "grandchild-stubborn" {
-			select {}
+			blockForever()
 		}
 		return 0
 	case "sleeper": // the grandchild: ignores SIGTERM, never exits on its own
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("sleeping")
 		os.Stdout.Close()
-		select {}
+		blockForever()
 	case "pwd-env": // print cwd and environment, then exit
 		wd, _ := os.Getwd()
 		fmt.Println("cwd=" + wd)
@@ -137,5 +137,13 @@ func echoUntilEOF() {
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		fmt.Println(sc.Text())
+	}
+}
+
+// blockForever parks the child. (An empty select would be reported as a
+// deadlock and exit when no other goroutine exists.)
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
 	}
 }
