@@ -146,20 +146,34 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 
 	var notes []string
 	// Pre-flight against what is known without launching; refresh exactly
-	// the servers with a missing catalog that the script names.
+	// the servers with a missing catalog that the script names. The
+	// refresh counts against the run's wall time.
 	if len(h.missing) > 0 {
 		_, err := sandbox.Check(name, req.Script, h.servers)
 		var se *sandbox.Error
 		if errors.As(err, &se) {
+			start := time.Now()
+			rctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 			for _, id := range referencedServers(se, h.missing) {
 				v := h.views[id]
-				if err := g.refresh(ctx, v); err != nil {
-					return g.failedRun(&RunError{Kind: RunTool, Message: fmt.Sprintf("server %s has no recorded catalog and could not be launched to list its tools: %s", id, firstLine(errMessage(err), 500)),
-						Remedy: fmt.Sprintf("fix the server, then run 'sluice find --server %s --refresh'", id)}, notes), nil
+				if err := g.refresh(rctx, v); err != nil {
+					e := &RunError{Kind: RunTool, Message: fmt.Sprintf("server %s has no recorded catalog and could not be launched to list its tools: %s", id, firstLine(errMessage(err), 500)),
+						Remedy: fmt.Sprintf("fix the server, then run 'sluice find --server %s --refresh'", id)}
+					switch {
+					case ctx.Err() != nil:
+						e = &RunError{Kind: RunCancelled, Message: fmt.Sprintf("cancelled while server %s was starting to list its tools", id)}
+					case errors.Is(rctx.Err(), context.DeadlineExceeded):
+						e = &RunError{Kind: RunLimit, Limit: sandbox.LimitTime, Message: fmt.Sprintf("server %s did not start and list its tools within the run's time limit %s", id, lim.Timeout),
+							Remedy: fmt.Sprintf("run 'sluice find --server %s --refresh' once to record its catalog, or raise sandbox.timeoutMs", id)}
+					}
+					cancel()
+					return g.failedRun(e, notes), nil
 				}
 				notes = append(notes, fmt.Sprintf("server %s had no recorded catalog; it was launched once to list and record its tools", id))
 				h.setListing(id, g.known(v))
 			}
+			cancel()
+			lim.Timeout = max(lim.Timeout-time.Since(start), time.Millisecond)
 		}
 	}
 
@@ -450,7 +464,7 @@ func (g *Gateway) explainUntrusted(e *RunError, h *scriptHost) {
 				strings.Contains(p.Message, `unknown tool "`+v.ID+Sep) {
 				u := untrustedErr(v)
 				e.Kind = RunAdmission
-				e.Message = u.Message + " (line " + fmt.Sprint(p.Line) + ")"
+				e.Message = u.Message
 				e.Remedy = u.Remedy
 				e.Line, e.Column = p.Line, p.Column
 				return

@@ -403,3 +403,20 @@ func TestExecuteOnClosedGateway(t *testing.T) {
 		t.Fatalf("closed: %v", err)
 	}
 }
+
+func TestExecuteServerThatCannotStart(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "bad", "-mode", "exit-at-start") + fixture(t, "fx"))
+	g := w.open()
+	// Not named: never launched, the run does not depend on it.
+	res := execute(t, g, "result = 'fine'")
+	mustOK(t, res)
+	res = execute(t, g, "result = bad.echo(text='x')")
+	if res.Error == nil || res.Error.Kind != RunTool || !strings.Contains(res.Error.Message, "server bad has no recorded catalog and could not be launched") ||
+		!strings.Contains(res.Error.Remedy, "sluice find --server bad --refresh") || len(res.Calls) != 0 {
+		t.Fatalf("want a tool error naming the launch failure, got %+v", res.Error)
+	}
+	if strings.Contains(res.Error.Message, "stderr") {
+		t.Fatalf("server stderr must not reach the script: %q", res.Error.Message)
+	}
+}
