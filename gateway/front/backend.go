@@ -182,13 +182,17 @@ type Peer interface {
 	Log(ctx context.Context, level, logger string, data json.RawMessage) error
 	// Elicit asks the agent's user a question (form elicitation) and
 	// reports whether they accepted. schema is a flat JSON object schema or
-	// nil. It returns an error wrapping ErrUnsupported when the client
-	// cannot be asked (no elicitation capability, or a 2026-07-28 request,
-	// where servers may not send requests mid-call); the caller then
-	// falls back to a tool error that tells the model the remedy.
+	// nil. Legacy clients are sent elicitation/create; 2026-07-28 clients
+	// get an input_required answer and the call resumes on their retry. It
+	// returns an error wrapping ErrUnsupported when the client did not
+	// declare elicitation; the caller then falls back to a tool error that
+	// tells the model the remedy.
 	Elicit(ctx context.Context, message string, schema json.RawMessage) (accepted bool, err error)
 	// Request forwards a server-to-client request ("sampling/createMessage",
 	// "elicitation/create" or "roots/list") and returns the client's raw
-	// result. Same ErrUnsupported rule as Elicit.
+	// result. ErrUnsupported when the client lacks the capability or
+	// speaks 2026-07-28 (only Elicit is bridged for modern clients; a
+	// backend forwarding an upstream's input_required passes it through
+	// as the call's result instead).
 	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }

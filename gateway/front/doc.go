@@ -51,16 +51,25 @@
 // can reach a model is written on purpose, and an arbitrary error string
 // may carry paths, environment values or upstream stderr.
 //
-// # Why approvals fail fast on modern clients
+// # Why a running call can still ask a modern client
 //
-// In 2026-07-28 a server may not send requests in the middle of a call;
-// input is requested by returning an input_required result. Peer.Elicit
-// therefore returns ErrUnsupported for modern requests (and for clients
-// without the elicitation capability) instead of waiting, and the gateway
-// answers with a tool error that names the remedy. Upstream input_required
-// results are different: front passes them through untouched, hands the
-// agent's retry (inputResponses, requestState) back in CallRequest, and the
-// SDK asks a legacy agent by elicitation on the backend's behalf.
+// In 2026-07-28 a server may not send requests in the middle of a call; it
+// asks for input by answering input_required and letting the client retry
+// with the answers. Approvals, though, are decided deep inside a backend
+// call that is already running. For a modern request from a client that
+// declared elicitation, front therefore runs the call as a job detached
+// from the request (bridge.go): when the backend calls Peer.Elicit, the
+// request is answered with input_required and a random requestState naming
+// the job; the retry delivers the answer and attaches to the job until it
+// ends or asks again. A job waits at most ClientRequestTimeout for the
+// retry and is cancelled when the agent goes away. Clients without
+// elicitation get ErrUnsupported at once, and the gateway answers with a
+// tool error naming the remedy.
+//
+// Upstream input_required results are a different path: front passes them
+// through untouched, hands the agent's retry (inputResponses,
+// requestState) back in CallRequest, and the SDK asks a legacy agent by
+// elicitation on the backend's behalf.
 //
 // # Why ServeStdio takes fd 1 away from the rest of the process
 //

@@ -220,10 +220,7 @@ func TestHTTPBothEras(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := "the user declined"
-			if version == "" {
-				want = "cannot ask"
-			}
+			want := "the user declined" // modern agents are asked through input_required
 			if !res.IsError || !strings.Contains(resultText(res), want) {
 				t.Fatalf("approval over HTTP = %q, want %q", resultText(res), want)
 			}

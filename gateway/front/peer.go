@@ -13,11 +13,15 @@ import (
 // carries what the SDK needs to route notifications onto this request's
 // response stream.
 type peer struct {
-	f        *front
-	reqCtx   context.Context
-	rid      string
-	ss       *mcp.ServerSession
-	token    any
+	f   *front
+	rid string
+	job *job // set when the call runs under the input_required bridge
+
+	reqMu  sync.Mutex // guards reqCtx, ss and token: a bridged call moves between requests
+	reqCtx context.Context
+	ss     *mcp.ServerSession
+	token  any
+
 	caps     *mcp.ClientCapabilities
 	version  string
 	client   string
@@ -54,13 +58,29 @@ func (f *front) newPeer(ctx context.Context, rid string, req mcp.Request) *peer 
 	return p
 }
 
+// attachRequest points notifications at a new request (a bridge retry).
+func (p *peer) attachRequest(ctx context.Context, req *mcp.CallToolRequest) {
+	p.reqMu.Lock()
+	defer p.reqMu.Unlock()
+	p.reqCtx = ctx
+	p.ss = req.Session
+	p.token = req.Params.GetProgressToken()
+}
+
+func (p *peer) current() (context.Context, *mcp.ServerSession, any) {
+	p.reqMu.Lock()
+	defer p.reqMu.Unlock()
+	return p.reqCtx, p.ss, p.token
+}
+
 func (p *peer) RequestID() string { return p.rid }
 
 func (p *peer) SessionID() string {
-	if p.ss == nil {
+	_, ss, _ := p.current()
+	if ss == nil {
 		return ""
 	}
-	return p.ss.ID()
+	return ss.ID()
 }
 
 func (p *peer) ClientName() string { return p.client }
@@ -94,7 +114,8 @@ func (p *peer) Supports(capability string) bool {
 func (p *peer) modern() bool { return p.version >= modernVersion }
 
 func (p *peer) Progress(ctx context.Context, progress, total float64, message string) error {
-	if p.token == nil || p.ss == nil {
+	reqCtx, ss, token := p.current()
+	if token == nil || ss == nil {
 		return nil
 	}
 	p.progMu.Lock()
@@ -107,15 +128,16 @@ func (p *peer) Progress(ctx context.Context, progress, total float64, message st
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	params := &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: progress, Message: message}
+	params := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message}
 	if total > 0 {
 		params.Total = total
 	}
-	return p.ss.NotifyProgress(p.reqCtx, params)
+	return ss.NotifyProgress(reqCtx, params)
 }
 
 func (p *peer) Log(ctx context.Context, level, logger string, data json.RawMessage) error {
-	if p.ss == nil {
+	reqCtx, ss, _ := p.current()
+	if ss == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -124,18 +146,19 @@ func (p *peer) Log(ctx context.Context, level, logger string, data json.RawMessa
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	return p.ss.Log(p.reqCtx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: data})
+	return ss.Log(reqCtx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: data})
 }
 
 // canAsk reports why the client cannot be sent a request, if it cannot.
 func (p *peer) canAsk(what, capability string) error {
+	_, ss, _ := p.current()
 	switch {
-	case p.ss == nil:
+	case ss == nil:
 		return &unsupportedError{what, "there is no client session"}
-	case p.modern():
-		return &unsupportedError{what, "the client speaks protocol " + p.version + ", where a server may not send requests in the middle of a call"}
 	case capability != "" && !p.Supports(capability):
 		return &unsupportedError{what, "the client did not declare the " + capability + " capability"}
+	case p.modern():
+		return &unsupportedError{what, "the client speaks protocol " + p.version + ", where a server may not send requests in the middle of a call"}
 	}
 	return nil
 }
@@ -143,24 +166,31 @@ func (p *peer) canAsk(what, capability string) error {
 // askCtx bounds a server-to-client request by the request, the caller's
 // context and ClientRequestTimeout.
 func (p *peer) askCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithTimeout(p.reqCtx, p.f.opts.ClientRequestTimeout)
+	reqCtx, _, _ := p.current()
+	c, cancel := context.WithTimeout(reqCtx, p.f.opts.ClientRequestTimeout)
 	stop := context.AfterFunc(ctx, cancel)
 	return c, func() { stop(); cancel() }
 }
 
 func (p *peer) Elicit(ctx context.Context, message string, schema json.RawMessage) (bool, error) {
-	if err := p.canAsk("an elicitation request", "elicitation"); err != nil {
-		return false, err
-	}
 	params := &mcp.ElicitParams{Mode: "form", Message: message}
 	if len(schema) > 0 && string(schema) != "null" {
 		params.RequestedSchema = schema
 	} else {
 		params.RequestedSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
+	if p.job != nil {
+		c, cancel := context.WithTimeout(ctx, p.f.opts.ClientRequestTimeout)
+		defer cancel()
+		return p.elicitViaBridge(c, params)
+	}
+	if err := p.canAsk("an elicitation request", "elicitation"); err != nil {
+		return false, err
+	}
 	c, cancel := p.askCtx(ctx)
 	defer cancel()
-	res, err := p.ss.Elicit(c, params)
+	_, ss, _ := p.current()
+	res, err := ss.Elicit(c, params)
 	if err != nil {
 		return false, fmt.Errorf("front: elicitation failed: %w", err)
 	}
@@ -191,21 +221,22 @@ func (p *peer) Request(ctx context.Context, method string, params json.RawMessag
 		res any
 		err error
 	)
+	_, ss, _ := p.current()
 	switch method {
 	case "elicitation/create":
 		var ep mcp.ElicitParams
 		if err := json.Unmarshal(params, &ep); err != nil {
 			return nil, fmt.Errorf("front: malformed elicitation params: %w", err)
 		}
-		res, err = p.ss.Elicit(c, &ep)
+		res, err = ss.Elicit(c, &ep)
 	case "sampling/createMessage":
 		var sp mcp.CreateMessageWithToolsParams
 		if err := json.Unmarshal(params, &sp); err != nil {
 			return nil, fmt.Errorf("front: malformed sampling params: %w", err)
 		}
-		res, err = p.ss.CreateMessageWithTools(c, &sp)
+		res, err = ss.CreateMessageWithTools(c, &sp)
 	case "roots/list":
-		res, err = p.ss.ListRoots(c, &mcp.ListRootsParams{})
+		res, err = ss.ListRoots(c, &mcp.ListRootsParams{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("front: %s failed: %w", method, err)

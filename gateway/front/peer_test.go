@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +16,12 @@ import (
 // TestCancellationReachesBackend: an agent's cancel cancels the context the
 // backend call runs under, in both eras.
 func TestCancellationReachesBackend(t *testing.T) {
-	for _, version := range []string{"", "2025-11-25"} {
-		t.Run("version="+version, func(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		bridged bool // a client that can be asked runs the call as a bridge job
+	}{{"", false}, {"", true}, {"2025-11-25", false}, {"2025-11-25", true}} {
+		version := tc.version
+		t.Run(fmt.Sprintf("version=%s/bridged=%v", version, tc.bridged), func(t *testing.T) {
 			b := newFake()
 			started := make(chan struct{})
 			cancelled := make(chan error, 1)
@@ -30,7 +35,13 @@ func TestCancellationReachesBackend(t *testing.T) {
 					return textResult("not cancelled"), nil
 				}
 			}
-			s := connect(t, b, nil, nil, version)
+			var copts *mcp.ClientOptions
+			if tc.bridged {
+				copts = &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				}}
+			}
+			s := connect(t, b, nil, copts, version)
 			ctx, cancel := context.WithCancel(context.Background())
 			errc := make(chan error, 1)
 			go func() {
@@ -124,7 +135,9 @@ func TestApprovalByElicitation(t *testing.T) {
 		{"declined", "decline", "2025-11-25", "the user declined fs__rm.", true},
 		{"cancelled", "cancel", "2025-11-25", "the user declined fs__rm.", true},
 		{"no capability", "", "2025-11-25", "did not declare the elicitation capability", true},
-		{"modern client", "accept", "", "where a server may not send requests in the middle of a call", true},
+		{"modern accepted", "accept", "", "approved", false},
+		{"modern declined", "decline", "", "the user declined fs__rm.", true},
+		{"modern no capability", "", "", "did not declare the elicitation capability", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var copts mcp.ClientOptions
@@ -140,7 +153,7 @@ func TestApprovalByElicitation(t *testing.T) {
 			if res.IsError != tc.isError || !strings.Contains(resultText(res), tc.want) {
 				t.Fatalf("got isError %v %q, want isError %v containing %q", res.IsError, resultText(res), tc.isError, tc.want)
 			}
-			if tc.action != "" && tc.version != "" {
+			if tc.action != "" {
 				if m := <-asked; m != "Allow fs__rm?" {
 					t.Fatalf("asked %q", m)
 				}
@@ -230,4 +243,65 @@ func TestMultiRoundTripPassThrough(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBridgeQuestionExpires: a modern agent that takes longer than
+// ClientRequestTimeout to answer finds the question expired, and the
+// waiting backend call is cancelled.
+func TestBridgeQuestionExpires(t *testing.T) {
+	b := approvalBackend()
+	inner := b.call
+	cancelled := make(chan struct{})
+	b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+		res, err := inner(ctx, r, p)
+		if ctx.Err() != nil {
+			close(cancelled)
+		}
+		return res, err
+	}
+	copts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		select {
+		case <-cancelled:
+		case <-time.After(10 * time.Second):
+		}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}
+	s := connect(t, b, &Options{ClientRequestTimeout: 100 * time.Millisecond}, copts, "")
+	res := s.call(t, "call", map[string]any{"capability": "fs__rm"})
+	if !res.IsError || !strings.Contains(resultText(res), "expired") {
+		t.Fatalf("late answer: %v %q", res.IsError, resultText(res))
+	}
+}
+
+// TestBridgeCarriesProgress: progress sent after the answer reaches the
+// retry, under the retry's own progress token.
+func TestBridgeCarriesProgress(t *testing.T) {
+	b := newFake()
+	b.call = func(ctx context.Context, _ CallRequest, p Peer) (json.RawMessage, error) {
+		_ = p.Progress(ctx, 1, 3, "before")
+		ok, err := p.Elicit(ctx, "go on?", nil)
+		if err != nil || !ok {
+			return nil, &ToolError{Message: fmt.Sprint("not approved: ", err)}
+		}
+		_ = p.Progress(ctx, 2, 3, "after")
+		return textResult("done"), nil
+	}
+	var mu sync.Mutex
+	var got []string
+	copts := &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, r.Params.Message)
+			mu.Unlock()
+		},
+	}
+	s := connect(t, b, nil, copts, "")
+	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "a__b"}, Meta: mcp.Meta{"progressToken": "t1"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %q", err, resultText(res))
+	}
+	waitFor(t, "progress before and after the question", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 2 })
 }

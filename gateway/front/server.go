@@ -36,6 +36,7 @@ type front struct {
 	hard       context.Context
 	cancelHard context.CancelFunc
 	inflight   inflight
+	parked     parked // bridged calls waiting for the agent's answer
 
 	seq    atomic.Uint64
 	prefix string // random per-process request id prefix
@@ -221,9 +222,24 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 type callFunc func(ctx context.Context, p Peer) (json.RawMessage, error)
 
 // runTool wraps every tool handler: request id, in-flight tracking, hard
-// cancellation, panic recovery, logging, metrics and result conversion.
+// cancellation, panic recovery, logging, metrics and result conversion. A
+// modern request from a client that can be asked runs under the
+// input_required bridge (bridge.go); a bridge retry resumes its job.
 func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capability string, fn callFunc) (*mcp.CallToolResult, error) {
+	if res, err, ok := f.resumeJob(ctx, req); ok {
+		return res, err
+	}
 	rid := f.newRequestID()
+	p := f.newPeer(ctx, rid, req)
+	if useBridge(p) {
+		res, err := f.startJob(ctx, req, p, func(jctx context.Context) (*mcp.CallToolResult, error) {
+			return f.finishCall(jctx, req, rid, capability, p, fn)
+		})
+		if errors.Is(err, errShuttingDown) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down; retry against a running gateway"}
+		}
+		return res, err
+	}
 	if !f.inflight.add() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down; retry against a running gateway"}
 	}
@@ -232,8 +248,12 @@ func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capabilit
 	defer cancel()
 	stop := context.AfterFunc(f.hard, cancel)
 	defer stop()
+	return f.finishCall(ctx, req, rid, capability, p, fn)
+}
 
-	p := f.newPeer(ctx, rid, req)
+// finishCall runs the backend half of a call under ctx and converts,
+// logs and counts its outcome.
+func (f *front) finishCall(ctx context.Context, req *mcp.CallToolRequest, rid, capability string, p *peer, fn callFunc) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	log := f.log.With("request_id", rid, "tool", req.Params.Name, "capability", capability)
 	log.Debug("call started", "session", p.SessionID(), "client", p.ClientName())
