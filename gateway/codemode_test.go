@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // recordCatalog launches server id once through a scoped refresh, so later
@@ -419,4 +420,28 @@ func TestExecuteServerThatCannotStart(t *testing.T) {
 	if strings.Contains(res.Error.Message, "stderr") {
 		t.Fatalf("server stderr must not reach the script: %q", res.Error.Message)
 	}
+}
+
+// FuzzWrapResult: any script result survives the wrapping unchanged (up to
+// whitespace), and unwrapResult never panics or returns invalid JSON on
+// whatever a filter hands back.
+func FuzzWrapResult(f *testing.F) {
+	for _, s := range []string{`null`, `{"a":[1,2.50,"x"]}`, `12345678901234567890.5`, `"\u2028<>&"`, `{"content":[{"type":"text","text":"1"}]}`, `[`, ``, "{\"\xfc\":[]}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if v, ok := unwrapResult(b); ok && !json.Valid(v) {
+			t.Fatalf("unwrapped invalid JSON %q from %q", v, b)
+		}
+		if !json.Valid(b) || !utf8.Valid(b) {
+			return // the sandbox only produces valid UTF-8 JSON
+		}
+		w := wrapResult(b)
+		got, ok := unwrapResult(w)
+		var want bytes.Buffer
+		_ = json.Compact(&want, b)
+		if !ok || !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("round trip of %q: %q %v", b, got, ok)
+		}
+	})
 }
