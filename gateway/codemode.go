@@ -548,3 +548,29 @@ func (g *Gateway) Docs(ctx context.Context, server string) (string, error) {
 	}
 	return n.Docs(s), nil
 }
+
+// ToolResult renders a run as the MCP CallToolResult of the "execute" tool:
+// one text item holding the run object as compact JSON (numbers keep their
+// text), and isError when the run failed. The run object is not repeated as
+// structuredContent: a model would read every byte twice.
+func (r *ExecuteResult) ToolResult() (json.RawMessage, error) {
+	var run bytes.Buffer
+	enc := json.NewEncoder(&run)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, &Error{Kind: KindGateway, Message: "cannot encode the run: " + err.Error(), Err: err}
+	}
+	text, err := json.Marshal(strings.TrimRight(run.String(), "\n"))
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: "cannot encode the run: " + err.Error(), Err: err}
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"content":[{"type":"text","text":`)
+	b.Write(text)
+	b.WriteString(`}]`)
+	if r.Error != nil {
+		b.WriteString(`,"isError":true`)
+	}
+	b.WriteString(`}`)
+	return b.Bytes(), nil
+}

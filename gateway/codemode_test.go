@@ -445,3 +445,34 @@ func FuzzWrapResult(f *testing.F) {
 		}
 	})
 }
+
+func TestExecuteResultToolResult(t *testing.T) {
+	ok := &ExecuteResult{Result: json.RawMessage(`{"n":12345678901234567890.5,"s":"<a>"}`), Logs: []string{}, Calls: []CallRecord{{Capability: "fx__echo", OK: true, Bytes: 10}}}
+	bad := &ExecuteResult{Result: json.RawMessage(`null`), Logs: []string{}, Calls: []CallRecord{}, Error: &RunError{Kind: RunLimit, Limit: "calls", Message: "too many"}}
+	for _, tc := range []struct {
+		r       *ExecuteResult
+		isError bool
+		frag    string
+	}{
+		{ok, false, `"result":{"n":12345678901234567890.5,"s":"<a>"}`},
+		{bad, true, `"error":{"kind":"limit","limit":"calls","message":"too many"}`},
+	} {
+		raw, err := tc.r.ToolResult()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(raw, &tr); err != nil || len(tr.Content) != 1 || tr.Content[0].Type != "text" || tr.IsError != tc.isError {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if !strings.Contains(tr.Content[0].Text, tc.frag) || !json.Valid([]byte(tr.Content[0].Text)) {
+			t.Fatalf("text %s lacks %s", tr.Content[0].Text, tc.frag)
+		}
+	}
+}
