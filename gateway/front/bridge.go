@@ -117,7 +117,11 @@ func (f *front) resumeJob(ctx context.Context, req *mcp.CallToolRequest) (res *m
 		return nil, nil, false
 	}
 	j := f.unpark(token)
-	if j == nil || j.tool != req.Params.Name {
+	if j != nil && j.tool != req.Params.Name {
+		j.cancel() // a retry must name the same tool; drop the job
+		j = nil
+	}
+	if j == nil {
 		return errorResult("This answer came too late or for another call: the question expired. Call the tool again."), nil, true
 	}
 	ans, _ := req.Params.InputResponses[bridgeInputKey].(*mcp.ElicitResult)
