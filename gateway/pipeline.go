@@ -1,23 +1,865 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sluice/gateway/config"
+	"sluice/wasm"
 )
 
-// pipeline runs the result filters. Until filters are configured it passes
-// results through unchanged.
-type pipeline struct{}
+// Filter pipeline defaults.
+const (
+	// DefaultShapeBudget is the byte budget of the default shape filter.
+	DefaultShapeBudget = 16384
+	// DefaultFilterLoadTimeout bounds compiling and warming every filter.
+	DefaultFilterLoadTimeout = 2 * time.Minute
+	// defaultShapeName names the implicit shape filter in statuses and errors.
+	defaultShapeModule = config.BuiltinPrefix + "shape"
+)
 
+// Filter states reported by FilterStatuses.
+const (
+	FilterNotLoaded  = "not-loaded"     // configured; compiled on first need or by LoadFilters
+	FilterActive     = "active"         // loaded and running
+	FilterDisabled   = "disabled"       // failed too often in a row; results follow its onError policy
+	FilterLoadFailed = "failed-to-load" // could not be compiled or rejected its config
+	FilterInactive   = "inactive"       // capabilities: [] — matches nothing, never loaded
+)
+
+// FilterStatus is one configured filter and its health.
+type FilterStatus struct {
+	Index               int       `json:"index"` // position in filters:, -1 for the default shape filter
+	Name                string    `json:"name"`
+	Module              string    `json:"module"`
+	Stage               string    `json:"stage"`
+	Capabilities        []string  `json:"capabilities"`
+	OnError             string    `json:"onError"`
+	Default             bool      `json:"default,omitempty"` // the implicit shape filter
+	State               string    `json:"state"`
+	Mode                string    `json:"mode,omitempty"`
+	Calls               int64     `json:"calls"`
+	Failures            int64     `json:"failures"`
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	LastError           string    `json:"lastError,omitempty"`
+	DisabledAt          time.Time `json:"disabledAt,omitzero"`
+	File                string    `json:"file,omitempty"`
+	Line                int       `json:"line,omitempty"`
+}
+
+// pipeline runs the result filters of one gateway: one wasm.Host (created
+// and filled on first need, or by LoadFilters), the filters in config order
+// and the offload store behind shape's handles.
+type pipeline struct {
+	log      *slog.Logger
+	cacheDir string // wazero compilation cache
+	entries  []*filterEntry
+	store    *wasm.OffloadStore
+	reqID    atomic.Uint64
+
+	mu       sync.Mutex
+	loadDone chan struct{} // closed once the load finished (nil: not started)
+	host     *wasm.Host
+	loadErr  error
+	closed   bool
+}
+
+// filterEntry is one configured filter.
+type filterEntry struct {
+	index   int // in filters:, -1 for the default shape
+	name    string
+	cfg     config.Filter
+	spec    wasm.Spec
+	budget  int  // shape's budget: results within it pass without a call; 0 = unknown
+	isShape bool // builtin shape (native fallback for inputs over the host's cap)
+
+	filter  *wasm.Filter // set by load
+	loadErr error
+}
+
+func (e *filterEntry) inactive() bool { return len(e.cfg.Capabilities) == 0 }
+
+// initPipeline validates the filter configuration and opens the offload
+// store. It refuses to start (fail closed) when the filters setting was
+// invalid, a module cannot be read or does not match its sha256 pin, or the
+// results directory is unsafe. Modules are compiled later, once, on first
+// need or by LoadFilters — never per call.
 func (g *Gateway) initPipeline() error {
-	g.pipeline = &pipeline{}
+	l := g.reload()
+	st := l.Settings
+	if slices.Contains(st.Invalid, "filters") {
+		var lines []string
+		for _, d := range l.Diagnostics {
+			if d.Severity == config.SeverityError && (d.Field == "filters" || strings.HasPrefix(d.Field, "filters[")) {
+				lines = append(lines, d.String())
+			}
+		}
+		msg := "the filters setting in " + l.UserFile + " is invalid; sluice will not run without the filters you configured"
+		if len(lines) > 0 {
+			msg += ":\n  " + strings.Join(lines, "\n  ")
+		}
+		return &Error{Kind: KindGateway, Message: msg, Remedy: "fix the filters setting (run 'sluice check' for every diagnostic)"}
+	}
+	entries, err := buildEntries(st.Filters)
+	if err != nil {
+		return err
+	}
+	dir := st.Results.Dir
+	if dir == "" {
+		dir = filepath.Join(g.stateDir, "results")
+	}
+	store, err := wasm.NewOffloadStore(wasm.OffloadOptions{
+		Dir:        dir,
+		TTL:        time.Duration(st.Results.TtlMs) * time.Millisecond,
+		QuotaBytes: st.Results.QuotaBytes,
+		Now:        g.opts.Now,
+	})
+	if err != nil {
+		remedy := "fix the directory or set results.dir in " + l.UserFile
+		if errors.Is(err, wasm.ErrOffloadStoreInDir) {
+			remedy = "run 'chmod 700 " + dir + "' (it must be a directory only you can read), or set results.dir"
+		}
+		return &Error{Kind: KindGateway, Message: "cannot open the results store: " + err.Error(), Remedy: remedy, Err: err}
+	}
+	g.pipeline = &pipeline{
+		log:      g.log,
+		cacheDir: filepath.Join(g.cacheDir, "wazero"),
+		entries:  entries,
+		store:    store,
+	}
 	return nil
 }
 
-func (p *pipeline) close() {}
+// buildEntries turns the configured filters into load specs, reading and
+// pin-checking module files now. The default shape filter is appended at the
+// context stage unless a builtin:shape entry is configured.
+func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
+	var out []*filterEntry
+	names := map[string]int{}
+	hasShape := false
+	for i, f := range fs {
+		e := &filterEntry{index: i, cfg: f, name: f.Module}
+		names[f.Module]++
+		switch {
+		case f.Builtin != "":
+			if _, ok := wasm.Builtin(f.Builtin); !ok {
+				return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: unknown built-in filter %q (known: %s)", where(f), i, f.Builtin, strings.Join(wasm.BuiltinNames(), ", ")),
+					Remedy: "use one of the built-in names or a path to a .wasm file"}
+			}
+			e.spec.Builtin = f.Builtin
+			if f.Builtin == "shape" {
+				hasShape = true
+				e.isShape = true
+				e.budget = shapeBudget(f.Config)
+			}
+		default:
+			b, err := readModule(f.Path)
+			if err != nil {
+				return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: cannot read filter module %s: %v", where(f), i, f.Path, err),
+					Remedy: "point module at a readable .wasm file", Err: err}
+			}
+			if f.SHA256 != "" {
+				sum := sha256.Sum256(b)
+				if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
+					return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: module %s does not match its sha256 pin (pinned %s, file has %s); refusing to start", where(f), i, f.Path, f.SHA256, got),
+						Remedy: "restore the pinned module, or update sha256 after reviewing the new file (sha256sum " + f.Path + ")", Err: wasm.ErrSHA256Mismatch}
+				}
+			}
+			e.spec.Module = b
+			e.spec.SHA256 = f.SHA256
+		}
+		e.spec.Config = f.Config
+		e.spec.OnError = wasm.OnError(f.OnError)
+		out = append(out, e)
+	}
+	for _, e := range out {
+		if names[e.cfg.Module] > 1 {
+			e.name = fmt.Sprintf("%s#%d", e.cfg.Module, e.index)
+		}
+		e.spec.Name = e.name
+	}
+	if !hasShape {
+		cfg := json.RawMessage(`{"budgetBytes":` + strconv.Itoa(DefaultShapeBudget) + `}`)
+		out = append(out, &filterEntry{
+			index: -1, name: defaultShapeModule, isShape: true, budget: DefaultShapeBudget,
+			cfg:  config.Filter{Module: defaultShapeModule, Builtin: "shape", Capabilities: []string{"*"}, Stage: config.StageContext, Config: cfg, OnError: config.OnErrorOpen},
+			spec: wasm.Spec{Name: defaultShapeModule, Builtin: "shape", Config: cfg, OnError: wasm.FailOpen},
+		})
+	}
+	return out, nil
+}
+
+func where(f config.Filter) string {
+	if f.File == "" {
+		return "config"
+	}
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return f.File
+}
+
+// readModule reads a module file, bounded by the host's module cap.
+func readModule(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, wasm.DefaultMaxModuleBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > wasm.DefaultMaxModuleBytes {
+		return nil, fmt.Errorf("larger than %d bytes", wasm.DefaultMaxModuleBytes)
+	}
+	return b, nil
+}
+
+// shapeBudget reads budgetBytes from a shape config (default 16 KiB); 0
+// when the config is not understood, which disables the within-budget
+// shortcut (the filter then decides every time).
+func shapeBudget(cfg json.RawMessage) int {
+	if len(bytes.TrimSpace(cfg)) == 0 {
+		return DefaultShapeBudget
+	}
+	var c map[string]json.RawMessage
+	if json.Unmarshal(cfg, &c) != nil {
+		return 0
+	}
+	v, ok := c["budgetBytes"]
+	if !ok {
+		return DefaultShapeBudget
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
+	if err != nil || n < 1024 {
+		return 0
+	}
+	return n
+}
+
+// ensureLoaded creates the host and loads every active filter, once. Load
+// failures are kept per filter and applied per call with its policy.
+func (p *pipeline) ensureLoaded(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	done := p.loadDone
+	if done == nil {
+		done = make(chan struct{})
+		p.loadDone = done
+		go p.load(done)
+	}
+	p.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.loadErr
+}
+
+// load runs detached from any one caller, so a cancelled call does not
+// poison the load for the next.
+func (p *pipeline) load(done chan struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultFilterLoadTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := os.MkdirAll(p.cacheDir, 0o700); err != nil {
+		p.log.Warn("wazero compilation cache unavailable; compiling in memory", "dir", p.cacheDir, "error", err)
+	}
+	cache := p.cacheDir
+	if fi, err := os.Lstat(cache); err != nil || !fi.IsDir() {
+		cache = ""
+	}
+	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: p.store.Put, Logger: p.log})
+	if err != nil {
+		p.mu.Lock()
+		p.loadErr = &Error{Kind: KindFilter, Message: "cannot start the filter host: " + err.Error(), Err: err}
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		h.Close(ctx)
+		return
+	}
+	p.host = h
+	p.mu.Unlock()
+	for _, e := range p.entries {
+		if e.inactive() {
+			continue
+		}
+		f, err := h.Load(ctx, e.spec)
+		p.mu.Lock()
+		if err != nil {
+			e.loadErr = err
+			p.log.Error("filter failed to load", "filter", e.name, "error", err)
+		} else {
+			e.filter = f
+		}
+		p.mu.Unlock()
+	}
+	p.log.Debug("filters loaded", "filters", len(p.entries), "elapsed", time.Since(start))
+}
+
+func (p *pipeline) close() {
+	p.mu.Lock()
+	p.closed = true
+	done := p.loadDone
+	p.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	p.mu.Lock()
+	h := p.host
+	p.host = nil
+	p.mu.Unlock()
+	if h != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.Close(ctx)
+	}
+}
+
+// LoadFilters compiles and warms every configured filter now (a long-lived
+// surface calls it at start so nothing is compiled on a request's path). It
+// returns an error naming every filter that failed to load; such a filter
+// then fails its calls according to its onError policy.
+func (g *Gateway) LoadFilters(ctx context.Context) error {
+	p := g.pipeline
+	if err := p.ensureLoaded(ctx); err != nil {
+		return err
+	}
+	var msgs []string
+	p.mu.Lock()
+	for _, e := range p.entries {
+		if e.loadErr != nil {
+			msgs = append(msgs, e.name+": "+e.loadErr.Error())
+		}
+	}
+	p.mu.Unlock()
+	if len(msgs) > 0 {
+		return &Error{Kind: KindFilter, Message: "filters failed to load: " + strings.Join(msgs, "; "),
+			Remedy: "fix the module or its config; reproduce with 'sluice filter test MODULE --config JSON'"}
+	}
+	return nil
+}
+
+// FilterStatuses lists the configured filters (the default shape filter
+// last, when it applies) with their health.
+func (g *Gateway) FilterStatuses() []FilterStatus {
+	p := g.pipeline
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]FilterStatus, 0, len(p.entries))
+	for _, e := range p.entries {
+		s := FilterStatus{Index: e.index, Name: e.name, Module: e.cfg.Module, Stage: e.cfg.Stage,
+			Capabilities: slices.Clone(e.cfg.Capabilities), OnError: e.cfg.OnError, Default: e.index < 0,
+			State: FilterNotLoaded, File: e.cfg.File, Line: e.cfg.Line}
+		switch {
+		case e.inactive():
+			s.State = FilterInactive
+		case e.loadErr != nil:
+			s.State = FilterLoadFailed
+			s.LastError = e.loadErr.Error()
+		case e.filter != nil:
+			fs := e.filter.Status()
+			s.Mode, s.Calls, s.Failures = string(fs.Mode), fs.Calls, fs.Failures
+			s.ConsecutiveFailures, s.LastError, s.DisabledAt = fs.ConsecutiveFailures, fs.LastError, fs.DisabledAt
+			s.State = FilterActive
+			if fs.State == wasm.StateDisabled {
+				s.State = FilterDisabled
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
 
 // filterResult runs the result-stage filters on a tool result and, when
 // toModel is set, the context-stage filters on what goes back to the model.
+// Filters run in config order; each sees the previous one's output. A
+// fail-closed filter's failure fails the call (KindFilter) and nothing of the
+// result is returned; a fail-open one's is logged and its input passes on.
+// A script's final value comes here with capability "": it meets the
+// context-stage filters whose globs match the empty name (such as "*").
 func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.RawMessage, toModel bool) (json.RawMessage, error) {
-	return raw, nil
+	p := g.pipeline
+	if p == nil {
+		return raw, nil
+	}
+	server, tool, _ := SplitCapability(capability)
+	reqID := "f" + strconv.FormatUint(p.reqID.Add(1), 10)
+	data := []byte(raw)
+	for _, stage := range []string{config.StageResult, config.StageContext} {
+		if stage == config.StageContext && !toModel {
+			break
+		}
+		for _, e := range p.entries {
+			if e.cfg.Stage != stage || !matchAny(e.cfg.Capabilities, capability) {
+				continue
+			}
+			if e.budget > 0 && len(data) <= e.budget {
+				continue // shape passes results within its budget unchanged
+			}
+			out, blocked, err := p.run(ctx, e, data, wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID}, capability)
+			if err != nil {
+				return nil, err
+			}
+			data = out
+			if blocked {
+				return json.RawMessage(data), nil
+			}
+		}
+	}
+	return json.RawMessage(data), nil
+}
+
+// run applies one filter and its policy. blocked: data is the replacement
+// result naming the filter's reason, and no later filter runs.
+func (p *pipeline) run(ctx context.Context, e *filterEntry, data []byte, meta wasm.Meta, capability string) (out []byte, blocked bool, err error) {
+	if err := p.ensureLoaded(ctx); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, false, interrupted(e, capability, cerr)
+		}
+		return p.policy(e, capability, data, err)
+	}
+	p.mu.Lock()
+	f, loadErr := e.filter, e.loadErr
+	p.mu.Unlock()
+	if f == nil {
+		if loadErr == nil {
+			loadErr = ErrClosed
+		}
+		return p.policy(e, capability, data, fmt.Errorf("failed to load: %w", loadErr))
+	}
+	var o wasm.Output
+	if e.isShape && len(data) > wasm.DefaultMaxInputBytes {
+		o, err = p.shapeNative(e, data)
+	} else {
+		o, err = f.Apply(ctx, data, meta)
+	}
+	if err == nil {
+		if o.Status == wasm.StatusBlocked {
+			return blockedResult(e.name, o.Reason), true, nil
+		}
+		return o.Data, false, nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, false, interrupted(e, capability, cerr)
+	}
+	return p.policy(e, capability, data, err)
+}
+
+func interrupted(e *filterEntry, capability string, cerr error) error {
+	return &Error{Kind: KindFilter, Capability: capability, Message: fmt.Sprintf("filter %s was interrupted (%v); the result was withheld", e.name, cerr), Err: cerr}
+}
+
+// policy applies e's onError to a failure.
+func (p *pipeline) policy(e *filterEntry, capability string, data []byte, err error) ([]byte, bool, error) {
+	if e.cfg.OnError == config.OnErrorOpen {
+		p.log.Warn("filter failed; passing the result on unfiltered (fail-open)", "filter", e.name, "capability", capability, "error", err)
+		return data, false, nil
+	}
+	return nil, false, p.fail(e, capability, err)
+}
+
+// fail is the error a fail-closed failure turns into. Its message is
+// written for a model: it names the filter and the kind of failure, never
+// the guest's own output (which could echo the result).
+func (p *pipeline) fail(e *filterEntry, capability string, err error) error {
+	p.log.Error("filter failed; result withheld (fail-closed)", "filter", e.name, "capability", capability, "error", err)
+	return &Error{Kind: KindFilter, Capability: capability,
+		Message: fmt.Sprintf("filter %s %s; the result was withheld (the filter is fail-closed)", e.name, failureText(err)),
+		Remedy:  "run 'sluice filter list' for its status; reproduce with 'sluice filter test " + e.cfg.Module + " --input FILE'",
+		Err:     err}
+}
+
+// failureText describes a filter failure without guest-provided text.
+func failureText(err error) string {
+	var (
+		trap  *wasm.TrapError
+		tmo   *wasm.TimeoutError
+		mem   *wasm.MemoryLimitError
+		dis   *wasm.DisabledError
+		rep   *wasm.ReportedError
+		stat  *wasm.StatusError
+		inv   *wasm.InvalidOutputError
+		big   *wasm.OutputTooLargeError
+		cfg   *wasm.ConfigError
+		comp  *wasm.CompileError
+		abi   *wasm.ABIVersionError
+		imprt *wasm.ForbiddenImportError
+	)
+	switch {
+	case errors.As(err, &dis):
+		return fmt.Sprintf("is disabled after %d consecutive failures", dis.Failures)
+	case errors.As(err, &trap):
+		msg, _, _ := strings.Cut(trap.Message, "\n")
+		return "trapped (" + truncate(msg, 200) + ")"
+	case errors.As(err, &tmo):
+		return fmt.Sprintf("ran past its %v deadline and was stopped", tmo.Timeout)
+	case errors.As(err, &mem):
+		return fmt.Sprintf("ran out of memory (cap %d pages)", mem.LimitPages)
+	case errors.As(err, &rep):
+		return "reported an error"
+	case errors.As(err, &stat):
+		return fmt.Sprintf("returned status %d, which the ABI does not define", stat.Status)
+	case errors.As(err, &inv):
+		return "produced invalid output (" + truncate(inv.Reason, 200) + ")"
+	case errors.As(err, &big):
+		return fmt.Sprintf("wrote more than %d bytes of output", big.Limit)
+	case errors.As(err, &cfg):
+		return "failed to load: it rejected its config"
+	case errors.As(err, &comp):
+		return "failed to load: the module is not valid WebAssembly"
+	case errors.As(err, &abi):
+		return "failed to load: it does not implement ABI mcpf v1"
+	case errors.As(err, &imprt):
+		return fmt.Sprintf("failed to load: it imports %s.%s, which is not allowed", imprt.Module, imprt.Name)
+	case errors.Is(err, wasm.ErrInputTooLarge):
+		return fmt.Sprintf("cannot take a result over %d bytes", wasm.DefaultMaxInputBytes)
+	case errors.Is(err, wasm.ErrClosed), errors.Is(err, ErrClosed):
+		return "is not available: the gateway is closing"
+	}
+	return "failed"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// blockedResult is what replaces a result a filter withheld on purpose.
+func blockedResult(name, reason string) []byte {
+	text := fmt.Sprintf("result withheld by filter %s: %s", name, reason)
+	if reason == "" {
+		text = "result withheld by filter " + name
+	}
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": true})
+	return b
+}
+
+// shapeNative handles a result too large for the filter host's input cap:
+// the whole result goes to the offload store and the model gets a marker
+// naming its size and handle (and isError when the tool said so).
+func (p *pipeline) shapeNative(e *filterEntry, data []byte) (wasm.Output, error) {
+	budget := e.budget
+	if budget == 0 {
+		budget = DefaultShapeBudget
+	}
+	text := fmt.Sprintf("[sluice: this result was %d bytes, over the %d-byte context budget; %d bytes were omitted. ", len(data), budget, len(data))
+	if h, err := p.store.Put(data); err == nil {
+		text += "The full result is stored under handle " + h + "; read it in pages by that handle.]"
+	} else {
+		p.log.Warn("offload failed", "filter", e.name, "error", err)
+		text += "The full result could not be stored.]"
+	}
+	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+	if isErrorResult(data) {
+		r["isError"] = true
+	}
+	b, err := json.Marshal(r)
+	return wasm.Output{Data: b, Status: wasm.StatusReplaced}, err
+}
+
+// CompileCacheDir is where filter hosts keep wazero's compilation cache for
+// the environment getenv describes ("" when no cache directory is known).
+func CompileCacheDir(getenv func(string) string) string {
+	d, err := config.CacheDir(getenv)
+	if err != nil || d == "" {
+		return ""
+	}
+	return filepath.Join(d, "wazero")
+}
+
+// FilterTestRequest describes one filter run outside the gateway (sluice
+// filter test and bench).
+type FilterTestRequest struct {
+	Module   string          // builtin:NAME or a path to a .wasm file
+	SHA256   string          // optional pin of a path module
+	Config   json.RawMessage // the filter's config (JSON); nil = none
+	Input    []byte          // a CallToolResult JSON, or plain text (then wrapped as one text item)
+	Stage    string          // "result" or "context"; "" = the built-in's stage, else "result"
+	Mode     string          // "text" or "result-json"; "" = the built-in's mode, else "text"
+	CacheDir string          // wazero compilation cache; "" = compile in memory
+}
+
+// FilterTestResult is the outcome of FilterTest.
+type FilterTestResult struct {
+	Name        string          `json:"name"`
+	Stage       string          `json:"stage"`
+	Mode        string          `json:"mode"`
+	Status      string          `json:"status"` // replaced, pass, blocked or failed
+	Reason      string          `json:"reason,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	Wrapped     bool            `json:"wrapped,omitempty"` // the input was text, wrapped as a result
+	Output      json.RawMessage `json:"output,omitempty"`  // the result that goes on (nil when blocked or failed)
+	InputBytes  int             `json:"inputBytes"`
+	OutputBytes int             `json:"outputBytes"`
+	Offloads    int             `json:"offloads"`       // offload_put calls (kept in memory only)
+	Offloaded   int             `json:"offloadedBytes"` // bytes handed to offload_put
+	LoadTime    time.Duration   `json:"loadNs"`
+	CallTime    time.Duration   `json:"callNs"`
+}
+
+// FilterTest loads one filter on a private host and runs it once over the
+// input. Offloaded bytes are counted and dropped (their handles cannot be
+// read back). The error is for what prevents the run (bad request, module
+// that does not load); a failing call is reported in the result.
+func FilterTest(ctx context.Context, req FilterTestRequest) (*FilterTestResult, error) {
+	t, err := newFilterTester(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	res := &FilterTestResult{Name: t.name, Stage: t.meta.Stage, Mode: string(t.f.Mode()), Wrapped: t.wrapped, InputBytes: len(t.input), LoadTime: t.loadTime}
+	start := time.Now()
+	out, err := t.f.Apply(ctx, t.input, t.meta)
+	res.CallTime = time.Since(start)
+	res.Offloads, res.Offloaded = int(t.offloads.Load()), int(t.offloaded.Load())
+	switch {
+	case err != nil:
+		res.Status, res.Error = "failed", err.Error()
+	case out.Status == wasm.StatusBlocked:
+		res.Status, res.Reason = "blocked", out.Reason
+	default:
+		res.Status = statusName(out.Status)
+		res.Output = json.RawMessage(out.Data)
+		res.OutputBytes = len(out.Data)
+	}
+	return res, nil
+}
+
+// FilterBenchRequest describes a benchmark of one filter.
+type FilterBenchRequest struct {
+	FilterTestRequest
+	N int // measured calls of each (filter and baseline); default 200
+}
+
+// FilterBenchResult reports per-call cost against a pass-through guest in
+// the same mode on the same pooled host: the ratio is what the filter's own
+// work costs over the ABI's floor.
+type FilterBenchResult struct {
+	Name           string        `json:"name"`
+	Mode           string        `json:"mode"`
+	N              int           `json:"n"`
+	InputBytes     int           `json:"inputBytes"`
+	Status         string        `json:"status"`
+	Median         time.Duration `json:"medianNs"`
+	P90            time.Duration `json:"p90Ns"`
+	BaselineMedian time.Duration `json:"baselineMedianNs"`
+	BaselineP90    time.Duration `json:"baselineP90Ns"`
+	Ratio          float64       `json:"ratio"` // Median / BaselineMedian
+	LoadTime       time.Duration `json:"loadNs"`
+}
+
+// DefaultBenchCalls is FilterBench's default number of measured calls.
+const DefaultBenchCalls = 200
+
+// FilterBench measures a filter's per-call cost (pooled instances, after a
+// warm-up) against a pass-through baseline, alternating the two.
+func FilterBench(ctx context.Context, req FilterBenchRequest) (*FilterBenchResult, error) {
+	n := req.N
+	if n <= 0 {
+		n = DefaultBenchCalls
+	}
+	t, err := newFilterTester(ctx, req.FilterTestRequest)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	base, err := t.host.Load(ctx, wasm.Spec{Name: "pass-through baseline", Module: passThroughModule, Mode: t.f.Mode(), OnError: wasm.FailOpen})
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: "loading the pass-through baseline: " + err.Error(), Err: err}
+	}
+	defer base.Close(ctx)
+	res := &FilterBenchResult{Name: t.name, Mode: string(t.f.Mode()), N: n, InputBytes: len(t.input), LoadTime: t.loadTime}
+	ft := make([]time.Duration, 0, n)
+	bt := make([]time.Duration, 0, n)
+	const warm = 5
+	for i := 0; i < n+warm; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := time.Now()
+		out, err := t.f.Apply(ctx, t.input, t.meta)
+		d := time.Since(s)
+		if err != nil {
+			return nil, &Error{Kind: KindFilter, Message: fmt.Sprintf("filter %s failed during the benchmark (call %d): %v", t.name, i+1, err), Err: err}
+		}
+		res.Status = statusName(out.Status)
+		s = time.Now()
+		if _, err := base.Apply(ctx, t.input, t.meta); err != nil {
+			return nil, &Error{Kind: KindGateway, Message: "the pass-through baseline failed: " + err.Error(), Err: err}
+		}
+		b := time.Since(s)
+		if i >= warm {
+			ft, bt = append(ft, d), append(bt, b)
+		}
+	}
+	slices.Sort(ft)
+	slices.Sort(bt)
+	res.Median, res.P90 = quantile(ft, 0.5), quantile(ft, 0.9)
+	res.BaselineMedian, res.BaselineP90 = quantile(bt, 0.5), quantile(bt, 0.9)
+	if res.BaselineMedian > 0 {
+		res.Ratio = float64(res.Median) / float64(res.BaselineMedian)
+	}
+	return res, nil
+}
+
+func statusName(s wasm.Status) string {
+	switch s {
+	case wasm.StatusPass:
+		return "pass"
+	case wasm.StatusBlocked:
+		return "blocked"
+	}
+	return "replaced"
+}
+
+// quantile of sorted durations (nearest rank).
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(d))+0.5) - 1
+	return d[max(0, min(len(d)-1, i))]
+}
+
+// filterTester is one filter loaded on a private host for test and bench.
+type filterTester struct {
+	host      *wasm.Host
+	f         *wasm.Filter
+	name      string
+	input     []byte
+	wrapped   bool
+	meta      wasm.Meta
+	loadTime  time.Duration
+	offloads  atomic.Int64
+	offloaded atomic.Int64
+}
+
+func newFilterTester(ctx context.Context, req FilterTestRequest) (*filterTester, error) {
+	spec := wasm.Spec{Name: req.Module, Config: req.Config, SHA256: req.SHA256, Mode: wasm.Mode(req.Mode)}
+	stage := req.Stage
+	if name, ok := strings.CutPrefix(req.Module, config.BuiltinPrefix); ok {
+		if _, ok := wasm.Builtin(name); !ok {
+			return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("unknown built-in filter %q (known: %s)", name, strings.Join(wasm.BuiltinNames(), ", "))}
+		}
+		spec.Builtin = name
+		if stage == "" && name == "shape" {
+			stage = config.StageContext
+		}
+	} else {
+		if req.Module == "" {
+			return nil, &Error{Kind: KindBadInput, Message: "no filter module given", Remedy: "pass builtin:NAME or a path to a .wasm file"}
+		}
+		b, err := readModule(req.Module)
+		if err != nil {
+			return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("cannot read filter module %s: %v", req.Module, err), Err: err}
+		}
+		spec.Module = b
+	}
+	if stage == "" {
+		stage = config.StageResult
+	}
+	if stage != config.StageResult && stage != config.StageContext {
+		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("stage %q is not result or context", stage)}
+	}
+	if req.Mode != "" && req.Mode != string(wasm.ModeText) && req.Mode != string(wasm.ModeResultJSON) {
+		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("mode %q is not text or result-json", req.Mode)}
+	}
+	if len(req.Config) > 0 && !json.Valid(req.Config) {
+		return nil, &Error{Kind: KindBadInput, Message: "the filter config is not valid JSON"}
+	}
+	t := &filterTester{name: req.Module, meta: wasm.Meta{Server: "test", Tool: "tool", Stage: stage, RequestID: "test"}}
+	t.input, t.wrapped = asResult(req.Input)
+	cache := req.CacheDir
+	if cache != "" {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			cache = ""
+		}
+	}
+	start := time.Now()
+	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: func(data []byte) (string, error) {
+		n := t.offloads.Add(1)
+		t.offloaded.Add(int64(len(data)))
+		return fmt.Sprintf("test-offload-%d", n), nil
+	}})
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: "cannot start the filter host: " + err.Error(), Err: err}
+	}
+	f, err := h.Load(ctx, spec)
+	if err != nil {
+		h.Close(ctx)
+		return nil, &Error{Kind: KindFilter, Message: fmt.Sprintf("filter %s failed to load: %v", req.Module, err), Err: err}
+	}
+	t.host, t.f, t.loadTime = h, f, time.Since(start)
+	return t, nil
+}
+
+func (t *filterTester) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t.f.Close(ctx)
+	t.host.Close(ctx)
+}
+
+// asResult returns input when it is a JSON object (a CallToolResult), else
+// wraps it as a result with one text item.
+func asResult(in []byte) ([]byte, bool) {
+	t := bytes.TrimSpace(in)
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t, false
+	}
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(in)}}})
+	return b, true
+}
+
+// passThroughModule is the benchmark baseline: a minimal mcpf v1 guest whose
+// mcpf_filter returns status 1 (pass). Hand-assembled:
+//
+//	(module (memory (export "memory") 1)
+//	  (func (export "mcpf_abi_v1") (result i32) (i32.const 1))
+//	  (func (export "mcpf_filter") (result i32) (i32.const 1)))
+var passThroughModule = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+	0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
+	0x03, 0x03, 0x02, 0x00, 0x00, // two functions of type 0
+	0x05, 0x03, 0x01, 0x00, 0x01, // one memory, min 1 page
+	0x07, 0x26, 0x03, // three exports
+	0x06, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0x00,
+	0x0b, 'm', 'c', 'p', 'f', '_', 'a', 'b', 'i', '_', 'v', '1', 0x00, 0x00,
+	0x0b, 'm', 'c', 'p', 'f', '_', 'f', 'i', 'l', 't', 'e', 'r', 0x00, 0x01,
+	0x0a, 0x0b, 0x02, // code: two bodies
+	0x04, 0x00, 0x41, 0x01, 0x0b,
+	0x04, 0x00, 0x41, 0x01, 0x0b,
 }

@@ -1,0 +1,651 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sluice/wasm"
+)
+
+// Compiling a Go guest costs about a second (several under -race), so the
+// tests compile each module once into a scratch cache, keep the cache's
+// files in memory and seed every world's <cache>/wazero with them.
+var (
+	warmOnce  sync.Once
+	warmFiles map[string][]byte
+	warmErr   error
+)
+
+func seedCompileCache(t *testing.T, w *world) {
+	t.Helper()
+	warmOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sluice-gateway-wazero-")
+		if err != nil {
+			warmErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		ctx := context.Background()
+		h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: dir})
+		if err != nil {
+			warmErr = err
+			return
+		}
+		for _, b := range wasm.BuiltinNames() {
+			if _, err := h.Load(ctx, wasm.Spec{Builtin: b}); err != nil {
+				warmErr = err
+			}
+		}
+		h.Close(ctx)
+		warmFiles = map[string][]byte{}
+		warmErr = errors.Join(warmErr, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			warmFiles[rel] = b
+			return err
+		}))
+	})
+	if warmErr != nil {
+		t.Fatal(warmErr)
+	}
+	for rel, b := range warmFiles {
+		p := filepath.Join(w.cache, "wazero", rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var handleRe = regexp.MustCompile(`r-[0-9a-f]{32}`)
+
+// filterWorld is a world with the fixture server fx, the given filters
+// setting and a seeded compile cache.
+func filterWorld(t *testing.T, filters string) (*world, *Gateway) {
+	t.Helper()
+	w := newWorld(t)
+	seedCompileCache(t, w)
+	w.writeUser("servers:\n" + fixture(t, "fx") + filters)
+	return w, w.open()
+}
+
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func decodeResult(t *testing.T, raw json.RawMessage) toolResult {
+	t.Helper()
+	var r toolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("result is not a CallToolResult: %v: %.300s", err, raw)
+	}
+	return r
+}
+
+func resultFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func TestShapeByDefaultTrimsOffloadsAndPagesBack(t *testing.T) {
+	w, g := filterWorld(t, "")
+	dir := filepath.Join(w.state, "sluice", "results")
+	if st := g.FilterStatuses(); len(st) != 1 || !st[0].Default || st[0].Module != "builtin:shape" || st[0].Stage != "context" || st[0].OnError != "fail-open" {
+		t.Fatalf("default filters: %+v", st)
+	}
+
+	// A small result passes unchanged and nothing is stored.
+	small, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"hello"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decodeResult(t, small.Result); len(r.Content) != 1 || r.Content[0].Text != "hello" {
+		t.Fatalf("small result changed: %s", small.Result)
+	}
+	if f := resultFiles(t, dir); len(f) != 0 {
+		t.Fatalf("a small result was offloaded: %v", f)
+	}
+
+	// The unfiltered result, as a script sees it (no context stage).
+	raw, err := g.Call(ctx(t), CallRequest{Capability: "fx__huge", Arguments: json.RawMessage(`{"bytes": 62000}`), Raw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.Result) < 62000 {
+		t.Fatalf("raw call was shaped: %d bytes", len(raw.Result))
+	}
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__huge", Arguments: json.RawMessage(`{"bytes": 62000}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result) > DefaultShapeBudget {
+		t.Fatalf("shaped result is %d bytes, over the %d budget", len(res.Result), DefaultShapeBudget)
+	}
+	if res.RawBytes != len(raw.Result) {
+		t.Fatalf("RawBytes %d, want %d", res.RawBytes, len(raw.Result))
+	}
+	r := decodeResult(t, res.Result)
+	last := r.Content[len(r.Content)-1].Text
+	handle := handleRe.FindString(last)
+	if handle == "" || !strings.Contains(last, "bytes were omitted") || !strings.Contains(last, "16384-byte context budget") {
+		t.Fatalf("marker does not name the omitted size and a handle: %q", last)
+	}
+
+	// Paging the handle gives back the full original, byte for byte.
+	var got strings.Builder
+	var off int64
+	for i := 0; ; i++ {
+		p, err := g.ReadResult(handle, off, 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Offset != off || p.Total != int64(len(raw.Result)) || p.Length != int64(len(p.Data)) || p.Next != off+p.Length {
+			t.Fatalf("page %d: %+v", i, p)
+		}
+		got.WriteString(p.Data)
+		off = p.Next
+		if p.EOF {
+			break
+		}
+		if i > 100 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if got.String() != string(raw.Result) {
+		t.Fatalf("paged result differs from the original (%d vs %d bytes)", got.Len(), len(raw.Result))
+	}
+
+	// Store modes: 0700 directory, 0600 files.
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("results dir mode %v", fi.Mode().Perm())
+	}
+	files := resultFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("want one stored result, got %v", files)
+	}
+	fi, err = os.Stat(filepath.Join(dir, files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("result file mode %v", fi.Mode().Perm())
+	}
+
+	// A script's final value meets the context stage with capability "".
+	big := `{"content":[{"type":"text","text":"` + strings.Repeat("b", 40000) + `"}]}`
+	out, err := g.filterResult(ctx(t), "", json.RawMessage(big), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > DefaultShapeBudget || !handleRe.Match(out) {
+		t.Fatalf("script value not shaped: %d bytes", len(out))
+	}
+	st := g.FilterStatuses()
+	if st[0].State != FilterActive || st[0].Calls < 2 || st[0].Failures != 0 {
+		t.Fatalf("status after use: %+v", st[0])
+	}
+}
+
+func TestUserShapeReplacesDefault(t *testing.T) {
+	_, g := filterWorld(t, "filters:\n  - module: builtin:shape\n    stage: context\n    config: {budgetBytes: 2048}\n")
+	st := g.FilterStatuses()
+	if len(st) != 1 || st[0].Default || st[0].Index != 0 || st[0].OnError != "fail-closed" {
+		t.Fatalf("statuses: %+v", st)
+	}
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__huge", Arguments: json.RawMessage(`{"bytes": 5000}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result) > 2048 || !handleRe.Match(res.Result) {
+		t.Fatalf("user budget not applied: %d bytes: %.200s", len(res.Result), res.Result)
+	}
+}
+
+func TestShapeOffWithNoCapabilities(t *testing.T) {
+	_, g := filterWorld(t, "filters:\n  - module: builtin:shape\n    stage: context\n    capabilities: []\n")
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__huge", Arguments: json.RawMessage(`{"bytes": 30000}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result) < 30000 {
+		t.Fatalf("shape ran although it matches nothing: %d bytes", len(res.Result))
+	}
+	if st := g.FilterStatuses(); len(st) != 1 || st[0].State != FilterInactive {
+		t.Fatalf("statuses: %+v", st)
+	}
+}
+
+const (
+	awsKey   = "AKIAIOSFODNN7EXAMPLE"
+	ghToken  = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	redactUp = "filters:\n  - module: builtin:redact\n"
+)
+
+func TestRedactMasksTextAndStructuredContent(t *testing.T) {
+	_, g := filterWorld(t, redactUp)
+	text := "aws " + awsKey + " and github " + ghToken + " done"
+	for _, raw := range []bool{false, true} { // a script's call (Raw) is filtered too
+		res, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"` + text + `"}`), Raw: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(res.Result)
+		if strings.Contains(s, awsKey) || strings.Contains(s, ghToken) || !strings.Contains(s, "[REDACTED:aws-access-key-id]") || !strings.Contains(s, "[REDACTED:github-token]") || !strings.Contains(s, " done") {
+			t.Fatalf("raw=%v: not redacted: %s", raw, s)
+		}
+	}
+	// structuredContent: the meta tool echoes the request's _meta there.
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__meta", Meta: json.RawMessage(`{"token":"` + ghToken + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeResult(t, res.Result)
+	if strings.Contains(string(res.Result), ghToken) || !strings.Contains(string(r.StructuredContent), "[REDACTED:github-token]") {
+		t.Fatalf("structuredContent not redacted: %s", res.Result)
+	}
+}
+
+func TestFailClosedFilterWithholdsAndDisables(t *testing.T) {
+	trap, err := filepath.Abs("../testdata/filters/trap.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, g := filterWorld(t, "filters:\n  - module: "+trap+"\n")
+	secret := "unfiltered-" + ghToken
+	for i := 0; i < wasm.DefaultDisableAfter+1; i++ {
+		res, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"` + secret + `"}`)})
+		if KindOf(err) != KindFilter || res != nil {
+			t.Fatalf("call %d: want a filter error, got %v, %+v", i, err, res)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, secret) || !strings.Contains(msg, trap) || !strings.Contains(msg, "withheld") {
+			t.Fatalf("call %d: error %q", i, msg)
+		}
+		want := "trapped"
+		if i == wasm.DefaultDisableAfter {
+			want = "is disabled after 5 consecutive failures"
+		}
+		if !strings.Contains(msg, want) {
+			t.Fatalf("call %d: error %q does not say %q", i, msg, want)
+		}
+	}
+	st := g.FilterStatuses()
+	if st[0].State != FilterDisabled || st[0].ConsecutiveFailures < wasm.DefaultDisableAfter || st[0].DisabledAt.IsZero() {
+		t.Fatalf("status: %+v", st[0])
+	}
+}
+
+func TestFailOpenFilterPassesResult(t *testing.T) {
+	trap, _ := filepath.Abs("../testdata/filters/trap.wasm")
+	_, g := filterWorld(t, "filters:\n  - module: "+trap+"\n    onError: fail-open\n")
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"passes"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decodeResult(t, res.Result); r.Content[0].Text != "passes" {
+		t.Fatalf("result %s", res.Result)
+	}
+	if st := g.FilterStatuses(); st[0].Failures != 1 {
+		t.Fatalf("failure not counted: %+v", st[0])
+	}
+}
+
+func TestFilterBlockReplacesResult(t *testing.T) {
+	echo, _ := filepath.Abs("../testdata/filters/echo.wasm")
+	_, g := filterWorld(t, "filters:\n  - module: "+echo+"\n    capabilities: [\"fx__echo\"]\n")
+	// The echo guest returns the first input byte as its status: 2 = block.
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"\u0002not for you"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeResult(t, res.Result)
+	if !r.IsError || !strings.Contains(r.Content[0].Text, "withheld by filter "+echo+": not for you") {
+		t.Fatalf("blocked result: %s", res.Result)
+	}
+	// Capabilities scope the filter: fx__meta is not matched.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__meta"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.FilterStatuses(); st[0].Calls != 1 {
+		t.Fatalf("filter ran outside its capabilities: %+v", st[0])
+	}
+}
+
+func TestOpenRefusesBadFilterConfig(t *testing.T) {
+	trap, _ := filepath.Abs("../testdata/filters/trap.wasm")
+	b, err := os.ReadFile(trap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	good := hex.EncodeToString(sum[:])
+	bad := strings.Repeat("0", 64)
+	cases := []struct {
+		name, filters, want string
+	}{
+		{"pin mismatch", "filters:\n  - module: " + trap + "\n    sha256: \"" + bad + "\"\n", "does not match its sha256 pin"},
+		{"invalid setting", "filters:\n  - module: nope\n", "filters[0].module"},
+		{"unknown key", "filters:\n  - module: builtin:redact\n    enabled: false\n", "filters[0].enabled"},
+		{"unknown builtin", "filters:\n  - module: builtin:nosuch\n", "unknown built-in filter"},
+		{"missing module file", "filters:\n  - module: " + filepath.Join(t.TempDir(), "gone.wasm") + "\n", "cannot read filter module"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.writeUser("servers:\n" + fixture(t, "fx") + c.filters)
+			g, err := Open(&Options{Cwd: w.project, Getenv: w.getenv})
+			if err == nil {
+				g.Close()
+				t.Fatal("Open accepted a bad filters setting")
+			}
+			if KindOf(err) != KindGateway || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q, want %q", err, c.want)
+			}
+		})
+	}
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: " + trap + "\n    sha256: " + good + "\n")
+	w.open()
+}
+
+func TestOpenRefusesUnsafeResultsDir(t *testing.T) {
+	w := newWorld(t)
+	dir := filepath.Join(w.state, "open")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.writeUser("results: {dir: " + dir + "}\n")
+	if _, err := Open(&Options{Cwd: w.project, Getenv: w.getenv}); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Fatalf("want a refusal naming chmod 700, got %v", err)
+	}
+}
+
+func TestReadResultErrors(t *testing.T) {
+	w := newWorld(t)
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	w.writeUser("results: {ttlMs: 60000}\n")
+	g := w.open(func(o *Options) { o.Now = clock })
+	h, err := g.pipeline.store.Put([]byte("stored bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := g.ReadResult(h, 0, 0)
+	if err != nil || p.Data != "stored bytes" || !p.EOF || p.Total != 12 {
+		t.Fatalf("read: %+v, %v", p, err)
+	}
+	cases := []struct {
+		handle string
+		offset int64
+		kind   Kind
+		want   string
+	}{
+		{"r-" + strings.Repeat("0", 32), 0, KindUnknown, "no stored result"},
+		{"not-a-handle", 0, KindBadInput, "not a result handle"},
+		{h, 12, KindBadInput, "past the end"},
+		{h, -1, KindBadInput, "negative"},
+	}
+	for _, c := range cases {
+		_, err := g.ReadResult(c.handle, c.offset, 0)
+		if KindOf(err) != c.kind || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadResult(%q, %d): %v, want %s %q", c.handle, c.offset, err, c.kind, c.want)
+		}
+	}
+	var ge *Error
+	if _, err := g.ReadResult("r-"+strings.Repeat("0", 32), 0, 0); !errors.As(err, &ge) || ge.Remedy == "" {
+		t.Fatalf("unknown handle without a remedy: %v", err)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	if _, err := g.ReadResult(h, 0, 0); KindOf(err) != KindUnknown || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("expired handle: %v", err)
+	}
+}
+
+func TestReadResultPagesOnCharacterBoundaries(t *testing.T) {
+	w := newWorld(t)
+	g := w.open()
+	text := strings.Repeat("aé€😀", 50) // 1, 2, 3 and 4-byte characters
+	h, err := g.pipeline.store.Put([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, length := range []int64{1, 2, 3, 5, 7, 64} {
+		var got strings.Builder
+		var off int64
+		for {
+			p, err := g.ReadResult(h, off, length)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Offset != off {
+				t.Fatalf("length %d: page starts at %d, asked %d", length, p.Offset, off)
+			}
+			b, err := json.Marshal(p)
+			if err != nil || strings.Contains(string(b), `"encoding"`) {
+				t.Fatalf("length %d: page %s is not text: %v", length, b, err)
+			}
+			got.WriteString(p.Data)
+			if p.EOF {
+				break
+			}
+			off = p.Next
+		}
+		if got.String() != text {
+			t.Fatalf("length %d: pages do not reassemble the text", length)
+		}
+	}
+	// An offset inside a character starts at that character.
+	p, err := g.ReadResult(h, 2, 4) // inside é
+	if err != nil || p.Offset != 1 || !strings.HasPrefix(p.Data, "é") {
+		t.Fatalf("mid-character offset: %+v, %v", p, err)
+	}
+	// Bytes that are not UTF-8 travel as base64 in JSON, exactly.
+	bin := []byte{0xff, 0x00, 0xfe, 'x'}
+	hb, err := g.pipeline.store.Put(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = g.ReadResult(hb, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(p)
+	var back ResultPage
+	if err := json.Unmarshal(b, &back); err != nil || back.Data != string(bin) || !strings.Contains(string(b), `"encoding":"base64"`) {
+		t.Fatalf("binary page %s: %v", b, err)
+	}
+}
+
+func TestShapeBudget(t *testing.T) {
+	cases := []struct {
+		cfg  string
+		want int
+	}{
+		{"", DefaultShapeBudget},
+		{`{}`, DefaultShapeBudget},
+		{`{"budgetBytes": 2048}`, 2048},
+		{`{"budgetBytes": 100}`, 0},
+		{`{"budgetBytes": "x"}`, 0},
+		{`{"budgetBytes": 2048.5}`, 0},
+		{`[1]`, 0},
+	}
+	for _, c := range cases {
+		if got := shapeBudget(json.RawMessage(c.cfg)); got != c.want {
+			t.Errorf("shapeBudget(%s) = %d, want %d", c.cfg, got, c.want)
+		}
+	}
+}
+
+func TestShapeNativeOverHostInputCap(t *testing.T) {
+	w := newWorld(t)
+	g := w.open()
+	big := `{"content":[{"type":"text","text":"` + strings.Repeat("z", wasm.DefaultMaxInputBytes) + `"}],"isError":true}`
+	out, err := g.filterResult(ctx(t), "fx__huge", json.RawMessage(big), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeResult(t, out)
+	h := handleRe.FindString(r.Content[0].Text)
+	if len(out) > DefaultShapeBudget || !r.IsError || h == "" {
+		t.Fatalf("oversized result: %.300s", out)
+	}
+	p, err := g.ReadResult(h, 0, MaxResultPage)
+	if err != nil || p.Total != int64(len(big)) {
+		t.Fatalf("stored: %+v %v", p, err)
+	}
+}
+
+func TestFilterTestAndBench(t *testing.T) {
+	w := newWorld(t)
+	seedCompileCache(t, w)
+	cache := filepath.Join(w.cache, "wazero")
+	res, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:redact", Input: []byte("token " + ghToken), CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "replaced" || !res.Wrapped || res.Stage != "result" || res.Mode != "result-json" || strings.Contains(string(res.Output), ghToken) || !strings.Contains(string(res.Output), "[REDACTED:github-token]") {
+		t.Fatalf("redact test: %+v %s", res, res.Output)
+	}
+	res, err = FilterTest(ctx(t), FilterTestRequest{Module: "builtin:shape", Config: json.RawMessage(`{"budgetBytes":1024}`), Input: []byte(strings.Repeat("q", 5000)), CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "replaced" || res.Stage != "context" || res.Offloads != 1 || res.OutputBytes > 1024 || res.Offloaded < 5000 {
+		t.Fatalf("shape test: %+v", res)
+	}
+	trap, _ := filepath.Abs("../testdata/filters/trap.wasm")
+	res, err = FilterTest(ctx(t), FilterTestRequest{Module: trap, Input: []byte(`{"content":[{"type":"text","text":"x"}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "failed" || !strings.Contains(res.Error, "trapped") || res.Wrapped {
+		t.Fatalf("trap test: %+v", res)
+	}
+	if _, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:nosuch"}); KindOf(err) != KindBadInput {
+		t.Fatalf("unknown builtin: %v", err)
+	}
+	if _, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:shape", Config: json.RawMessage(`{"budgetBytes":1}`), CacheDir: cache}); KindOf(err) != KindFilter {
+		t.Fatalf("rejected config: %v", err)
+	}
+
+	b, err := FilterBench(ctx(t), FilterBenchRequest{FilterTestRequest: FilterTestRequest{Module: "builtin:redact", Input: []byte("token " + ghToken), CacheDir: cache}, N: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.N != 20 || b.Median <= 0 || b.BaselineMedian <= 0 || b.P90 < b.Median || b.Ratio <= 0 || b.Status != "replaced" {
+		t.Fatalf("bench: %+v", b)
+	}
+}
+
+func TestPassThroughModuleLoads(t *testing.T) {
+	ctx := ctx(t)
+	h, err := wasm.NewHost(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	for _, mode := range []wasm.Mode{wasm.ModeText, wasm.ModeResultJSON} {
+		f, err := h.Load(ctx, wasm.Spec{Name: "pass", Module: passThroughModule, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := []byte(`{"content":[{"type":"text","text":"x"}]}`)
+		out, err := f.Apply(ctx, in, wasm.Meta{})
+		if err != nil || out.Status != wasm.StatusPass || string(out.Data) != string(in) {
+			t.Fatalf("mode %s: %+v %v", mode, out, err)
+		}
+	}
+}
+
+func FuzzReadResultPages(f *testing.F) {
+	f.Add([]byte("plain ascii"), int64(3), int64(0))
+	f.Add([]byte("aé€😀"), int64(1), int64(2))
+	f.Add([]byte{0xff, 0xe2, 0x82, 0x00, 0xf0}, int64(2), int64(1))
+	dir := f.TempDir()
+	store, err := wasm.NewOffloadStore(wasm.OffloadOptions{Dir: filepath.Join(dir, "results")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	g := &Gateway{pipeline: &pipeline{store: store}}
+	f.Fuzz(func(t *testing.T, data []byte, length, start int64) {
+		if len(data) == 0 || len(data) > 1<<16 {
+			return
+		}
+		length = 1 + (length&0x7fffffff)%64
+		start = (start & 0x7fffffff) % int64(len(data))
+		h, err := store.Put(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(filepath.Join(dir, "results", h+".result"))
+		var got []byte
+		off := start
+		first := true
+		for n := 0; ; n++ {
+			p, err := g.ReadResult(h, off, length)
+			if err != nil {
+				t.Fatalf("offset %d: %v", off, err)
+			}
+			if first {
+				if p.Offset > start || start-p.Offset > 3 {
+					t.Fatalf("first page starts at %d for offset %d", p.Offset, start)
+				}
+				off = p.Offset
+				first = false
+			}
+			if p.Offset != off || p.Length != int64(len(p.Data)) || p.Length == 0 {
+				t.Fatalf("page %+v at %d", p, off)
+			}
+			got = append(got, p.Data...)
+			if p.EOF {
+				break
+			}
+			off = p.Next
+			if n > len(data) {
+				t.Fatal("paging does not end")
+			}
+		}
+		if string(got) != string(data[len(data)-len(got):]) {
+			t.Fatalf("pages do not reassemble the stored bytes")
+		}
+	})
+}
