@@ -476,3 +476,51 @@ func TestExecuteResultToolResult(t *testing.T) {
 		}
 	}
 }
+
+// Tool results inside a script skip the context stage (the script sees all
+// 100,000 bytes); the script's final value goes through it (the default
+// shape filter keeps what reaches the model within its budget).
+func TestExecuteContextStageAppliesToTheFinalValueOnly(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	direct, err := g.Call(ctx(t), CallRequest{Capability: "fx__huge", Arguments: json.RawMessage(`{"bytes":100000}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shaping := len(direct.Result) < direct.RawBytes
+	res := execute(t, g, `
+h = fx.huge(bytes=100000)
+result = {"len": len(h)}
+`)
+	mustOK(t, res)
+	if string(res.Result) != `{"len":100000}` || res.ResultFiltered {
+		t.Fatalf("the script must see the whole tool result and a small value passes unchanged: %s", res.Result)
+	}
+	res = execute(t, g, `result = fx.huge(bytes=100000)`)
+	mustOK(t, res)
+	if res.ResultBytes != 100002 {
+		t.Fatalf("result bytes %d", res.ResultBytes)
+	}
+	t.Logf("direct call %d -> %d bytes; script value %d -> %d bytes", direct.RawBytes, len(direct.Result), res.ResultBytes, len(res.Result))
+	if !shaping {
+		// No context filter shortens results in this build: the value
+		// must come back whole.
+		if len(res.Result) != 100002 || res.ResultFiltered {
+			t.Fatalf("unfiltered result changed: %d bytes", len(res.Result))
+		}
+		return
+	}
+	if !res.ResultFiltered || len(res.Result) >= 20000 || !json.Valid(res.Result) {
+		t.Fatalf("the final value must be shaped like a direct call (%d -> %d bytes): filtered %v, %d bytes", direct.RawBytes, len(direct.Result), res.ResultFiltered, len(res.Result))
+	}
+	var tr struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(res.Result, &tr); err != nil || len(tr.Content) < 2 {
+		t.Fatalf("a shaped value is a CallToolResult with a note: %s", res.Result[:min(len(res.Result), 400)])
+	}
+}
