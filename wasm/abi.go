@@ -32,15 +32,16 @@ var (
 	i32 = api.ValueTypeI32
 	// mcpfSignatures is the import surface of ABI mcpf v1.
 	mcpfSignatures = map[string]signature{
-		"input_len":    {nil, []api.ValueType{i32}},
-		"input_read":   {[]api.ValueType{i32, i32, i32}, []api.ValueType{i32}},
-		"meta_read":    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-		"config_read":  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-		"output_write": {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-		"error_set":    {[]api.ValueType{i32, i32}, nil},
-		"log":          {[]api.ValueType{i32, i32, i32}, nil},
-		"log_enabled":  {[]api.ValueType{i32}, []api.ValueType{i32}},
-		"offload_put":  {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}},
+		"input_len":       {nil, []api.ValueType{i32}},
+		"input_read":      {[]api.ValueType{i32, i32, i32}, []api.ValueType{i32}},
+		"input_json_skip": {[]api.ValueType{i32}, []api.ValueType{i32}},
+		"meta_read":       {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"config_read":     {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"output_write":    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"error_set":       {[]api.ValueType{i32, i32}, nil},
+		"log":             {[]api.ValueType{i32, i32, i32}, nil},
+		"log_enabled":     {[]api.ValueType{i32}, []api.ValueType{i32}},
+		"offload_put":     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}},
 	}
 )
 
@@ -123,6 +124,15 @@ func (h *Host) linkMCPF(ctx context.Context) error {
 		}
 		writeMem(m, buf, s.input[off:int(off)+n], "input_read")
 		st[0] = api.EncodeI32(int32(n))
+	})
+	fn("input_json_skip", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		off := int(api.DecodeI32(st[0]))
+		if off < 0 || off >= len(s.input) {
+			st[0] = api.EncodeI32(rcUnavailable)
+			return
+		}
+		st[0] = api.EncodeI32(int32(skipJSON(s.input, off)))
 	})
 	blob := func(name string, get func(*callState) []byte) {
 		fn(name, func(ctx context.Context, m api.Module, st []uint64) {

@@ -347,7 +347,7 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 			f.Close(ctx)
 			return nil, err
 		}
-		p.put(ctx, inst, true)
+		p.idle <- inst // a fresh pool has room for its first instance
 	}
 	return f, nil
 }

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -111,19 +112,23 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain reports whether none of the 8 bytes is '"', '\\' or a control byte.
-func plain(x uint64) bool {
+// stopMask has the high bit set in the lowest byte of x that is '"', '\\'
+// or a control byte (< 0x20); bits above the lowest may be spurious.
+func stopMask(x uint64) uint64 {
 	q := x ^ (0x22 * lsb)
 	s := x ^ (0x5c * lsb)
-	c := x - 0x20*lsb // high bit set where byte < 0x20 (for bytes < 0x80)
-	return ((q-lsb)&^q|(s-lsb)&^s|c&^x)&msb == 0
+	return ((q-lsb)&^q | (s-lsb)&^s | (x-0x20*lsb)&^x) & msb
 }
 
 func (v *validator) str(i int) (int, bool) {
 	b := v.b
 	i++ // opening quote
 	for {
-		for i+8 <= len(b) && plain(*(*uint64)(unsafe.Pointer(&b[i]))) {
+		for i+8 <= len(b) {
+			if m := stopMask(*(*uint64)(unsafe.Pointer(&b[i]))); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(b) {

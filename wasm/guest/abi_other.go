@@ -14,6 +14,9 @@ var (
 // natively it reports ErrOffloadUnavailable.
 func Offload(data []byte) (string, error) { return "", ErrOffloadUnavailable }
 
+// InputSkip needs the host; natively it always fails (use SkipValue).
+func InputSkip(i int) (int, error) { return 0, ErrSyntax }
+
 // Log is a no-op outside a wasip1 build.
 func Log(level int32, msg string) {}
 

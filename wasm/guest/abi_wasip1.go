@@ -14,6 +14,9 @@ func hostInputLen() int32
 //go:wasmimport mcpf input_read
 func hostInputRead(offset int32, buf unsafe.Pointer, limit int32) int32
 
+//go:wasmimport mcpf input_json_skip
+func hostInputJSONSkip(offset int32) int32
+
 //go:wasmimport mcpf meta_read
 func hostMetaRead(buf unsafe.Pointer, limit int32) int32
 
@@ -170,6 +173,18 @@ func Offload(data []byte) (string, error) {
 		return "", ErrOffloadFailed
 	}
 	return string(refBuf[:n]), nil
+}
+
+// InputSkip returns the offset just past the JSON value that starts at
+// offset i of this call's input, found by the host natively (see
+// input_json_skip in ABI.md). Guest-side scanning of long strings is slow
+// under the host's termination checks; this is the fast path.
+func InputSkip(i int) (int, error) {
+	n := hostInputJSONSkip(int32(i))
+	if n < 0 {
+		return 0, ErrSyntax
+	}
+	return int(n), nil
 }
 
 // Log sends a message to the host's log at level (LevelDebug..LevelError).

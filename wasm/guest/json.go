@@ -2,6 +2,7 @@ package guest
 
 import (
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -31,40 +32,48 @@ func load64(b []byte, i int) uint64 {
 	return *(*uint64)(unsafe.Pointer(&b[i]))
 }
 
-// special reports whether any byte of x is '"' or '\\'.
-func special(x uint64) bool {
+// quoteMask has the high bit set in the lowest byte of x that is '"' (bits
+// above the lowest may be spurious; the lowest is exact).
+func quoteMask(x uint64) uint64 {
 	q := x ^ (0x22 * lsb)
-	s := x ^ (0x5c * lsb)
-	return ((q-lsb)&^q|(s-lsb)&^s)&msb != 0
+	return (q - lsb) &^ q & msb
 }
 
 // SkipString returns the index just past the string whose opening quote is
-// at b[i]. Eight bytes are tested per step (SWAR), so long strings cost few
-// loop iterations: that matters in a guest where every loop back-edge pays a
-// termination check.
+// at b[i]. It looks only for quote bytes, eight at a time (SWAR; the first
+// one located with a count-trailing-zeros), and decides whether a quote is
+// escaped by counting the backslashes before it. Long strings thus cost few
+// loop iterations: that matters in a guest, where every loop back-edge pays
+// a termination check.
 func SkipString(b []byte, i int) (int, error) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, ErrSyntax
 	}
+	start := i
 	i++
 	for {
-		for i+16 <= len(b) && !special(load64(b, i)) && !special(load64(b, i+8)) {
-			i += 16
-		}
-		if i+8 <= len(b) && !special(load64(b, i)) {
+		for i+8 <= len(b) {
+			if m := quoteMask(load64(b, i)); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto quote
+			}
 			i += 8
+		}
+		for i < len(b) && b[i] != '"' {
+			i++
 		}
 		if i >= len(b) {
 			return 0, ErrSyntax
 		}
-		switch b[i] {
-		case '"':
-			return i + 1, nil
-		case '\\':
-			i += 2
-		default:
-			i++
+	quote:
+		k := i - 1
+		for k > start && b[k] == '\\' {
+			k--
 		}
+		if (i-1-k)%2 == 0 {
+			return i + 1, nil
+		}
+		i++
 	}
 }
 
@@ -453,4 +462,82 @@ func CutRaw(s []byte, limit int) int {
 		break
 	}
 	return p
+}
+
+// Object walks the object at or after i, calling member with each raw key
+// (quotes included) and the index where its value starts; member must return
+// the index just past the value (SkipValue when it has no interest), so each
+// byte is walked once. Object returns the index just past the object.
+func Object(b []byte, i int, member func(key []byte, vs int) (int, error)) (int, error) {
+	i = SkipSpace(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return 0, ErrSyntax
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		ks := i
+		ke, err := SkipString(b, ks)
+		if err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return 0, ErrSyntax
+		}
+		vs := SkipSpace(b, i+1)
+		if vs >= len(b) {
+			return 0, ErrSyntax
+		}
+		ve, err := member(b[ks:ke], vs)
+		if err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, ve)
+		if i >= len(b) {
+			return 0, ErrSyntax
+		}
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, ErrSyntax
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
+
+// Array walks the array at or after i, calling elem with the index where
+// each element starts; elem returns the index just past it.
+func Array(b []byte, i int, elem func(s int) (int, error)) (int, error) {
+	i = SkipSpace(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return 0, ErrSyntax
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, ErrSyntax
+		}
+		e, err := elem(i)
+		if err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, e)
+		if i >= len(b) {
+			return 0, ErrSyntax
+		}
+		if b[i] == ']' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, ErrSyntax
+		}
+		i = SkipSpace(b, i+1)
+	}
 }

@@ -19,16 +19,30 @@ var ErrNotResult = errors.New("shape: input is not an MCP tool result (a JSON ob
 type Shaper struct {
 	Budget  int                               // bytes; 0 = DefaultBudget
 	Offload func(full []byte) (string, error) // stores the full result; nil = not stored
+	// Skip, if set, returns the index just past the JSON value starting at
+	// index i of the result being shaped (in a guest: InputSkip, the host's
+	// native scanner). nil = SkipValue.
+	Skip func(i int) (int, error)
 
 	out     []byte
-	content [][2]int
+	content []item
 	fixed   [][2]int // spans (key start, value end) of members kept verbatim
 }
 
+// item is one content item found in the single walk: its span and, for the
+// kinds that can be cut, where the cuttable parts are.
+type item struct {
+	s, e     int
+	typ      [2]int // raw "type" value
+	text     [2]int // raw "text" value (type text)
+	resource [2]int // raw "resource" value (type resource)
+}
+
 const (
-	maxKeptMeta   = 1024 // a top-level _meta up to this size survives shaping
-	maxKeptScalar = 256  // other unknown top-level members up to this size survive
-	minTextKeep   = 32   // below this, a cut text is dropped instead
+	maxKeptMeta      = 1024 // a top-level _meta up to this size survives shaping
+	maxKeptScalar    = 256  // other unknown top-level members up to this size survive
+	minTextKeep      = 32   // below this, a cut text is dropped instead
+	maxKeptSmallItem = 1024 // room is reserved for later items up to this size
 )
 
 // Shape returns the shaped result and true, or (nil, false) when result is
@@ -55,30 +69,64 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	}
 	contentS, scS, scE := -1, -1, -1
 	s.fixed = s.fixed[:0]
+	s.content = s.content[:0]
 	omitted := 0
-	_, err := Members(result, 0, func(k []byte, vs, ve int) bool {
-		switch {
-		case KeyIs(k, "content"):
+	skip := s.Skip
+	if skip == nil {
+		skip = func(i int) (int, error) { return SkipValue(result, i) }
+	}
+	// One walk over the input: the content array and its items are parsed
+	// in place; every other value is skipped once.
+	itemMember := func(it *item) func(k []byte, vs int) (int, error) {
+		return func(k []byte, vs int) (int, error) {
+			ve, err := skip(vs)
+			switch {
+			case KeyIs(k, "type"):
+				it.typ = [2]int{vs, ve}
+			case KeyIs(k, "text"):
+				it.text = [2]int{vs, ve}
+			case KeyIs(k, "resource"):
+				it.resource = [2]int{vs, ve}
+			}
+			return ve, err
+		}
+	}
+	elem := func(i int) (int, error) {
+		it := item{s: i}
+		var e int
+		var err error
+		if result[i] == '{' {
+			e, err = Object(result, i, itemMember(&it))
+		} else {
+			e, err = skip(i)
+		}
+		it.e = e
+		s.content = append(s.content, it)
+		return e, err
+	}
+	_, err := Object(result, 0, func(k []byte, vs int) (int, error) {
+		if KeyIs(k, "content") && result[vs] == '[' {
 			contentS = vs
+			return Array(result, vs, elem)
+		}
+		ve, err := skip(vs)
+		if err != nil {
+			return 0, err
+		}
+		switch {
 		case KeyIs(k, "structuredContent"):
 			scS, scE = vs, ve
+		case KeyIs(k, "content"):
+			return 0, ErrNotResult
 		case KeyIs(k, "_meta") && ve-vs <= maxKeptMeta,
 			ve-vs <= maxKeptScalar:
-			ks := int(ptrDiff(result, k))
-			s.fixed = append(s.fixed, [2]int{ks, ve})
+			s.fixed = append(s.fixed, [2]int{ptrDiff(result, k), ve})
 		default:
 			omitted += ve - vs
 		}
-		return true
+		return ve, nil
 	})
-	if err != nil || contentS < 0 || result[contentS] != '[' {
-		return nil, false, ErrNotResult
-	}
-	s.content = s.content[:0]
-	if _, err := Elements(result, contentS, func(a, b int) bool {
-		s.content = append(s.content, [2]int{a, b})
-		return true
-	}); err != nil {
+	if err != nil || contentS < 0 {
 		return nil, false, ErrNotResult
 	}
 
@@ -108,19 +156,29 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 		remaining = budget - len(out) - markerMax - 2
 	}
 	cut := false
-	for _, it := range s.content {
-		sz := it[1] - it[0]
+	for i := range s.content {
+		it := &s.content[i]
+		sz := it.e - it.s
 		sep := 1 // the comma before the marker or the next item
 		if sz+sep <= remaining {
-			out = append(out, result[it[0]:it[1]]...)
+			out = append(out, result[it.s:it.e]...)
 			out = append(out, ',')
 			remaining -= sz + sep
 			continue
 		}
 		if !cut {
 			cut = true
+			// Leave room for small items after this one (notes such as
+			// "page 1 of 3"), up to a quarter of what is left.
+			reserve := 0
+			for _, later := range s.content[i+1:] {
+				if n := later.e - later.s + 1; n <= maxKeptSmallItem {
+					reserve += n
+				}
+			}
+			reserve = min(reserve, remaining/4)
 			before := len(out)
-			out = s.cutItem(out, result[it[0]:it[1]], remaining)
+			out = cutItem(out, result, it, remaining-reserve)
 			kept := len(out) - before
 			remaining -= kept
 			omitted += sz - kept
@@ -157,23 +215,14 @@ func ptrDiff(b, sub []byte) int {
 
 // cutItem appends a shortened form of the content item (plus a trailing
 // comma) that fits in room bytes, or nothing.
-func (s *Shaper) cutItem(out, item []byte, room int) []byte {
-	var typ, text, res []byte
-	Members(item, 0, func(k []byte, vs, ve int) bool {
-		switch {
-		case KeyIs(k, "type"):
-			typ = item[vs:ve]
-		case KeyIs(k, "text"):
-			text = item[vs:ve]
-		case KeyIs(k, "resource"):
-			res = item[vs:ve]
-		}
-		return true
-	})
+func cutItem(out, result []byte, it *item, room int) []byte {
+	typ := result[it.typ[0]:it.typ[1]]
+	text := result[it.text[0]:it.text[1]]
+	res := result[it.resource[0]:it.resource[1]]
 	switch {
 	case string(typ) == `"text"` && len(text) >= 2 && text[0] == '"':
 		return cutText(out, `{"type":"text","text":"`, `"}`, text, room)
-	case string(typ) == `"resource"` && res != nil:
+	case string(typ) == `"resource"` && len(res) > 0 && res[0] == '{':
 		rtext, ok := Lookup(res, "text")
 		if !ok || len(rtext) < 2 || rtext[0] != '"' {
 			break

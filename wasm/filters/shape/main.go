@@ -12,7 +12,7 @@ import (
 	"sluice/wasm/guest"
 )
 
-var shaper = &guest.Shaper{Offload: guest.Offload}
+var shaper = &guest.Shaper{Offload: guest.Offload, Skip: guest.InputSkip}
 
 func init() {
 	guest.RegisterInit(configure)

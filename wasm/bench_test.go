@@ -1,0 +1,158 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"sluice/wasm/guest"
+)
+
+// proseResult is a CallToolResult of about n bytes: one text item of prose
+// and log-like lines (newlines, some quotes, non-ASCII), the common shape of
+// large tool output.
+func proseResult(n int) []byte {
+	line := `2026-11-30T03:58:25Z INFO fetched "page" 17 of 40 — naïve café résumé; status=ok bytes=65536` + "\n"
+	text := strings.Repeat(line, n/len(line)+1)[:n]
+	j, _ := json.Marshal(text)
+	return []byte(`{"content":[{"type":"text","text":` + string(j) + `}],"isError":false}`)
+}
+
+func nopOffload([]byte) (string, error) { return "r-0123456789abcdef", nil }
+
+// nsPerOp times fn over at least 200ms and 10 runs (testing.Benchmark
+// cannot be nested inside a running benchmark) and returns the median of 5
+// such batches' per-op times.
+func nsPerOp(fn func()) float64 {
+	fn() // warm
+	var res []float64
+	for batch := 0; batch < 5; batch++ {
+		n := 0
+		start := time.Now()
+		for n < 10 || time.Since(start) < 40*time.Millisecond {
+			fn()
+			n++
+		}
+		res = append(res, float64(time.Since(start).Nanoseconds())/float64(n))
+	}
+	sort.Float64s(res)
+	return res[len(res)/2]
+}
+
+// BenchmarkShape: the built-in shape filter, pooled, deadlines on, against
+// the same code (guest.Shaper) run natively. x-native = wasm / native.
+func BenchmarkShape(b *testing.B) {
+	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 1})
+	f := mustLoad(b, h, Spec{Builtin: "shape"})
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{
+		{"4KiB-pass", proseResult(4 << 10)},
+		{"64KiB", proseResult(64 << 10)},
+		{"64KiB-json-in-text", mcpResult(64<<10, "")},
+		{"1MiB", proseResult(1 << 20)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			native := &guest.Shaper{Offload: nopOffload}
+			nat := nsPerOp(func() { native.Shape(c.in) })
+			if _, err := f.Run(ctx, c.in, Meta{}); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.in)))
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := f.Run(ctx, c.in, Meta{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wasmNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(nat, "native-ns/op")
+			b.ReportMetric(wasmNs/nat, "x-native")
+		})
+	}
+}
+
+// BenchmarkInstance: a fresh instance per call (instantiate + _initialize +
+// mcpf_init + call + close) against a pooled instance, for the Go shape guest
+// and the WAT upper guest. x-pooled = fresh / pooled.
+func BenchmarkInstance(b *testing.B) {
+	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 1})
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		spec Spec
+		in   []byte
+	}{
+		{"go-shape-64KiB", Spec{Builtin: "shape"}, proseResult(64 << 10)},
+		{"wat-upper-4KiB", Spec{Name: "upper", Module: testGuest(b, "upper")}, []byte(strings.Repeat("abc ", 1024))},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			f := mustLoad(b, h, c.spec)
+			pooled := nsPerOp(func() { f.Run(ctx, c.in, Meta{}) })
+			b.ResetTimer()
+			for b.Loop() {
+				in, err := f.pool.instantiate(ctx, f.name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := f.call(ctx, in, c.in, Meta{}.encode(f.mode, len(c.in), h.opts.MaxOutputBytes)); err != nil {
+					b.Fatal(err)
+				}
+				f.pool.discard(ctx, in)
+			}
+			fresh := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(pooled, "pooled-ns/op")
+			b.ReportMetric(fresh/pooled, "x-pooled")
+		})
+	}
+}
+
+// BenchmarkCompile: compiling the shape module with an empty cache (cold)
+// against a new Host reusing a warm on-disk cache (a restart). x-cached =
+// cold / cached.
+func BenchmarkCompile(b *testing.B) {
+	mod, _ := Builtin("shape")
+	ctx := context.Background()
+	compileOnce := func(dir string) time.Duration {
+		h, err := NewHost(ctx, &Options{CacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close(ctx)
+		start := time.Now()
+		cm, err := h.compile(ctx, "shape", mod, [32]byte{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		h.release(ctx, cm)
+		return d
+	}
+	warm := b.TempDir()
+	compileOnce(warm)
+	var cold time.Duration
+	const coldRuns = 2
+	for i := 0; i < coldRuns; i++ {
+		dir, err := os.MkdirTemp(b.TempDir(), "cold")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cold += compileOnce(dir)
+	}
+	b.ResetTimer()
+	var cached time.Duration
+	for b.Loop() {
+		cached += compileOnce(warm)
+	}
+	perCached := float64(cached.Nanoseconds()) / float64(b.N)
+	perCold := float64(cold.Nanoseconds()) / coldRuns
+	b.ReportMetric(perCached/1e6, "cached-ms")
+	b.ReportMetric(perCold/1e6, "cold-ms")
+	b.ReportMetric(perCold/perCached, "x-cached")
+}

@@ -1,0 +1,170 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var jsonSeeds = []string{
+	`{"content":[{"type":"text","text":"hi"}]}`,
+	`{"content":[{"type":"text","text":"a\"b\\\\"}],"isError":true,"structuredContent":{"a":[1,2.5e-3,null]}}`,
+	`{"content":[]}`, `{"content":{}}`, `{"content":[1]}`, `{"content":[{"text":"x"}]}`,
+	`{"content":[{"type":1}]}`, `{"isError":"true","content":[]}`, `[]`, `"x"`, `-0.0e+1`, `{`, `{"a":}`,
+	"{\"content\":[]}\x00", "\"\xff\"", `"\u12"`, `{"content":[]} {}`, `1.`, `01`, `"\/"`,
+}
+
+func FuzzValidateResult(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		}
+		if validateResult(b) != "" {
+			return
+		}
+		if !json.Valid(b) || !utf8.Valid(b) {
+			t.Fatalf("accepted invalid JSON %q", b)
+		}
+		var r struct {
+			Content []struct {
+				Type *string `json:"type"`
+			} `json:"content"`
+			IsError           *bool           `json:"isError"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || r.Content == nil {
+			t.Fatalf("accepted %q: %v", b, err)
+		}
+		for _, c := range r.Content {
+			if c.Type == nil {
+				t.Fatalf("accepted an item without type: %q", b)
+			}
+		}
+		if len(r.StructuredContent) > 0 && r.StructuredContent[0] != '{' && string(r.StructuredContent) != "null" {
+			t.Fatalf("accepted non-object structuredContent: %q", b)
+		}
+	})
+}
+
+func FuzzSkipJSON(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s), 0)
+	}
+	f.Add([]byte(`  {"a":"\\\\\""}  `), 2)
+	f.Fuzz(func(t *testing.T, b []byte, off int) {
+		end := skipJSON(b, off)
+		if end < -1 || end > len(b) || (end >= 0 && off >= 0 && end <= off) {
+			t.Fatalf("skipJSON(%q, %d) = %d", b, off, end)
+		}
+		if off == 0 && json.Valid(b) {
+			want := len(bytes.TrimRight(b, " \t\r\n"))
+			if end != want {
+				t.Fatalf("skipJSON(%q) = %d, want %d", b, end, want)
+			}
+		}
+	})
+}
+
+func FuzzMetaEncode(f *testing.F) {
+	f.Add("fs", "read_file", "context", "req-1", "text/plain", 3)
+	f.Add("\xff\x00\"\\", "\u2028\u2029", "", "\n", "", -1)
+	f.Fuzz(func(t *testing.T, server, tool, stage, req, mime string, item int) {
+		for _, mode := range []Mode{ModeText, ModeResultJSON} {
+			m := Meta{Server: server, Tool: tool, Stage: stage, RequestID: req, MimeType: mime, Item: item}
+			b := m.encode(mode, 10, 20)
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("meta %q is not JSON: %v", b, err)
+			}
+			check := func(key, want string) {
+				if want == "" {
+					if _, ok := got[key]; ok {
+						t.Fatalf("empty %s encoded", key)
+					}
+					return
+				}
+				if got[key] != strings.ToValidUTF8(want, "\uFFFD") {
+					t.Fatalf("%s = %q, want %q", key, got[key], want)
+				}
+			}
+			check("server", server)
+			check("tool", tool)
+			check("stage", stage)
+			check("requestId", req)
+			if got["abi"] != float64(1) || got["mode"] != string(mode) {
+				t.Fatalf("meta %s", b)
+			}
+		}
+	})
+}
+
+func FuzzNormalizeConfig(f *testing.F) {
+	for _, s := range append(jsonSeeds, `{"budgetBytes": 16384}`, ` { "a" : [ 1 , 2 ] } `, `123456789012345678901234567890`) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := normalizeConfig(raw)
+		if err != nil {
+			if json.Valid(raw) && utf8.Valid(raw) {
+				t.Fatalf("rejected valid config %q: %v", raw, err)
+			}
+			return
+		}
+		if len(raw) > 0 && !json.Valid(out) {
+			t.Fatalf("normalized %q to invalid %q", raw, out)
+		}
+		again, err := normalizeConfig(out)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q -> %q", out, again)
+		}
+	})
+}
+
+// FuzzGuestOutput drives arbitrary guest output and status through the host
+// (the echo guest returns the first byte as status and the rest as output).
+func FuzzGuestOutput(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add(append([]byte{0}, s...))
+	}
+	f.Add([]byte{2, 'n', 'o'})
+	f.Add([]byte{3, 0xff, '\n'})
+	f.Add([]byte{9})
+	h := newTestHost(f, &Options{DisableAfter: -1, MaxOutputBytes: 1 << 16})
+	fr := mustLoad(f, h, Spec{Name: "echo-json", Module: testGuest(f, "echo"), Mode: ModeResultJSON})
+	ft := mustLoad(f, h, Spec{Name: "echo-text", Module: testGuest(f, "echo")})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, fl := range []*Filter{fr, ft} {
+			out, err := fl.Run(context.Background(), in, Meta{})
+			if err != nil {
+				if !IsFilterFailure(err) && !errors.Is(err, ErrInputTooLarge) {
+					t.Fatalf("untyped error %T: %v", err, err)
+				}
+				continue
+			}
+			switch out.Status {
+			case StatusReplaced:
+				if fl.Mode() == ModeResultJSON && (validateResult(out.Data) != "" || !json.Valid(out.Data)) {
+					t.Fatalf("accepted invalid result %q", out.Data)
+				}
+				if !utf8.Valid(out.Data) {
+					t.Fatalf("accepted invalid UTF-8 %q", out.Data)
+				}
+			case StatusBlocked:
+				if !utf8.ValidString(out.Reason) || strings.ContainsAny(out.Reason, "\n\r\x00") || len(out.Reason) > 3*maxErrorBytes {
+					t.Fatalf("unsafe reason %q", out.Reason)
+				}
+			case StatusPass:
+				if !bytes.Equal(out.Data, in) {
+					t.Fatal("pass changed data")
+				}
+			}
+		}
+	})
+}
