@@ -350,3 +350,15 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Fatalf("pool grew to %d instances, cap 2", n)
 	}
 }
+
+// TestFakeClocks: a guest sees the sandbox's fake clocks, not the host's.
+func TestFakeClocks(t *testing.T) {
+	h := newTestHost(t, nil)
+	f := mustLoad(t, h, Spec{Name: "clock", Module: testGuest(t, "clock")})
+	for i := 0; i < 3; i++ {
+		out, err := f.Run(context.Background(), []byte("x"), Meta{})
+		if err != nil || out.Status != StatusPass {
+			t.Fatalf("guest saw a real clock: %v %v", out.Status, err)
+		}
+	}
+}
