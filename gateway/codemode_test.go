@@ -524,3 +524,28 @@ result = {"len": len(h)}
 		t.Fatalf("a shaped value is a CallToolResult with a note: %s", res.Result[:min(len(res.Result), 400)])
 	}
 }
+
+// A fail-closed context filter that fails withholds the final value; the
+// run still reports the calls it made.
+func TestExecuteFailClosedContextFilterWithholdsTheValue(t *testing.T) {
+	w := newWorld(t)
+	bad := filepath.Join(t.TempDir(), "broken.wasm")
+	if err := os.WriteFile(bad, []byte("not wasm"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.writeUser("servers:\n" + fixture(t, "fx") + fmt.Sprintf("filters:\n  - module: %q\n    capabilities: [%q]\n    stage: context\n    onError: fail-closed\n", bad, ExecuteCapability))
+	g := w.open()
+	res := execute(t, g, `result = fx.echo(text="secret")`)
+	if res.Error == nil || res.Error.Kind != RunFilter || string(res.Result) != "null" || len(res.Calls) != 1 || !res.Calls[0].OK {
+		b, _ := json.Marshal(res)
+		t.Fatalf("want the value withheld with a filter error and the call reported: %s", b)
+	}
+	if strings.Contains(res.Error.Message, "secret") {
+		t.Fatalf("the withheld value leaked into the error: %q", res.Error.Message)
+	}
+	t.Logf("filter error: %s (fix: %s)", res.Error.Message, res.Error.Remedy)
+	// Direct calls of other capabilities are not affected by that filter.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
