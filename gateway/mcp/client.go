@@ -210,6 +210,7 @@ type call struct {
 	ch         chan reply
 	onProgress func(json.RawMessage)
 	token      string
+	ordered    bool // Extras.Ordered
 	finished   atomic.Bool
 	inflight   atomic.Int32 // progress callbacks queued and not yet run
 }
@@ -558,9 +559,10 @@ func (c *Client) handle(m Message) {
 			c.log.Debug("dropped a response to no pending request (late, cancelled or unknown)", "id", string(m.ID))
 			return
 		}
-		if cl.inflight.Load() > 0 {
-			// Progress callbacks for this call are still queued: deliver
-			// the response after them, so the caller sees every progress
+		if cl.inflight.Load() > 0 || cl.ordered {
+			// Progress callbacks for this call (or, for an ordered call,
+			// any notification such as a log message) are still queued:
+			// deliver the response after them, so the caller sees every
 			// notification that arrived before its result.
 			select {
 			case c.dispatch <- func() { cl.ch <- reply{msg: m} }:
@@ -858,6 +860,9 @@ func (c *Client) request(ctx context.Context, method string, params json.RawMess
 	if err != nil {
 		return nil, err
 	}
+	if x := extrasFrom(ctx); x != nil && x.InputRequired && (x.Method == "" || x.Method == method) && m.Kind == KindResponse && string(member(m.Result, "resultType")) == `"input_required"` {
+		return m.Result, nil // relayed as is (see Extras)
+	}
 	return c.result(method, m)
 }
 
@@ -909,10 +914,16 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	id := c.nextID.Add(1)
 	idText := strconv.FormatInt(id, 10)
 	cl := &call{method: method, ch: make(chan reply, 1), onProgress: o.OnProgress}
+	if x := extrasFrom(ctx); x != nil && cancellable {
+		cl.ordered = x.Ordered
+	}
 	if o.OnProgress != nil {
 		cl.token = `"p` + idText + `"`
 	}
 	p, err := c.withMeta(params, o.Meta, cl.token)
+	if x := extrasFrom(ctx); err == nil && x != nil && cancellable {
+		p, err = c.applyExtras(method, p, x)
+	}
 	if err != nil {
 		return Message{}, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "invalid params: " + err.Error(), Err: err}
 	}
