@@ -1,0 +1,942 @@
+package gateway
+
+// This file is the gateway as front.Backend: what 'sluice serve' hands to
+// the MCP server surface. It maps gateway calls, errors and upstream traffic
+// onto the agent's request (its front.Peer) and the front's events.
+//
+// # Why upstream traffic goes to the most recent call on that server
+//
+// A stdio server's log messages and its requests to the client (sampling,
+// elicitation, roots) do not say which of our requests they belong to. The
+// Frontend keeps, per server, the agents' requests in flight on it and
+// hands such traffic to the most recent one; with none in flight, a log
+// message goes to every session (front.EventLog) and a request is refused
+// with -32601, never left waiting.
+//
+// # Why flat mode launches servers that have no recorded catalog
+//
+// A flat-mode agent sees tools only if the gateway knows them when it asks
+// for tools/list. Servers with a recorded catalog are listed from it and
+// launch on their first call; Prepare launches, once at serve start, the
+// trusted servers that have no catalog yet (exactly what 'sluice find
+// --server ID --refresh' would do). Resources and prompts are listed from
+// the servers running at the time (a launch announces itself, so they
+// appear then); untrusted project servers are never listed or launched.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"sluice/gateway/catalog"
+	"sluice/gateway/front"
+	"sluice/gateway/mcp"
+	"sluice/sandbox"
+)
+
+// DefaultFindLimit caps a find that names no limit (a model's find
+// answer stays short).
+const DefaultFindLimit = 50
+
+// upstreamCapabilities are the client capabilities sluice serve declares
+// upstream: exactly the requests the Frontend forwards to an agent.
+const upstreamCapabilities = `{"sampling":{},"elicitation":{}}`
+
+// FrontendOptions configures a Frontend; nil means defaults.
+type FrontendOptions struct {
+	// Flat: the front serves every capability as its own tool; Prepare
+	// then launches trusted servers that have no recorded catalog.
+	Flat bool
+	// Metrics receives server states and filter and sandbox outcomes
+	// (front counts the calls itself). nil: none.
+	Metrics *front.Metrics
+	// FindLimit caps a find without a limit; default DefaultFindLimit.
+	FindLimit int
+}
+
+// Frontend adapts a Gateway to front.Backend. Create it with NewFrontend
+// before the first call (it installs the upstream hooks), and let the front
+// close it.
+type Frontend struct {
+	g    *Gateway
+	o    FrontendOptions
+	log  *slog.Logger
+	stop func()
+
+	mu       sync.Mutex
+	subs     map[int]func(front.Event)
+	nextSub  int
+	active   map[string]map[uint64]front.Peer // server -> requests in flight
+	seq      uint64
+	logLevel string
+	closed   bool
+	closeErr error
+}
+
+var _ front.Backend = (*Frontend)(nil)
+
+// NewFrontend wraps g. It installs g's upstream hooks and follows its
+// capability changes.
+func NewFrontend(g *Gateway, o *FrontendOptions) *Frontend {
+	f := &Frontend{g: g, log: g.log, subs: map[int]func(front.Event){}, active: map[string]map[uint64]front.Peer{}}
+	if o != nil {
+		f.o = *o
+	}
+	if f.o.FindLimit <= 0 {
+		f.o.FindLimit = DefaultFindLimit
+	}
+	g.SetUpstreamHooks(UpstreamHooks{
+		Notify:       f.upstreamNotify,
+		Request:      f.upstreamRequest,
+		Capabilities: json.RawMessage(upstreamCapabilities),
+	})
+	f.stop = g.Subscribe(func() {
+		// A launch or a relist: the flat tool list and the running set
+		// (resources, prompts) may have changed.
+		f.emit(front.Event{Kind: front.EventToolsChanged})
+		f.emit(front.Event{Kind: front.EventResourcesChanged})
+		f.emit(front.Event{Kind: front.EventPromptsChanged})
+		go f.updateStates()
+	})
+	f.updateStates()
+	return f
+}
+
+// Prepare readies the gateway for serving. In flat mode it launches, in
+// parallel and bounded by ctx, every trusted server without a recorded
+// catalog and records it; failures are logged and the server is simply
+// not listed. It never launches an untrusted server.
+func (f *Frontend) Prepare(ctx context.Context) {
+	if !f.o.Flat {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, v := range f.g.Servers().Servers {
+		if !v.Trusted() || f.g.known(v).prov != ProvMissing {
+			continue
+		}
+		wg.Add(1)
+		go func(v ServerView) {
+			defer wg.Done()
+			if err := f.g.refresh(ctx, v); err != nil {
+				f.log.Warn("flat mode: could not launch a server without a recorded catalog; its tools are not listed", "server", v.ID, "error", firstLine(err.Error(), 300))
+				return
+			}
+			f.log.Info("flat mode: launched a server to record its catalog", "server", v.ID)
+		}(v)
+	}
+	wg.Wait()
+	f.updateStates()
+}
+
+// ---------------------------------------------------------------------------
+// Peers and upstream traffic
+
+// track registers p as in flight on server until the returned func runs.
+func (f *Frontend) track(server string, p front.Peer) func() {
+	if p == nil {
+		return func() {}
+	}
+	f.mu.Lock()
+	f.seq++
+	k := f.seq
+	m := f.active[server]
+	if m == nil {
+		m = map[uint64]front.Peer{}
+		f.active[server] = m
+	}
+	m[k] = p
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.active[server], k)
+		if len(f.active[server]) == 0 {
+			delete(f.active, server)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// current is the most recent request in flight on server, or nil.
+func (f *Frontend) current(server string) front.Peer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var best front.Peer
+	var bestK uint64
+	for k, p := range f.active[server] {
+		if k >= bestK {
+			best, bestK = p, k
+		}
+	}
+	return best
+}
+
+// upstreamNotify handles a notification a server sent on its own. It runs
+// on the client's dispatch goroutine, before the response of a request that
+// follows it, so a call's log messages reach the agent before its result.
+func (f *Frontend) upstreamNotify(server, method string, params json.RawMessage) {
+	switch method {
+	case "notifications/message":
+		if p := f.current(server); p != nil {
+			var m struct {
+				Level  string          `json:"level"`
+				Logger string          `json:"logger"`
+				Data   json.RawMessage `json:"data"`
+			}
+			if json.Unmarshal(params, &m) == nil && m.Level != "" {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				err := p.Log(ctx, m.Level, m.Logger, m.Data)
+				cancel()
+				if err != nil {
+					f.log.Debug("forwarding an upstream log message failed", "server", server, "error", err.Error())
+				}
+				return
+			}
+		}
+		f.emit(front.Event{Kind: front.EventLog, Server: server, Params: params})
+	case "notifications/resources/updated":
+		f.emit(front.Event{Kind: front.EventResourceUpdated, Server: server, Params: params})
+	case "notifications/resources/list_changed":
+		f.emit(front.Event{Kind: front.EventResourcesChanged, Server: server})
+	case "notifications/prompts/list_changed":
+		f.emit(front.Event{Kind: front.EventPromptsChanged, Server: server})
+	default:
+		f.log.Debug("upstream notification not forwarded", "server", server, "method", method)
+	}
+}
+
+// upstreamRequest forwards a server's request (sampling, elicitation,
+// roots) to the agent whose request is in flight on that server.
+func (f *Frontend) upstreamRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	switch method {
+	case "sampling/createMessage", "elicitation/create", "roots/list":
+	default:
+		return nil, mcp.ErrMethodNotFound
+	}
+	p := f.current(server)
+	if p == nil {
+		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: no agent request is in flight on this server to forward it to", method)}
+	}
+	res, err := p.Request(ctx, method, params)
+	switch {
+	case errors.Is(err, front.ErrUnsupported):
+		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: the agent's client does not support it", method)}
+	case err != nil:
+		var pe *front.ProtocolError
+		if errors.As(err, &pe) {
+			return nil, &mcp.RPCError{Code: pe.Code, Message: pe.Message, Data: pe.Data}
+		}
+		f.log.Info("forwarding an upstream request to the agent failed", "server", server, "method", method, "error", err.Error())
+		return nil, &mcp.RPCError{Code: -32603, Message: method + ": the agent did not answer"}
+	}
+	return res, nil
+}
+
+// ---------------------------------------------------------------------------
+// front.Backend
+
+// Instructions summarizes the trusted servers' own instructions, from their
+// recorded catalogs.
+func (f *Frontend) Instructions() string {
+	var b strings.Builder
+	for _, v := range f.g.Servers().Servers {
+		if !v.Trusted() {
+			continue
+		}
+		c, err := catalog.Load(f.g.cacheDir, f.g.catalogIdentity(v.decl), nil)
+		if err != nil || strings.TrimSpace(c.Server.Instructions) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "Server %s: %s\n", v.ID, firstLine(strings.Join(strings.Fields(c.Server.Instructions), " "), 400))
+	}
+	return b.String()
+}
+
+// Ready fails once the gateway is closed.
+func (f *Frontend) Ready(context.Context) error {
+	f.g.mu.Lock()
+	closed := f.g.closed
+	f.g.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Features: code mode and result paging are always available.
+func (f *Frontend) Features() front.Features {
+	return front.Features{ReadResult: true, Execute: true}
+}
+
+// Find searches the catalogs (never launching, except a scoped refresh).
+func (f *Frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer) (json.RawMessage, error) {
+	limit := req.Limit
+	if limit <= 0 || limit > f.o.FindLimit {
+		limit = f.o.FindLimit
+	}
+	res, err := f.g.Find(ctx, FindRequest{Query: req.Query, Server: req.Server, Refresh: req.Refresh, Limit: limit})
+	if err != nil && res == nil {
+		return nil, f.toFront(ctx, err)
+	}
+	f.updateStates()
+	out := findAnswer{Tools: res.Tools, Servers: res.Servers, More: res.More}
+	if res.More > 0 {
+		out.Hint = fmt.Sprintf("%d more matches; narrow the query or pass a server", res.More)
+	}
+	if len(res.Tools) > 0 {
+		out.Next = "describe the capabilities you need, then call them"
+	}
+	for _, s := range res.Servers {
+		if s.Remedy != "" && s.Provenance == ProvMissing && s.Trust == "trusted" {
+			out.Next = strings.TrimSpace(out.Next + "; servers without a catalog: find with {\"server\":ID,\"refresh\":true} lists their tools")
+			break
+		}
+	}
+	return jsonToolResult(out, false)
+}
+
+type findAnswer struct {
+	Tools   []FindTool   `json:"tools"`
+	Servers []FindServer `json:"servers"`
+	More    int          `json:"more,omitempty"`
+	Hint    string       `json:"hint,omitempty"`
+	Next    string       `json:"next,omitempty"`
+}
+
+// Describe returns full metadata for each named capability; names that
+// fail are reported beside the others.
+func (f *Frontend) Describe(ctx context.Context, req front.DescribeRequest, _ front.Peer) (json.RawMessage, error) {
+	type failure struct {
+		Capability string `json:"capability"`
+		Error      string `json:"error"`
+		Remedy     string `json:"remedy,omitempty"`
+	}
+	var out struct {
+		Capabilities []*ToolDetail `json:"capabilities"`
+		Errors       []failure     `json:"errors,omitempty"`
+	}
+	out.Capabilities = []*ToolDetail{}
+	for _, name := range req.Capabilities {
+		d, err := f.g.Describe(ctx, name)
+		if err != nil {
+			fl := failure{Capability: name, Error: modelText(err)}
+			var ge *Error
+			if errors.As(err, &ge) {
+				fl.Error, fl.Remedy = modelText(errors.New(ge.Message)), ge.Remedy
+			}
+			out.Errors = append(out.Errors, fl)
+			continue
+		}
+		out.Capabilities = append(out.Capabilities, d)
+	}
+	if len(out.Capabilities) == 0 && len(out.Errors) == 1 {
+		return nil, &front.ToolError{Message: out.Errors[0].Error, Remedy: out.Errors[0].Remedy}
+	}
+	return jsonToolResult(out, len(out.Capabilities) == 0)
+}
+
+// Call runs one capability for the agent: approvals are asked through
+// elicitation, progress and upstream traffic go to the agent's request, a
+// 2026-07-28 input_required result is relayed as is and its retry sent
+// back upstream.
+func (f *Frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (json.RawMessage, error) {
+	server, _, _ := SplitCapability(req.Capability)
+	done := f.track(server, p)
+	defer done()
+	ctx = mcp.WithExtras(ctx, f.extras(req, p))
+	cr := CallRequest{Capability: req.Capability, Arguments: req.Arguments}
+	if p != nil {
+		cr.OnProgress = progressTo(ctx, p)
+		cr.Approve = approver(p)
+	}
+	res, err := f.g.Call(ctx, cr)
+	f.updateStates()
+	if err != nil {
+		return nil, f.toFront(ctx, err)
+	}
+	return res.Result, nil
+}
+
+// extras is what the upstream request carries for this agent.
+func (f *Frontend) extras(req front.CallRequest, p front.Peer) mcp.Extras {
+	x := mcp.Extras{Method: "tools/call", InputRequired: true, Ordered: true}
+	if p != nil {
+		x.ClientCapabilities = p.ClientCapabilities()
+	}
+	if len(req.InputResponses) > 0 || req.RequestState != "" {
+		m := map[string]json.RawMessage{}
+		if len(req.InputResponses) > 0 {
+			m["inputResponses"] = req.InputResponses
+		}
+		if req.RequestState != "" {
+			m["requestState"], _ = json.Marshal(req.RequestState)
+		}
+		x.Params, _ = json.Marshal(m)
+	}
+	x.Meta = f.levelMeta()
+	return x
+}
+
+func (f *Frontend) levelMeta() json.RawMessage {
+	f.mu.Lock()
+	level := f.logLevel
+	f.mu.Unlock()
+	if level == "" {
+		return nil
+	}
+	b, _ := json.Marshal(map[string]string{"io.modelcontextprotocol/logLevel": level})
+	return b
+}
+
+// progressTo maps upstream progress params onto the agent's request.
+func progressTo(ctx context.Context, p front.Peer) func(json.RawMessage) {
+	return func(params json.RawMessage) {
+		var n struct {
+			Progress float64 `json:"progress"`
+			Total    float64 `json:"total"`
+			Message  string  `json:"message"`
+		}
+		if json.Unmarshal(params, &n) != nil {
+			return
+		}
+		_ = p.Progress(ctx, n.Progress, n.Total, n.Message)
+	}
+}
+
+// approver asks the agent's user by elicitation. A client that cannot be
+// asked refuses the call at once (the refusal names the remedy).
+func approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error) {
+	return func(ctx context.Context, r ApprovalRequest) (bool, error) {
+		if !p.Supports("elicitation") {
+			return false, errors.New("the agent's client does not support elicitation")
+		}
+		args := string(r.Arguments)
+		if len(args) > 400 {
+			args = firstLine(args, 400)
+		}
+		msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, args)
+		ok, err := p.Elicit(ctx, msg, nil)
+		if errors.Is(err, front.ErrUnsupported) {
+			return false, errors.New("the agent's client does not support elicitation")
+		}
+		return ok, err
+	}
+}
+
+// ReadResult pages a stored result.
+func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, _ front.Peer) (json.RawMessage, error) {
+	page, err := f.g.ReadResult(req.Ref, req.Offset, req.Length)
+	if err != nil {
+		return nil, f.toFront(ctx, err)
+	}
+	note := fmt.Sprintf("[bytes %d-%d of %d; end of result]", page.Offset, page.Offset+page.Length, page.Total)
+	if !page.EOF {
+		note = fmt.Sprintf("[bytes %d-%d of %d; continue with {\"ref\":%q,\"offset\":%d}]", page.Offset, page.Offset+page.Length, page.Total, page.Handle, page.Next)
+	}
+	pj, err := json.Marshal(page)
+	if err != nil {
+		return nil, err
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(pj, &meta)
+	data := meta["data"]
+	delete(meta, "data")
+	mj, _ := json.Marshal(meta)
+	nj, _ := json.Marshal(note)
+	var b bytes.Buffer
+	b.WriteString(`{"content":[{"type":"text","text":`)
+	b.Write(data)
+	b.WriteString(`},{"type":"text","text":`)
+	b.Write(nj)
+	b.WriteString(`}],"structuredContent":`)
+	b.Write(mj)
+	b.WriteString(`}`)
+	return b.Bytes(), nil
+}
+
+// Execute runs a code-mode script.
+func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ front.Peer) (json.RawMessage, error) {
+	res, err := f.g.Execute(ctx, ExecuteRequest{Script: req.Script})
+	f.updateStates()
+	if err != nil {
+		return nil, f.toFront(ctx, err)
+	}
+	f.o.Metrics.SandboxOutcome(sandboxOutcome(res.Error))
+	return res.ToolResult()
+}
+
+func sandboxOutcome(e *RunError) string {
+	if e == nil {
+		return "ok"
+	}
+	switch e.Kind {
+	case RunCancelled:
+		return "canceled"
+	case RunLimit:
+		switch e.Limit {
+		case sandbox.LimitTime:
+			return "timeout"
+		case sandbox.LimitSteps, sandbox.LimitCalls, sandbox.LimitMemory:
+			return e.Limit
+		case sandbox.LimitOutputBytes:
+			return "output"
+		}
+	}
+	return "error"
+}
+
+// List returns the trusted servers' items of one kind (flat mode).
+func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, error) {
+	var items []front.Item
+	views := f.g.Servers().Servers
+	if kind == front.KindTools {
+		for _, v := range views {
+			if !v.Trusted() {
+				continue
+			}
+			for _, t := range f.g.known(v).tools {
+				items = append(items, front.Item{Server: v.ID, Raw: t.raw})
+			}
+		}
+		return items, nil
+	}
+	method, field, capName := "", "", ""
+	switch kind {
+	case front.KindResources:
+		method, field, capName = "resources/list", "resources", "resources"
+	case front.KindResourceTemplates:
+		method, field, capName = "resources/templates/list", "resourceTemplates", "resources"
+	case front.KindPrompts:
+		method, field, capName = "prompts/list", "prompts", "prompts"
+	default:
+		return nil, fmt.Errorf("unknown kind %q", kind)
+	}
+	for _, v := range views {
+		if !v.Trusted() {
+			continue
+		}
+		c, release := f.running(v)
+		if c == nil {
+			continue
+		}
+		if topMember(c.ServerInfo().Capabilities, capName) == nil {
+			release()
+			continue
+		}
+		got, err := listAll(ctx, c, method, field)
+		release()
+		if err != nil {
+			f.log.Warn("flat mode: listing failed", "server", v.ID, "method", method, "error", err.Error())
+			continue
+		}
+		for _, raw := range got {
+			items = append(items, front.Item{Server: v.ID, Raw: raw})
+		}
+	}
+	return items, nil
+}
+
+// running returns the live client of a trusted server without launching
+// it; release must be called when done.
+func (f *Frontend) running(v ServerView) (*mcp.Client, func()) {
+	u := f.g.peekUpstream(v.ID)
+	if u == nil || u.digest != v.Digest {
+		return nil, nil
+	}
+	u.mu.Lock()
+	c := u.client
+	if c == nil || u.closed || c.State() != mcp.Ready {
+		u.mu.Unlock()
+		return nil, nil
+	}
+	u.inflight++
+	u.lastUsed = u.g.opts.Now()
+	u.mu.Unlock()
+	return c, func() { u.release(true) }
+}
+
+// listAll follows nextCursor through one list method (at most 100 pages).
+func listAll(ctx context.Context, c *mcp.Client, method, field string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	var cursor json.RawMessage
+	seen := map[string]bool{}
+	for page := 0; page < 100; page++ {
+		params := json.RawMessage(`{}`)
+		if cursor != nil {
+			params = append(append(json.RawMessage(`{"cursor":`), cursor...), '}')
+		}
+		res, err := c.Request(ctx, method, params, nil)
+		if err != nil {
+			return nil, err
+		}
+		var body struct {
+			Items      map[string]json.RawMessage
+			NextCursor json.RawMessage `json:"nextCursor"`
+		}
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(res, &all); err != nil {
+			return nil, err
+		}
+		var list []json.RawMessage
+		if raw, ok := all[field]; ok {
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return nil, fmt.Errorf("%s: %q is not an array", method, field)
+			}
+		}
+		out = append(out, list...)
+		body.NextCursor = all["nextCursor"]
+		next := bytes.TrimSpace(body.NextCursor)
+		if len(next) == 0 || string(next) == "null" || string(next) == `""` || seen[string(next)] {
+			return out, nil
+		}
+		seen[string(next)] = true
+		cursor = next
+	}
+	return out, nil
+}
+
+// forward sends one request to a trusted server, launching it if needed.
+func (f *Frontend) forward(ctx context.Context, server, method string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+	v, err := f.g.server(server)
+	if err != nil {
+		return nil, f.toFront(ctx, err)
+	}
+	if !v.Trusted() {
+		return nil, f.toFront(ctx, untrustedErr(v))
+	}
+	u, err := f.g.upstreamFor(v.decl)
+	if err != nil {
+		return nil, f.toFront(ctx, err)
+	}
+	c, err := u.get(ctx)
+	if err != nil {
+		return nil, f.toFront(ctx, err)
+	}
+	ok := false
+	defer func() { u.release(ok) }()
+	done := f.track(server, p)
+	defer done()
+	x := mcp.Extras{Meta: f.levelMeta(), InputRequired: true, Ordered: true}
+	if p != nil {
+		x.ClientCapabilities = p.ClientCapabilities()
+	}
+	timeout := DefaultCallTimeout
+	if v.decl.TimeoutMs > 0 {
+		timeout = time.Duration(v.decl.TimeoutMs) * time.Millisecond
+	}
+	res, err := c.Request(mcp.WithExtras(ctx, x), method, params, &mcp.CallOptions{Timeout: timeout})
+	if err != nil {
+		return nil, f.toFront(ctx, upstreamErr(server, method, err))
+	}
+	ok = true
+	return res, nil
+}
+
+// ReadResource forwards resources/read to the owning server.
+func (f *Frontend) ReadResource(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+	return f.forward(ctx, server, "resources/read", params, p)
+}
+
+// GetPrompt forwards prompts/get to the owning server.
+func (f *Frontend) GetPrompt(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+	return f.forward(ctx, server, "prompts/get", params, p)
+}
+
+// Complete forwards completion/complete to the owning server.
+func (f *Frontend) Complete(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
+	return f.forward(ctx, server, "completion/complete", params, nil)
+}
+
+// SetLogLevel forwards logging/setLevel to the running legacy servers that
+// declared logging; modern servers get the level in each request's _meta.
+func (f *Frontend) SetLogLevel(ctx context.Context, level string) error {
+	f.mu.Lock()
+	f.logLevel = level
+	f.mu.Unlock()
+	params, _ := json.Marshal(map[string]string{"level": level})
+	var errs []error
+	for _, v := range f.g.Servers().Servers {
+		if !v.Trusted() {
+			continue
+		}
+		c, release := f.running(v)
+		if c == nil {
+			continue
+		}
+		if c.Era() == "legacy" && topMember(c.ServerInfo().Capabilities, "logging") != nil {
+			if _, err := c.Request(ctx, "logging/setLevel", params, nil); err != nil {
+				errs = append(errs, fmt.Errorf("server %s: %w", v.ID, err))
+			}
+		}
+		release()
+	}
+	return errors.Join(errs...)
+}
+
+// Subscribe registers fn for backend events.
+func (f *Frontend) Subscribe(fn func(front.Event)) func() {
+	f.mu.Lock()
+	k := f.nextSub
+	f.nextSub++
+	f.subs[k] = fn
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.subs, k)
+		f.mu.Unlock()
+	}
+}
+
+func (f *Frontend) emit(ev front.Event) {
+	f.mu.Lock()
+	fns := make([]func(front.Event), 0, len(f.subs))
+	keys := make([]int, 0, len(f.subs))
+	for k := range f.subs {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		fns = append(fns, f.subs[k])
+	}
+	f.mu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
+}
+
+// Close tears every upstream server down. An incomplete teardown (a
+// process group survived) is an error naming the servers.
+func (f *Frontend) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		err := f.closeErr
+		f.mu.Unlock()
+		return err
+	}
+	f.closed = true
+	f.mu.Unlock()
+	f.stop()
+	bad := f.g.Close()
+	f.updateStates()
+	var err error
+	if len(bad) > 0 {
+		var names []string
+		for _, t := range bad {
+			names = append(names, fmt.Sprintf("%s (process group %d: %s)", t.Server, t.Outcome.Pgid, t.Outcome.Reason))
+		}
+		err = &Error{Kind: KindGateway, Message: "incomplete teardown: " + strings.Join(names, ", ") + "; those processes may still be running"}
+	}
+	f.mu.Lock()
+	f.closeErr = err
+	f.mu.Unlock()
+	return err
+}
+
+// updateStates records every server's run state in the metrics.
+func (f *Frontend) updateStates() {
+	if f.o.Metrics == nil {
+		return
+	}
+	f.g.mu.Lock()
+	closed := f.g.closed
+	f.g.mu.Unlock()
+	for _, v := range f.g.Servers().Servers {
+		state := "idle"
+		switch {
+		case closed:
+			state = "closed"
+		case !v.Trusted():
+			state = "pending"
+		case v.Run == RunReady:
+			state = "ready"
+		case v.Run == RunStarting:
+			state = "starting"
+		case v.Run == RunBackoff || v.Run == RunCrashLoop:
+			state = "failed"
+		}
+		f.o.Metrics.SetServerState(v.ID, state)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Errors and results
+
+// toFront maps a gateway error to what front shows: cancellation stays a
+// context error, an upstream JSON-RPC error becomes a protocol error, a
+// gateway error a tool error with its remedy.
+func (f *Frontend) toFront(ctx context.Context, err error) error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || mcp.CodeOf(err) == mcp.CodeAborted) {
+		return ctx.Err()
+	}
+	var me *mcp.Error
+	if errors.As(err, &me) && me.Code == mcp.CodeServer && me.RPC != nil {
+		return &front.ProtocolError{Code: me.RPC.Code, Message: me.RPC.Message, Data: me.RPC.Data}
+	}
+	if errors.Is(err, ErrClosed) {
+		return &front.ToolError{Message: "sluice is shutting down; the call did not run.", Remedy: "retry once the gateway is back", Err: err}
+	}
+	var ge *Error
+	if errors.As(err, &ge) {
+		return &front.ToolError{Message: modelText(errors.New(ge.Message)), Remedy: ge.Remedy, Err: err}
+	}
+	return err
+}
+
+// modelText is an error's text for a model: a server's stderr tail (which
+// may hold anything the server printed) is cut off.
+func modelText(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, "\nstderr (last lines):"); i >= 0 {
+		s = s[:i] + " (the server's stderr is in sluice's log)"
+	}
+	return s
+}
+
+// jsonToolResult renders v as a CallToolResult: compact JSON text for the
+// model, the same object as structuredContent.
+func jsonToolResult(v any, isError bool) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	obj := bytes.TrimRight(buf.Bytes(), "\n")
+	text, err := json.Marshal(string(obj))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"content":[{"type":"text","text":`)
+	b.Write(text)
+	b.WriteString(`}],"structuredContent":`)
+	b.Write(obj)
+	if isError {
+		b.WriteString(`,"isError":true`)
+	}
+	b.WriteString(`}`)
+	return b.Bytes(), nil
+}
+
+// topMember returns the raw value of a top-level member of a JSON object, or
+// nil.
+func topMember(obj json.RawMessage, name string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(obj) == 0 || json.Unmarshal(obj, &m) != nil {
+		return nil
+	}
+	return m[name]
+}
+
+// ---------------------------------------------------------------------------
+// Serving
+
+// ServeOptions configures Serve. The zero value serves gateway mode over
+// stdio on os.Stdin and os.Stdout.
+type ServeOptions struct {
+	HTTP        string // listen address (host:port); "" = stdio
+	Flat        bool   // flat mode instead of gateway mode
+	NoPrefix    bool   // flat mode: keep upstream names that do not collide
+	AllowRemote bool   // HTTP: allow a non-loopback listen address
+	Token       string // HTTP: required bearer token ("" = none)
+	Name        string // serverInfo.name; default "sluice"
+	Version     string // serverInfo.version
+	Logger      *slog.Logger
+	// ShutdownTimeout bounds the drain on SIGTERM, SIGINT, stdin EOF or
+	// ctx; default 10s.
+	ShutdownTimeout time.Duration
+	// OnListen receives the bound HTTP address.
+	OnListen func(addr string)
+	// Stdin and Stdout carry stdio frames; nil = os.Stdin, os.Stdout.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// NoSignals: the caller handles SIGTERM and SIGINT (cancel ctx).
+	NoSignals bool
+}
+
+// Serve serves g as an MCP server until ctx ends, stdin reaches EOF
+// (stdio), or SIGTERM or SIGINT arrives; it then drains within
+// ShutdownTimeout and tears every upstream server down (the gateway is
+// closed when Serve returns). Stdout carries protocol frames only.
+func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
+	metrics := front.NewMetrics(nil)
+	fe := NewFrontend(g, &FrontendOptions{Flat: o.Flat, Metrics: metrics})
+	fo := &front.Options{
+		Mode:            front.ModeGateway,
+		NoPrefix:        o.NoPrefix,
+		Name:            o.Name,
+		Version:         o.Version,
+		Logger:          o.Logger,
+		Metrics:         metrics,
+		AllowRemote:     o.AllowRemote,
+		Token:           o.Token,
+		ShutdownTimeout: o.ShutdownTimeout,
+		NoSignals:       o.NoSignals,
+	}
+	if o.Flat {
+		fo.Mode = front.ModeFlat
+	}
+	if fo.Logger == nil {
+		fo.Logger = g.log
+	}
+	if !o.NoSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+		defer stop()
+	}
+	fe.Prepare(ctx)
+	if ctx.Err() != nil {
+		fe.Close()
+		return nil
+	}
+	var err error
+	if o.HTTP == "" {
+		in, out := o.Stdin, o.Stdout
+		if in == nil {
+			in = os.Stdin
+		}
+		if out == nil {
+			out = os.Stdout
+		}
+		err = front.ServeStdio(ctx, fe, fo, in, out)
+	} else {
+		err = front.ServeHTTP(ctx, o.HTTP, fe, fo, func(a net.Addr) {
+			if o.OnListen != nil {
+				o.OnListen(a.String())
+			}
+		})
+	}
+	cerr := fe.Close() // idempotent: front closes it too, except when it never started
+	if err == nil {
+		err = cerr
+	}
+	var be *front.BindError
+	var oe *front.OptionError
+	switch {
+	case err == nil:
+		return nil
+	case KindOf(err) != "":
+		return err
+	case errors.As(err, &be):
+		remedy := "use a free loopback address such as 127.0.0.1:0"
+		if errors.Is(err, front.ErrRemoteBind) {
+			remedy = "listen on 127.0.0.1, or pass --allow-remote (and set a token with --token-file or SLUICE_TOKEN)"
+		}
+		return &Error{Kind: KindBadInput, Message: be.Error(), Remedy: remedy, Err: err}
+	case errors.As(err, &oe):
+		return &Error{Kind: KindBadInput, Message: oe.Error(), Err: err}
+	}
+	return &Error{Kind: KindGateway, Message: "serving failed: " + err.Error(), Err: err}
+}
