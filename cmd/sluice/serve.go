@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"sluice/gateway"
+)
+
+// maxTokenBytes bounds --token-file.
+const maxTokenBytes = 4096
+
+func init() {
+	register("serve", &command{
+		summary: "serve the gateway to agents as an MCP server (stdio or HTTP)",
+		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat] [--no-prefix]
+                    [--allow-remote] [--token-file FILE] [--log-level LEVEL]
+                    [--project DIR]
+
+Serves sluice as an MCP server for agents, in both protocol eras (2025-11-25
+and older with initialize, 2026-07-28 without). Servers are launched on
+demand when trusted, exactly as for 'sluice call'; untrusted and stale
+project servers are never launched.
+
+Transports:
+  (default)        stdio: newline-delimited JSON-RPC on stdin and stdout.
+                   stdout carries protocol frames only; logs go to stderr.
+                   Ends on stdin EOF.
+  --http ADDR      streamable HTTP on one endpoint, http://ADDR/mcp, plus
+                   /healthz, /readyz and /metrics (Prometheus). ADDR must be
+                   a loopback address (127.0.0.1:0 picks a free port; the
+                   bound address is logged as "serving MCP over HTTP")
+                   unless --allow-remote is given.
+
+Modes:
+  gateway (default)  a small fixed tool surface: find, describe, call,
+                     read_result and execute (code mode). The tool list stays
+                     small however many servers are configured.
+  flat               every trusted capability is its own tool, named
+                     SERVER__TOOL (or the bare tool name with --no-prefix when
+                     no other server uses it); resources, prompts, completions
+                     and logging are passed through. Trusted servers without
+                     a recorded catalog are launched once at start to list
+                     their tools; the others launch on their first call.
+
+Approvals: a call that needs approval is asked of the agent's user through
+MCP elicitation when the agent's client supports it; otherwise it is refused
+with the exact remedy ('approve:' globs or an action class).
+
+Flags:
+  --http ADDR         serve streamable HTTP on ADDR instead of stdio
+  --mode MODE         gateway or flat (default gateway)
+  --no-prefix         flat mode: keep upstream tool names when unambiguous
+  --allow-remote      HTTP: allow a non-loopback listen address
+  --token-file FILE   HTTP: require "Authorization: Bearer TOKEN", TOKEN read
+                      from FILE (first line); the environment variable
+                      SLUICE_TOKEN is used when no file is given
+  --log-level LEVEL   debug, info, warn or error (default: SLUICE_LOG_LEVEL,
+                      else info). At debug every server's stderr is relayed.
+  --project DIR       the project root (default: found from the working
+                      directory)
+
+Shutdown: on stdin EOF (stdio), SIGTERM or SIGINT, running calls get up to
+10 seconds to finish, then every launched server is torn down (process
+groups, SIGTERM then SIGKILL).
+
+Exit status:
+  0    served and shut down cleanly
+  1    sluice failed (unreadable files, a server group that survived teardown)
+  2    bad flags, or an address it may not listen on
+`,
+		run: runServe,
+	})
+}
+
+func runServe(e *env) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	httpAddr := fs.String("http", "", "")
+	mode := fs.String("mode", "gateway", "")
+	noPrefix := fs.Bool("no-prefix", false, "")
+	allowRemote := fs.Bool("allow-remote", false, "")
+	tokenFile := fs.String("token-file", "", "")
+	level := fs.String("log-level", "", "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "serve", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "serve", "unexpected argument %q", pos[0])
+	}
+	if *mode != "gateway" && *mode != "flat" {
+		return usageErr(e, "serve", "--mode must be gateway or flat, not %q", *mode)
+	}
+	if *noPrefix && *mode != "flat" {
+		return usageErr(e, "serve", "--no-prefix applies to --mode flat only")
+	}
+	lockStderr(e)
+	lv := logLevel(e.stderr)
+	if *level != "" {
+		l, ok := parseLevel(*level)
+		if !ok {
+			return usageErr(e, "serve", "--log-level must be debug, info, warn or error, not %q", *level)
+		}
+		lv = l
+	} else if os.Getenv("SLUICE_LOG_LEVEL") == "" {
+		lv = slog.LevelInfo
+	}
+	token, err := readToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sluice serve: %v\n", err)
+		return exitUsage
+	}
+	if token != "" && *httpAddr == "" {
+		return usageErr(e, "serve", "a token applies to --http only (stdio has no authentication: the agent starts sluice itself)")
+	}
+	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	opts := &gateway.Options{
+		Project:       *project,
+		Logger:        log,
+		ClientName:    "sluice",
+		ClientVersion: versionString(),
+	}
+	if lv <= slog.LevelDebug {
+		opts.ServerStderr = e.stderr
+	}
+	g, err := gateway.Open(opts)
+	if err != nil {
+		return reportErr(e.stderr, "serve", err)
+	}
+	so := gateway.ServeOptions{
+		HTTP:        *httpAddr,
+		Flat:        *mode == "flat",
+		NoPrefix:    *noPrefix,
+		AllowRemote: *allowRemote,
+		Token:       token,
+		Version:     versionString(),
+		Logger:      log,
+		Stdin:       e.stdin,
+		Stdout:      e.stdout,
+		OnListen: func(addr string) {
+			log.Info("serving MCP over HTTP", "addr", addr, "url", "http://"+addr+"/mcp")
+		},
+	}
+	if err := gateway.Serve(context.Background(), g, so); err != nil {
+		return reportErr(e.stderr, "serve", err)
+	}
+	return exitOK
+}
+
+func parseLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info":
+		return slog.LevelInfo, true
+	case "warn", "warning":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return 0, false
+}
+
+// readToken reads the bearer token from a file (first line), else from
+// SLUICE_TOKEN. The token is never printed.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return strings.TrimSpace(os.Getenv("SLUICE_TOKEN")), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %v", err)
+	}
+	defer f.Close()
+	buf, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %v", err)
+	}
+	n := len(buf)
+	if n > maxTokenBytes {
+		return "", fmt.Errorf("--token-file %s: larger than %d bytes; it should hold one token", path, maxTokenBytes)
+	}
+	tok, _, _ := strings.Cut(string(buf[:n]), "\n")
+	tok = strings.TrimSpace(tok)
+	if tok == "" {
+		return "", fmt.Errorf("--token-file %s: the first line is empty; write the token on it", path)
+	}
+	return tok, nil
+}
