@@ -79,6 +79,11 @@ type pipeline struct {
 	closed   bool
 }
 
+// prepareCompileCache, when set (by tests, which give every gateway its own
+// cache directory), fills a compilation cache directory before a host
+// compiles the named built-ins into it.
+var prepareCompileCache func(dir string, builtins []string)
+
 // filterEntry is one configured filter.
 type filterEntry struct {
 	index   int // in filters:, -1 for the default shape
@@ -291,6 +296,15 @@ func (p *pipeline) load(done chan struct{}) {
 	cache := p.cacheDir
 	if fi, err := os.Lstat(cache); err != nil || !fi.IsDir() {
 		cache = ""
+	}
+	if prepareCompileCache != nil && cache != "" {
+		var builtins []string
+		for _, e := range p.entries {
+			if e.spec.Builtin != "" && !e.inactive() {
+				builtins = append(builtins, e.spec.Builtin)
+			}
+		}
+		prepareCompileCache(cache, builtins)
 	}
 	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: p.store.Put, Logger: p.log})
 	if err != nil {
@@ -610,6 +624,7 @@ type FilterTestRequest struct {
 	Stage    string          // "result" or "context"; "" = the built-in's stage, else "result"
 	Mode     string          // "text" or "result-json"; "" = the built-in's mode, else "text"
 	CacheDir string          // wazero compilation cache; "" = compile in memory
+	Timeout  time.Duration   // per-call deadline; 0 = the gateway's (wasm.DefaultTimeout)
 }
 
 // FilterTestResult is the outcome of FilterTest.
@@ -768,7 +783,7 @@ type filterTester struct {
 }
 
 func newFilterTester(ctx context.Context, req FilterTestRequest) (*filterTester, error) {
-	spec := wasm.Spec{Name: req.Module, Config: req.Config, SHA256: req.SHA256, Mode: wasm.Mode(req.Mode)}
+	spec := wasm.Spec{Name: req.Module, Config: req.Config, SHA256: req.SHA256, Mode: wasm.Mode(req.Mode), Timeout: req.Timeout}
 	stage := req.Stage
 	if name, ok := strings.CutPrefix(req.Module, config.BuiltinPrefix); ok {
 		if _, ok := wasm.Builtin(name); !ok {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,64 +12,83 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"sluice/wasm"
 )
 
-// Compiling a Go guest costs about a second (several under -race), so the
-// tests compile each module once into a scratch cache, keep the cache's
-// files in memory and seed every world's <cache>/wazero with them.
+// Compiling a Go guest costs about a second (several under -race, more
+// with other packages' tests competing for the CPUs), and every test world
+// has its own cache directory. So the tests compile each built-in once per
+// process into a scratch cache, keep the files in memory and seed each
+// gateway's <cache>/wazero with them (prepareCompileCache).
+func init() { prepareCompileCache = seedCompileDir }
+
 var (
-	warmOnce  sync.Once
-	warmFiles map[string][]byte
-	warmErr   error
+	warmMu    sync.Mutex
+	warmFiles = map[string]map[string][]byte{} // builtin -> cache-relative path -> bytes
 )
+
+// warm compiles one built-in into a scratch cache once and returns the
+// cache's files.
+func warm(name string) (map[string][]byte, error) {
+	warmMu.Lock()
+	defer warmMu.Unlock()
+	if f, ok := warmFiles[name]; ok {
+		return f, nil
+	}
+	dir, err := os.MkdirTemp("", "sluice-gateway-wazero-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: dir})
+	if err != nil {
+		return nil, err
+	}
+	_, err = h.Load(ctx, wasm.Spec{Builtin: name})
+	h.Close(ctx)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	warmFiles[name] = files
+	return files, nil
+}
+
+func seedCompileDir(dir string, builtins []string) {
+	for _, b := range builtins {
+		files, err := warm(b)
+		if err != nil {
+			continue // the host compiles it itself and reports what fails
+		}
+		for rel, data := range files {
+			p := filepath.Join(dir, rel)
+			if _, err := os.Stat(p); err == nil {
+				continue
+			}
+			if os.MkdirAll(filepath.Dir(p), 0o700) == nil {
+				_ = os.WriteFile(p, data, 0o600)
+			}
+		}
+	}
+}
 
 func seedCompileCache(t *testing.T, w *world) {
 	t.Helper()
-	warmOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sluice-gateway-wazero-")
-		if err != nil {
-			warmErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		ctx := context.Background()
-		h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: dir})
-		if err != nil {
-			warmErr = err
-			return
-		}
-		for _, b := range wasm.BuiltinNames() {
-			if _, err := h.Load(ctx, wasm.Spec{Builtin: b}); err != nil {
-				warmErr = err
-			}
-		}
-		h.Close(ctx)
-		warmFiles = map[string][]byte{}
-		warmErr = errors.Join(warmErr, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			warmFiles[rel] = b
-			return err
-		}))
-	})
-	if warmErr != nil {
-		t.Fatal(warmErr)
-	}
-	for rel, b := range warmFiles {
-		p := filepath.Join(w.cache, "wazero", rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedCompileDir(filepath.Join(w.cache, "wazero"), wasm.BuiltinNames())
 }
 
 var handleRe = regexp.MustCompile(`r-[0-9a-f]{32}`)
@@ -396,105 +414,6 @@ func TestOpenRefusesUnsafeResultsDir(t *testing.T) {
 	}
 }
 
-func TestReadResultErrors(t *testing.T) {
-	w := newWorld(t)
-	now := time.Now()
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	w.writeUser("results: {ttlMs: 60000}\n")
-	g := w.open(func(o *Options) { o.Now = clock })
-	h, err := g.pipeline.store.Put([]byte("stored bytes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := g.ReadResult(h, 0, 0)
-	if err != nil || p.Data != "stored bytes" || !p.EOF || p.Total != 12 {
-		t.Fatalf("read: %+v, %v", p, err)
-	}
-	cases := []struct {
-		handle string
-		offset int64
-		kind   Kind
-		want   string
-	}{
-		{"r-" + strings.Repeat("0", 32), 0, KindUnknown, "no stored result"},
-		{"not-a-handle", 0, KindBadInput, "not a result handle"},
-		{h, 12, KindBadInput, "past the end"},
-		{h, -1, KindBadInput, "negative"},
-	}
-	for _, c := range cases {
-		_, err := g.ReadResult(c.handle, c.offset, 0)
-		if KindOf(err) != c.kind || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ReadResult(%q, %d): %v, want %s %q", c.handle, c.offset, err, c.kind, c.want)
-		}
-	}
-	var ge *Error
-	if _, err := g.ReadResult("r-"+strings.Repeat("0", 32), 0, 0); !errors.As(err, &ge) || ge.Remedy == "" {
-		t.Fatalf("unknown handle without a remedy: %v", err)
-	}
-	mu.Lock()
-	now = now.Add(2 * time.Minute)
-	mu.Unlock()
-	if _, err := g.ReadResult(h, 0, 0); KindOf(err) != KindUnknown || !strings.Contains(err.Error(), "expired") {
-		t.Fatalf("expired handle: %v", err)
-	}
-}
-
-func TestReadResultPagesOnCharacterBoundaries(t *testing.T) {
-	w := newWorld(t)
-	g := w.open()
-	text := strings.Repeat("aé€😀", 50) // 1, 2, 3 and 4-byte characters
-	h, err := g.pipeline.store.Put([]byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, length := range []int64{1, 2, 3, 5, 7, 64} {
-		var got strings.Builder
-		var off int64
-		for {
-			p, err := g.ReadResult(h, off, length)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Offset != off {
-				t.Fatalf("length %d: page starts at %d, asked %d", length, p.Offset, off)
-			}
-			b, err := json.Marshal(p)
-			if err != nil || strings.Contains(string(b), `"encoding"`) {
-				t.Fatalf("length %d: page %s is not text: %v", length, b, err)
-			}
-			got.WriteString(p.Data)
-			if p.EOF {
-				break
-			}
-			off = p.Next
-		}
-		if got.String() != text {
-			t.Fatalf("length %d: pages do not reassemble the text", length)
-		}
-	}
-	// An offset inside a character starts at that character.
-	p, err := g.ReadResult(h, 2, 4) // inside é
-	if err != nil || p.Offset != 1 || !strings.HasPrefix(p.Data, "é") {
-		t.Fatalf("mid-character offset: %+v, %v", p, err)
-	}
-	// Bytes that are not UTF-8 travel as base64 in JSON, exactly.
-	bin := []byte{0xff, 0x00, 0xfe, 'x'}
-	hb, err := g.pipeline.store.Put(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err = g.ReadResult(hb, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(p)
-	var back ResultPage
-	if err := json.Unmarshal(b, &back); err != nil || back.Data != string(bin) || !strings.Contains(string(b), `"encoding":"base64"`) {
-		t.Fatalf("binary page %s: %v", b, err)
-	}
-}
-
 func TestShapeBudget(t *testing.T) {
 	cases := []struct {
 		cfg  string
@@ -594,58 +513,4 @@ func TestPassThroughModuleLoads(t *testing.T) {
 			t.Fatalf("mode %s: %+v %v", mode, out, err)
 		}
 	}
-}
-
-func FuzzReadResultPages(f *testing.F) {
-	f.Add([]byte("plain ascii"), int64(3), int64(0))
-	f.Add([]byte("aé€😀"), int64(1), int64(2))
-	f.Add([]byte{0xff, 0xe2, 0x82, 0x00, 0xf0}, int64(2), int64(1))
-	dir := f.TempDir()
-	store, err := wasm.NewOffloadStore(wasm.OffloadOptions{Dir: filepath.Join(dir, "results")})
-	if err != nil {
-		f.Fatal(err)
-	}
-	g := &Gateway{pipeline: &pipeline{store: store}}
-	f.Fuzz(func(t *testing.T, data []byte, length, start int64) {
-		if len(data) == 0 || len(data) > 1<<16 {
-			return
-		}
-		length = 1 + (length&0x7fffffff)%64
-		start = (start & 0x7fffffff) % int64(len(data))
-		h, err := store.Put(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(filepath.Join(dir, "results", h+".result"))
-		var got []byte
-		off := start
-		first := true
-		for n := 0; ; n++ {
-			p, err := g.ReadResult(h, off, length)
-			if err != nil {
-				t.Fatalf("offset %d: %v", off, err)
-			}
-			if first {
-				if p.Offset > start || start-p.Offset > 3 {
-					t.Fatalf("first page starts at %d for offset %d", p.Offset, start)
-				}
-				off = p.Offset
-				first = false
-			}
-			if p.Offset != off || p.Length != int64(len(p.Data)) || p.Length == 0 {
-				t.Fatalf("page %+v at %d", p, off)
-			}
-			got = append(got, p.Data...)
-			if p.EOF {
-				break
-			}
-			off = p.Next
-			if n > len(data) {
-				t.Fatal("paging does not end")
-			}
-		}
-		if string(got) != string(data[len(data)-len(got):]) {
-			t.Fatalf("pages do not reassemble the stored bytes")
-		}
-	})
 }
