@@ -82,7 +82,7 @@ func BenchmarkShape(b *testing.B) {
 // mcpf_init + call + close) against a pooled instance, for the Go shape guest
 // and the WAT upper guest. x-pooled = fresh / pooled.
 func BenchmarkInstance(b *testing.B) {
-	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 1})
+	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 2}) // one pooled instance + one fresh slot
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string

@@ -77,11 +77,7 @@ func (f *Filter) Apply(ctx context.Context, result []byte, meta Meta) (Output, e
 		if out.Status == StatusPass {
 			continue
 		}
-		enc, err := json.Marshal(string(out.Data))
-		if err != nil {
-			return Output{}, err
-		}
-		item["text"] = enc
+		item["text"] = appendJSONString(nil, string(out.Data))
 		if items[i], err = json.Marshal(item); err != nil {
 			return Output{}, err
 		}

@@ -27,6 +27,15 @@ type Shaper struct {
 	out     []byte
 	content []item
 	fixed   [][2]int // spans (key start, value end) of members kept verbatim
+	scratch []byte
+
+	// per-call walk state
+	res                []byte
+	contentS, scS, scE int
+	omitted            int
+	topFn              func(k []byte, vs int) (int, error)
+	elemFn             func(i int) (int, error)
+	itemFn             func(k []byte, vs int) (int, error)
 }
 
 // item is one content item found in the single walk: its span and, for the
@@ -67,65 +76,17 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	if len(result) <= budget {
 		return nil, false, nil
 	}
-	contentS, scS, scE := -1, -1, -1
 	s.fixed = s.fixed[:0]
 	s.content = s.content[:0]
-	omitted := 0
-	skip := s.Skip
-	if skip == nil {
-		skip = func(i int) (int, error) { return SkipValue(result, i) }
+	s.res, s.contentS, s.scS, s.scE, s.omitted = result, -1, -1, -1, 0
+	if s.topFn == nil { // bound once: method values passed as funcs allocate
+		s.topFn, s.elemFn, s.itemFn = s.top, s.elem, s.itemMember
 	}
 	// One walk over the input: the content array and its items are parsed
-	// in place; every other value is skipped once.
-	itemMember := func(it *item) func(k []byte, vs int) (int, error) {
-		return func(k []byte, vs int) (int, error) {
-			ve, err := skip(vs)
-			switch {
-			case KeyIs(k, "type"):
-				it.typ = [2]int{vs, ve}
-			case KeyIs(k, "text"):
-				it.text = [2]int{vs, ve}
-			case KeyIs(k, "resource"):
-				it.resource = [2]int{vs, ve}
-			}
-			return ve, err
-		}
-	}
-	elem := func(i int) (int, error) {
-		it := item{s: i}
-		var e int
-		var err error
-		if result[i] == '{' {
-			e, err = Object(result, i, itemMember(&it))
-		} else {
-			e, err = skip(i)
-		}
-		it.e = e
-		s.content = append(s.content, it)
-		return e, err
-	}
-	_, err := Object(result, 0, func(k []byte, vs int) (int, error) {
-		if KeyIs(k, "content") && result[vs] == '[' {
-			contentS = vs
-			return Array(result, vs, elem)
-		}
-		ve, err := skip(vs)
-		if err != nil {
-			return 0, err
-		}
-		switch {
-		case KeyIs(k, "structuredContent"):
-			scS, scE = vs, ve
-		case KeyIs(k, "content"):
-			return 0, ErrNotResult
-		case KeyIs(k, "_meta") && ve-vs <= maxKeptMeta,
-			ve-vs <= maxKeptScalar:
-			s.fixed = append(s.fixed, [2]int{ptrDiff(result, k), ve})
-		default:
-			omitted += ve - vs
-		}
-		return ve, nil
-	})
+	// in place; every other value is skipped once (by the host in a guest).
+	_, err := Object(result, 0, s.topFn)
+	contentS, scS, scE, omitted := s.contentS, s.scS, s.scE, s.omitted
+	s.res = nil
 	if err != nil || contentS < 0 {
 		return nil, false, ErrNotResult
 	}
@@ -138,7 +99,8 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	}
 	// The marker is written last but its room is reserved first, sized for
 	// the largest omitted count possible.
-	markerMax := len(marker(nil, budget, len(result), len(result), handle))
+	s.scratch = marker(s.scratch[:0], budget, len(result), len(result), handle)
+	markerMax := len(s.scratch)
 
 	out := append(s.out[:0], `{"content":[`...)
 	fixedLen := 0
@@ -208,6 +170,67 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	return out, true, nil
 }
 
+func (s *Shaper) skip(i int) (int, error) {
+	if s.Skip != nil {
+		return s.Skip(i)
+	}
+	return SkipValue(s.res, i)
+}
+
+// top handles one top-level member.
+func (s *Shaper) top(k []byte, vs int) (int, error) {
+	result := s.res
+	if KeyIs(k, "content") && result[vs] == '[' {
+		s.contentS = vs
+		return Array(result, vs, s.elemFn)
+	}
+	ve, err := s.skip(vs)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case KeyIs(k, "structuredContent"):
+		s.scS, s.scE = vs, ve
+	case KeyIs(k, "content"):
+		return 0, ErrNotResult
+	case KeyIs(k, "_meta") && ve-vs <= maxKeptMeta,
+		ve-vs <= maxKeptScalar:
+		s.fixed = append(s.fixed, [2]int{ptrDiff(result, k), ve})
+	default:
+		s.omitted += ve - vs
+	}
+	return ve, nil
+}
+
+// elem handles one content item.
+func (s *Shaper) elem(i int) (int, error) {
+	s.content = append(s.content, item{s: i})
+	var e int
+	var err error
+	if s.res[i] == '{' {
+		e, err = Object(s.res, i, s.itemFn)
+	} else {
+		e, err = s.skip(i)
+	}
+	s.content[len(s.content)-1].e = e
+	return e, err
+}
+
+// itemMember records the parts of the current item that can be cut.
+func (s *Shaper) itemMember(k []byte, vs int) (int, error) {
+	ve, err := s.skip(vs)
+	it := &s.content[len(s.content)-1]
+	switch {
+	case KeyIs(k, "type"):
+		it.typ = [2]int{vs, ve}
+	case KeyIs(k, "text"):
+		it.text = [2]int{vs, ve}
+	case KeyIs(k, "resource"):
+		it.resource = [2]int{vs, ve}
+	}
+	return ve, err
+}
+
 // ptrDiff returns the offset of sub inside b (sub must be a subslice of b).
 func ptrDiff(b, sub []byte) int {
 	return cap(b) - cap(sub)
@@ -247,7 +270,7 @@ func cutItem(out, result []byte, it *item, room int) []byte {
 // cutText appends head + prefix-of-text + note + tail + ',' within room.
 func cutText(out []byte, head, tail string, text []byte, room int) []byte {
 	raw := text[1 : len(text)-1]
-	noteMax := len(cutNote(nil, len(raw)))
+	noteMax := len(" \u2026 [") + digits(len(raw)) + len(" bytes cut]")
 	avail := room - len(head) - len(tail) - noteMax - 1
 	if avail < minTextKeep {
 		return out
@@ -278,11 +301,26 @@ func marker(dst []byte, budget, total, omitted int, handle string) []byte {
 	dst = append(dst, ` bytes were omitted. `...)
 	if handle != "" {
 		dst = append(dst, `The full result is stored under handle `...)
-		q := AppendQuote(nil, []byte(handle))
-		dst = append(dst, q[1:len(q)-1]...)
+		// Handles are opaque but short and plain; escape defensively.
+		for i := 0; i < len(handle); i++ {
+			if c := handle[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+				dst = append(dst, '_')
+			} else {
+				dst = append(dst, c)
+			}
+		}
 		dst = append(dst, `; read it in pages by that handle.]"}`...)
 	} else {
 		dst = append(dst, `The full result could not be stored.]"}`...)
 	}
 	return dst
+}
+
+func digits(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
 }
