@@ -1,0 +1,492 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// agent is a minimal legacy-era MCP client driving Serve over pipes, the
+// way an agent drives 'sluice serve' over stdio.
+type agent struct {
+	t      *testing.T
+	w      io.WriteCloser
+	served chan error
+
+	mu      sync.Mutex
+	next    int
+	pending map[string]chan rpcLine
+	notes   []rpcLine
+	noteCh  chan struct{}
+	// onRequest answers server->client requests (elicitation, roots ...).
+	onRequest func(method string, params json.RawMessage) (json.RawMessage, *rpcError)
+}
+
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+type rpcLine struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *rpcError       `json:"error,omitempty"`
+}
+
+// syncBuffer collects server stderr from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serveAgent serves g over pipes and connects an agent declaring caps
+// (a client capabilities object). Closing the agent ends Serve.
+func serveAgent(t *testing.T, g *Gateway, flat bool, caps string, onRequest func(string, json.RawMessage) (json.RawMessage, *rpcError)) *agent {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	a := &agent{t: t, w: inW, served: make(chan error, 1), pending: map[string]chan rpcLine{}, noteCh: make(chan struct{}, 1), onRequest: onRequest}
+	go func() {
+		err := Serve(context.Background(), g, ServeOptions{Flat: flat, Stdin: inR, Stdout: outW, NoSignals: true, ShutdownTimeout: 2 * time.Second, Logger: g.log})
+		outW.Close()
+		a.served <- err
+	}()
+	go a.read(outR)
+	t.Cleanup(func() { a.close() })
+	res := a.call("initialize", fmt.Sprintf(`{"protocolVersion":"2025-11-25","capabilities":%s,"clientInfo":{"name":"test-agent","version":"1"}}`, caps))
+	if !strings.Contains(string(res), `"serverInfo"`) {
+		t.Fatalf("initialize: %s", res)
+	}
+	a.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return a
+}
+
+func (a *agent) send(line string) {
+	if _, err := io.WriteString(a.w, line+"\n"); err != nil {
+		a.t.Errorf("write to serve: %v", err)
+	}
+}
+
+func (a *agent) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var m rpcLine
+			if json.Unmarshal(line, &m) != nil {
+				a.t.Errorf("serve wrote a line that is not JSON-RPC: %q", line)
+				continue
+			}
+			switch {
+			case m.Method != "" && len(m.ID) > 0:
+				go a.answer(m)
+			case m.Method != "":
+				a.mu.Lock()
+				a.notes = append(a.notes, m)
+				a.mu.Unlock()
+				select {
+				case a.noteCh <- struct{}{}:
+				default:
+				}
+			default:
+				a.mu.Lock()
+				ch := a.pending[string(m.ID)]
+				a.mu.Unlock()
+				if ch != nil {
+					ch <- m
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (a *agent) answer(m rpcLine) {
+	var res json.RawMessage
+	var e *rpcError
+	if a.onRequest != nil {
+		res, e = a.onRequest(m.Method, m.Params)
+	} else {
+		e = &rpcError{Code: -32601, Message: "not supported"}
+	}
+	out := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+	if e != nil {
+		out["error"] = e
+	} else {
+		out["result"] = res
+	}
+	b, _ := json.Marshal(out)
+	a.send(string(b))
+}
+
+// start sends a request and returns its id and the channel of its answer.
+func (a *agent) start(method, params string) (string, chan rpcLine) {
+	a.mu.Lock()
+	a.next++
+	id := strconv.Itoa(a.next)
+	ch := make(chan rpcLine, 1)
+	a.pending[id] = ch
+	a.mu.Unlock()
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params))
+	return id, ch
+}
+
+func (a *agent) wait(ch chan rpcLine, what string) rpcLine {
+	a.t.Helper()
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(30 * time.Second):
+		a.t.Fatalf("no answer to %s within 30 s", what)
+	}
+	return rpcLine{}
+}
+
+// call makes one request and returns its result (failing on an error).
+func (a *agent) call(method, params string) json.RawMessage {
+	a.t.Helper()
+	_, ch := a.start(method, params)
+	m := a.wait(ch, method)
+	if m.Error != nil {
+		a.t.Fatalf("%s: error %d %s", method, m.Error.Code, m.Error.Message)
+	}
+	return m.Result
+}
+
+// tool calls a tool and returns its CallToolResult.
+func (a *agent) tool(name, args string) toolRes {
+	a.t.Helper()
+	raw := a.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args))
+	var r toolRes
+	if err := json.Unmarshal(raw, &r); err != nil {
+		a.t.Fatalf("%s: %v in %s", name, err, raw)
+	}
+	r.raw = raw
+	return r
+}
+
+type toolRes struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+	raw               json.RawMessage
+}
+
+func (r toolRes) text() string {
+	var s []string
+	for _, c := range r.Content {
+		s = append(s, c.Text)
+	}
+	return strings.Join(s, "\n")
+}
+
+func (a *agent) notifications(method string) []rpcLine {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []rpcLine
+	for _, n := range a.notes {
+		if n.Method == method {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (a *agent) toolNames() []string {
+	a.t.Helper()
+	var l struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(a.call("tools/list", `{}`), &l); err != nil {
+		a.t.Fatal(err)
+	}
+	var names []string
+	for _, t := range l.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// close ends the agent's stdin and waits for Serve to return.
+func (a *agent) close() {
+	a.w.Close()
+	select {
+	case err := <-a.served:
+		if err != nil {
+			a.t.Errorf("Serve: %v", err)
+		}
+		a.served <- nil
+	case <-time.After(20 * time.Second):
+		a.t.Error("Serve did not return within 20 s of stdin EOF")
+	}
+}
+
+func TestServeGatewayMode(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	a := serveAgent(t, g, false, `{}`, nil)
+
+	names := strings.Join(a.toolNames(), ",")
+	if names != "call,describe,execute,find,read_result" {
+		t.Fatalf("gateway tools %s", names)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("serving launched %d servers before any call", n)
+	}
+	// No catalog yet: find names the remedy and launches nothing.
+	r := a.tool("find", `{}`)
+	if r.IsError || !strings.Contains(r.text(), `"provenance":"missing"`) || !strings.Contains(r.text(), "refresh") {
+		t.Fatalf("find without a catalog: %s", r.raw)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("find launched %d servers", n)
+	}
+	r = a.tool("find", `{"server":"fx","refresh":true}`)
+	if r.IsError || !strings.Contains(r.text(), `"capability":"fx__echo"`) || len(r.StructuredContent) == 0 {
+		t.Fatalf("find refresh: %s", r.raw)
+	}
+	r = a.tool("describe", `{"capabilities":["fx__add","fx__nope"]}`)
+	if r.IsError || !strings.Contains(r.text(), `"inputSchema"`) || !strings.Contains(r.text(), `"capability":"fx__nope"`) {
+		t.Fatalf("describe: %s", r.raw)
+	}
+	r = a.tool("call", `{"capability":"fx__add","arguments":{"a":12345678901234567890,"b":1}}`)
+	if r.IsError || !strings.Contains(string(r.raw), `12345678901234567891`) {
+		t.Fatalf("call add: %s", r.raw)
+	}
+	r = a.tool("call", `{"capability":"fx__nosuch","arguments":{}}`)
+	if !r.IsError || !strings.Contains(r.text(), "has no tool") || !strings.Contains(r.text(), "Fix:") {
+		t.Fatalf("unknown tool: %s", r.raw)
+	}
+	r = a.tool("execute", `{"script":"result = fx.echo(text=\"from a script\")"}`)
+	if r.IsError || !strings.Contains(r.text(), "from a script") {
+		t.Fatalf("execute: %s", r.raw)
+	}
+	r = a.tool("read_result", `{"ref":"r-00000000000000000000000000000000"}`)
+	if !r.IsError || !strings.Contains(r.text(), "Fix:") {
+		t.Fatalf("read_result of an unknown ref: %s", r.raw)
+	}
+	a.close()
+	waitNoChildren(t)
+}
+
+func TestServeFlatMode(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	a := serveAgent(t, g, true, `{}`, nil)
+
+	// The server had no catalog: serving launched it once to list it.
+	names := a.toolNames()
+	if !strings.Contains(strings.Join(names, ","), "fx__echo") || strings.Contains(strings.Join(names, ","), "find") {
+		t.Fatalf("flat tools %v", names)
+	}
+	r := a.tool("fx__echo", `{"text":"flat"}`)
+	if r.IsError || r.text() != "flat" {
+		t.Fatalf("flat call: %s", r.raw)
+	}
+	// An upstream protocol error stays a protocol error.
+	_, ch := a.start("tools/call", `{"name":"fx__bad_iserror","arguments":{}}`)
+	if m := a.wait(ch, "bad_iserror"); m.Error == nil && !strings.Contains(string(m.Result), `"isError":true`) {
+		t.Fatalf("malformed upstream result passed as success: %s", m.Result)
+	}
+	a.close()
+	waitNoChildren(t)
+}
+
+// TestServeProgressAndCancel: upstream progress reaches the agent's token
+// before the result, and an agent's cancellation reaches the server.
+func TestServeProgressAndCancel(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	stderr := &syncBuffer{}
+	g := w.open(func(o *Options) { o.ServerStderr = stderr })
+	a := serveAgent(t, g, true, `{}`, nil)
+
+	raw := a.call("tools/call", `{"name":"fx__slow","arguments":{"ms":150,"steps":3},"_meta":{"progressToken":"tok-1"}}`)
+	if strings.Contains(string(raw), `"isError":true`) {
+		t.Fatalf("slow: %s", raw)
+	}
+	ps := a.notifications("notifications/progress")
+	if len(ps) != 3 {
+		t.Fatalf("want 3 progress notifications before the result, got %d", len(ps))
+	}
+	for i, p := range ps {
+		var n struct {
+			Token    string  `json:"progressToken"`
+			Progress float64 `json:"progress"`
+			Total    float64 `json:"total"`
+			Message  string  `json:"message"`
+		}
+		if err := json.Unmarshal(p.Params, &n); err != nil || n.Token != "tok-1" || n.Progress != float64(i+1) || n.Total != 3 || !strings.HasPrefix(n.Message, "step ") {
+			t.Errorf("progress %d: %s", i, p.Params)
+		}
+	}
+
+	id, ch := a.start("tools/call", `{"name":"fx__slow","arguments":{"ms":30000}}`)
+	time.Sleep(200 * time.Millisecond) // let the call reach the server
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"user"}}`, id))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "cancelled request") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancellation never reached the server; its stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case m := <-ch:
+		if m.Error == nil {
+			t.Errorf("a cancelled call produced a result: %s", m.Result)
+		}
+	default:
+	}
+	// The server is still usable after the cancellation.
+	if r := a.tool("fx__echo", `{"text":"after"}`); r.text() != "after" {
+		t.Fatalf("after cancel: %s", r.raw)
+	}
+	a.close()
+	waitNoChildren(t)
+}
+
+// TestServeApproval: a call that needs approval is refused with the remedy
+// when the agent cannot be asked, and runs when the agent's user accepts.
+func TestServeApproval(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	stderr := &syncBuffer{}
+	g := w.open(func(o *Options) { o.ServerStderr = stderr })
+
+	a := serveAgent(t, g, false, `{}`, nil)
+	r := a.tool("call", `{"capability":"fx__stderr","arguments":{"text":"refused-run"}}`)
+	if !r.IsError || !strings.Contains(r.text(), "elicitation") || !strings.Contains(r.text(), "approve:") {
+		t.Fatalf("refusal without elicitation: %s", r.raw)
+	}
+	a.close()
+	if strings.Contains(stderr.String(), "refused-run") {
+		t.Fatal("a refused call ran")
+	}
+
+	g2 := w.open(func(o *Options) { o.ServerStderr = stderr })
+	var asked []string
+	var mu sync.Mutex
+	answer := "accept"
+	b := serveAgent(t, g2, false, `{"elicitation":{}}`, func(method string, params json.RawMessage) (json.RawMessage, *rpcError) {
+		if method != "elicitation/create" {
+			return nil, &rpcError{Code: -32601, Message: "no"}
+		}
+		mu.Lock()
+		asked = append(asked, string(params))
+		act := answer
+		mu.Unlock()
+		return json.RawMessage(`{"action":"` + act + `","content":{}}`), nil
+	})
+	r = b.tool("call", `{"capability":"fx__stderr","arguments":{"text":"approved-run"}}`)
+	if r.IsError || !strings.Contains(r.text(), "wrote") {
+		t.Fatalf("approved call: %s", r.raw)
+	}
+	mu.Lock()
+	if len(asked) != 1 || !strings.Contains(asked[0], "fx__stderr") {
+		t.Errorf("elicitation requests %v", asked)
+	}
+	answer = "decline"
+	mu.Unlock()
+	r = b.tool("call", `{"capability":"fx__stderr","arguments":{"text":"declined-run"}}`)
+	if !r.IsError || !strings.Contains(r.text(), "declined") {
+		t.Fatalf("declined call: %s", r.raw)
+	}
+	b.close()
+	if !strings.Contains(stderr.String(), "approved-run") || strings.Contains(stderr.String(), "declined-run") {
+		t.Fatalf("server stderr:\n%s", stderr.String())
+	}
+	waitNoChildren(t)
+}
+
+// TestServeForwardsServerRequests: a legacy server's roots/list during a
+// call reaches the agent of that call.
+func TestServeForwardsServerRequests(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-mode", "legacy-only"))
+	g := w.open()
+	a := serveAgent(t, g, true, `{"roots":{}}`, func(method string, _ json.RawMessage) (json.RawMessage, *rpcError) {
+		if method == "roots/list" {
+			return json.RawMessage(`{"roots":[{"uri":"file:///agent-root","name":"agent"}]}`), nil
+		}
+		return nil, &rpcError{Code: -32601, Message: "no"}
+	})
+	r := a.tool("fx__ask_roots", `{}`)
+	if r.IsError || !strings.Contains(string(r.raw), "agent-root") {
+		t.Fatalf("ask_roots: %s", r.raw)
+	}
+	a.close()
+	waitNoChildren(t)
+}
+
+// TestServeCanary: an untrusted project server is never launched through
+// serve, in either mode, whatever the agent asks.
+func TestServeCanary(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "canary"))
+	for _, flat := range []bool{false, true} {
+		g := w.open()
+		a := serveAgent(t, g, flat, `{"elicitation":{}}`, func(string, json.RawMessage) (json.RawMessage, *rpcError) {
+			return json.RawMessage(`{"action":"accept","content":{}}`), nil
+		})
+		names := a.toolNames()
+		if flat && len(names) != 0 {
+			t.Fatalf("flat mode lists an untrusted server's tools: %v", names)
+		}
+		if flat {
+			_, ch := a.start("tools/call", `{"name":"canary__echo","arguments":{"text":"x"}}`)
+			if m := a.wait(ch, "canary call"); m.Error == nil && !strings.Contains(string(m.Result), `"isError":true`) {
+				t.Fatalf("flat call of an untrusted tool: %s", m.Result)
+			}
+		} else {
+			r := a.tool("call", `{"capability":"canary__echo","arguments":{"text":"x"}}`)
+			if !r.IsError || !strings.Contains(r.text(), "sluice trust canary") {
+				t.Fatalf("gateway call of an untrusted tool: %s", r.raw)
+			}
+			r = a.tool("find", `{"server":"canary","refresh":true}`)
+			if !strings.Contains(r.text(), "untrusted") {
+				t.Fatalf("find: %s", r.raw)
+			}
+			r = a.tool("execute", `{"script":"result = canary.echo(text=\"x\")"}`)
+			if !r.IsError {
+				t.Fatalf("execute: %s", r.raw)
+			}
+		}
+		if n := children(); n != 0 {
+			t.Fatalf("flat=%v: %d processes launched", flat, n)
+		}
+		a.close()
+	}
+}
