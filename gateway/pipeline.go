@@ -71,6 +71,10 @@ type pipeline struct {
 	entries  []*filterEntry
 	store    *wasm.OffloadStore
 	reqID    atomic.Uint64
+	// fingerprint of the filter settings the pipeline was built from; calls
+	// are refused when the file now says something else (restart to apply).
+	fingerprint string
+	userFile    string
 
 	mu       sync.Mutex
 	loadDone chan struct{} // closed once the load finished (nil: not started)
@@ -107,13 +111,13 @@ func (e *filterEntry) inactive() bool { return len(e.cfg.Capabilities) == 0 }
 func (g *Gateway) initPipeline() error {
 	l := g.reload()
 	st := l.Settings
-	if slices.Contains(st.Invalid, "filters") {
-		var lines []string
-		for _, d := range l.Diagnostics {
-			if d.Severity == config.SeverityError && (d.Field == "filters" || strings.HasPrefix(d.Field, "filters[")) {
-				lines = append(lines, d.String())
-			}
+	var lines []string
+	for _, d := range l.Diagnostics {
+		if d.Severity == config.SeverityError && d.File == l.UserFile && isFiltersField(d.Field) {
+			lines = append(lines, d.String())
 		}
+	}
+	if slices.Contains(st.Invalid, "filters") || len(lines) > 0 {
 		msg := "the filters setting in " + l.UserFile + " is invalid; sluice will not run without the filters you configured"
 		if len(lines) > 0 {
 			msg += ":\n  " + strings.Join(lines, "\n  ")
@@ -142,10 +146,67 @@ func (g *Gateway) initPipeline() error {
 		return &Error{Kind: KindGateway, Message: "cannot open the results store: " + err.Error(), Remedy: remedy, Err: err}
 	}
 	g.pipeline = &pipeline{
-		log:      g.log,
-		cacheDir: filepath.Join(g.cacheDir, "wazero"),
-		entries:  entries,
-		store:    store,
+		log:         g.log,
+		cacheDir:    filepath.Join(g.cacheDir, "wazero"),
+		entries:     entries,
+		store:       store,
+		fingerprint: filtersFingerprint(l),
+		userFile:    l.UserFile,
+	}
+	return nil
+}
+
+func isFiltersField(f string) bool {
+	return f == "filters" || strings.HasPrefix(f, "filters[") || strings.HasPrefix(f, "filters.")
+}
+
+// userFileBroken returns the diagnostic of a user file that contributes
+// nothing (syntax error, unreadable, not a mapping ...): its filters are
+// then unknown.
+func userFileBroken(l *config.Loaded) (config.Diagnostic, bool) {
+	for _, d := range l.Diagnostics {
+		if d.Severity == config.SeverityError && d.File != "" && d.File == l.UserFile && d.Field == "" {
+			return d, true
+		}
+	}
+	return config.Diagnostic{}, false
+}
+
+// filtersFingerprint digests what decides which filters run (positions
+// excluded, so editing elsewhere in the file changes nothing).
+func filtersFingerprint(l *config.Loaded) string {
+	type f struct {
+		Module, Builtin, Path, SHA256, Stage, OnError string
+		Capabilities                                  []string
+		Config                                        json.RawMessage
+	}
+	var fs []f
+	for _, x := range l.Settings.Filters {
+		fs = append(fs, f{x.Module, x.Builtin, x.Path, x.SHA256, x.Stage, x.OnError, x.Capabilities, x.Config})
+	}
+	_, broken := userFileBroken(l)
+	b, _ := json.Marshal(struct {
+		Filters []f
+		Invalid bool
+		Broken  bool
+	}{fs, slices.Contains(l.Settings.Invalid, "filters"), broken})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// configErr refuses calls while the user file's filters are unknown (the
+// file contributes nothing) or differ from what the pipeline runs.
+func (g *Gateway) filterConfigErr(p *pipeline, capability string) error {
+	l := g.Loaded()
+	if d, broken := userFileBroken(l); broken {
+		return &Error{Kind: KindFilter, Capability: capability,
+			Message: "the user config file cannot be used (" + d.Message + "), so the filters it configures are unknown; results are withheld until it is fixed",
+			Remedy:  "fix " + l.UserFile + " (run 'sluice check')"}
+	}
+	if filtersFingerprint(l) != p.fingerprint {
+		return &Error{Kind: KindFilter, Capability: capability,
+			Message: "the filters setting in " + p.userFile + " changed since sluice started; results are withheld until sluice runs the new filters",
+			Remedy:  "restart sluice (or the agent's MCP connection) to apply the new filters"}
 	}
 	return nil
 }
@@ -423,6 +484,9 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 	p := g.pipeline
 	if p == nil {
 		return raw, nil
+	}
+	if err := g.filterConfigErr(p, capability); err != nil {
+		return nil, err
 	}
 	server, tool, _ := SplitCapability(capability)
 	reqID := "f" + strconv.FormatUint(p.reqID.Add(1), 10)

@@ -378,6 +378,7 @@ func TestOpenRefusesBadFilterConfig(t *testing.T) {
 		{"invalid setting", "filters:\n  - module: nope\n", "filters[0].module"},
 		{"unknown key", "filters:\n  - module: builtin:redact\n    enabled: false\n", "filters[0].enabled"},
 		{"unknown builtin", "filters:\n  - module: builtin:nosuch\n", "unknown built-in filter"},
+		{"duplicate key", "filters:\n  - module: builtin:redact\nfilters: []\n", "is invalid"},
 		{"missing module file", "filters:\n  - module: " + filepath.Join(t.TempDir(), "gone.wasm") + "\n", "cannot read filter module"},
 	}
 	for _, c := range cases {
@@ -512,5 +513,37 @@ func TestPassThroughModuleLoads(t *testing.T) {
 		if err != nil || out.Status != wasm.StatusPass || string(out.Data) != string(in) {
 			t.Fatalf("mode %s: %+v %v", mode, out, err)
 		}
+	}
+}
+
+func TestFilterConfigChangesWithholdResults(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("idleTimeoutMs: 60000\n")
+	g := w.open()
+	small := json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
+	if _, err := g.filterResult(ctx(t), "fx__echo", small, true); err != nil {
+		t.Fatal(err)
+	}
+	// Editing elsewhere in the file changes nothing.
+	w.writeUser("idleTimeoutMs: 120000\napprove: [\"fx__*\"]\n")
+	if _, err := g.filterResult(ctx(t), "fx__echo", small, true); err != nil {
+		t.Fatal(err)
+	}
+	// A filter added while running: withheld until a restart applies it.
+	w.writeUser("idleTimeoutMs: 120000\nfilters:\n  - module: builtin:redact\n")
+	if _, err := g.filterResult(ctx(t), "fx__echo", small, true); KindOf(err) != KindFilter || !strings.Contains(err.Error(), "changed since sluice started") {
+		t.Fatalf("changed filters: %v", err)
+	}
+	// A user file that contributes nothing: its filters are unknown.
+	w.writeUser("filters: [\n")
+	_, err := g.filterResult(ctx(t), "fx__echo", small, true)
+	if KindOf(err) != KindFilter || !strings.Contains(err.Error(), "cannot be used") || !strings.Contains(err.Error(), "sluice check") {
+		t.Fatalf("broken user file: %v", err)
+	}
+	// Opening with the broken file works (find, check still answer) but
+	// results are withheld.
+	g2 := w.open()
+	if _, err := g2.filterResult(ctx(t), "fx__echo", small, true); KindOf(err) != KindFilter {
+		t.Fatalf("broken at open: %v", err)
 	}
 }
