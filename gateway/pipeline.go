@@ -23,6 +23,30 @@ import (
 	"sluice/wasm"
 )
 
+// The result pipeline.
+//
+// Filters come from the user file's filters: list (config.Settings.Filters),
+// in order: every result-stage filter whose capability globs match runs on
+// every tool result (direct calls and calls from scripts alike); when the
+// result goes back to a model, the matching context-stage filters run after
+// them. A script's final value is filtered as capability "", which globs
+// such as "*" match.
+//
+// Defaults: builtin:shape runs at the context stage with a 16 KiB budget,
+// fail-open, on every capability, unless the list has a builtin:shape entry
+// (which replaces it; "capabilities: []" turns shaping off). A filter's
+// onError defaults to fail-closed. Offloaded results live in results.dir
+// (default <state dir>/results, 0700, files 0600) for results.ttlMs
+// (default 24 h) under results.quotaBytes (default 256 MiB).
+//
+// Open refuses to start when the filters setting has an error, a module is
+// unreadable, unknown or does not match its sha256 pin, or the results
+// directory is unsafe. Modules are compiled once per gateway (wazero cache
+// in <cache dir>/wazero), when a filter first has to run or when
+// LoadFilters is called, never per call. While the user file contributes
+// nothing (syntax error ...) or its filters differ from the ones running,
+// results are withheld with a KindFilter error.
+
 // Filter pipeline defaults.
 const (
 	// DefaultShapeBudget is the byte budget of the default shape filter.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sluice/wasm"
 )
@@ -546,4 +547,43 @@ func TestFilterConfigChangesWithholdResults(t *testing.T) {
 	if _, err := g2.filterResult(ctx(t), "fx__echo", small, true); KindOf(err) != KindFilter {
 		t.Fatalf("broken at open: %v", err)
 	}
+}
+
+// BenchmarkFilterResult reports the default pipeline's cost on a 62 KB
+// result (shape trims and offloads it) against the same result passing the
+// pipeline with no filter to run (toModel false), as a ratio.
+func BenchmarkFilterResult(b *testing.B) {
+	root := b.TempDir()
+	env := map[string]string{"SLUICE_HOME": filepath.Join(root, "home"), "SLUICE_CACHE_DIR": filepath.Join(root, "cache"), "XDG_STATE_HOME": filepath.Join(root, "state")}
+	for _, d := range env {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g, err := Open(&Options{Cwd: root, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.LoadFilters(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	big := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("a", 62000) + `"}]}`)
+	ctx := context.Background()
+	var shaped, floor time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := time.Now()
+		if _, err := g.filterResult(ctx, "fx__huge", big, false); err != nil {
+			b.Fatal(err)
+		}
+		m := time.Now()
+		if _, err := g.filterResult(ctx, "fx__huge", big, true); err != nil {
+			b.Fatal(err)
+		}
+		floor += m.Sub(s)
+		shaped += time.Since(m)
+	}
+	b.ReportMetric(float64(shaped)/float64(max(floor, 1)), "x-vs-unfiltered")
+	b.ReportMetric(float64(shaped.Nanoseconds())/float64(b.N), "ns/shaped-op")
 }
