@@ -1,6 +1,10 @@
 package wasm
 
-import "bytes"
+import (
+	"bytes"
+	"math/bits"
+	"unsafe"
+)
 
 // maxSkipDepth bounds the nesting skipJSON follows.
 const maxSkipDepth = 10000
@@ -72,11 +76,30 @@ func skipJSONString(b []byte, i int) int {
 	start := i
 	i++
 	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
+		// Quotes in text are often close together: a SWAR scan (8 bytes a
+		// step, first quote by trailing-zero count) beats a memchr call per
+		// quote; far quotes fall back to memchr after 64 bytes.
+		found := false
+		for n := 0; n < 8 && i+8 <= len(b); n++ {
+			x := *(*uint64)(unsafe.Pointer(&b[i]))
+			q := x ^ (0x22 * lsb)
+			if m := (q - lsb) &^ q & msb; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				found = true
+				break
+			}
+			i += 8
 		}
-		i += j
+		if !found {
+			if i >= len(b) {
+				return -1
+			}
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 {
+				return -1
+			}
+			i += j
+		}
 		k := i - 1
 		for k > start && b[k] == '\\' {
 			k--
