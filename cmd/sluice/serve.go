@@ -143,9 +143,6 @@ func runServe(e *env) int {
 		Logger:      log,
 		Stdin:       e.stdin,
 		Stdout:      e.stdout,
-		OnListen: func(addr string) {
-			log.Info("serving MCP over HTTP", "addr", addr, "url", "http://"+addr+"/mcp")
-		},
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
 		return reportErr(e.stderr, "serve", err)

