@@ -104,6 +104,7 @@ func TestMisbehavingGuests(t *testing.T) {
 		{"loop", ModeText, new(*TimeoutError)},
 		{"grow", ModeText, new(*MemoryLimitError)},
 		{"trap", ModeText, new(*TrapError)},
+		{"badptr", ModeText, new(*TrapError)},
 		{"invalid", ModeResultJSON, new(*InvalidOutputError)},
 		{"bigout", ModeText, new(*OutputTooLargeError)},
 	}

@@ -8,9 +8,18 @@
 // built with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared.
 //
 // The package also holds the allocation-light JSON helpers the built-in
-// filters use (ShapeResult, Redactor, the JSON scanner). They have no build
-// tags, so the same code runs natively in the host's tests and benchmarks and
-// inside the guest.
+// filters use (Shaper, Redactor, Object/Array/SkipValue, AppendQuote,
+// AppendUnquote, CutRaw). They have no build tags, so the same code runs
+// natively in the host's tests and benchmarks and inside the guest; that is
+// how the shape benchmark compares wasm against native Go without
+// duplicating the logic (filters may import only this package).
+//
+// # Why InputSkip
+//
+// Under the host's deadline enforcement every loop back-edge in guest code
+// calls out to the host, so scanning long JSON strings in the guest is slow.
+// InputSkip asks the host to skip a JSON value of the input natively; the
+// shape filter sets Shaper.Skip to it and only walks the structure itself.
 //
 // guest imports no package of sluice (filters may import only guest).
 //
