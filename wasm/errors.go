@@ -9,16 +9,15 @@ import (
 // Sentinels for branch points. Typed errors below match them with errors.Is
 // where noted.
 var (
-	ErrClosed          = errors.New("wasm: host is closed")
-	ErrDisabled        = errors.New("wasm: filter is disabled after repeated failures")
-	ErrInputTooLarge   = errors.New("wasm: input over the host's maxInputBytes")
-	ErrUnknownBuiltin  = errors.New("wasm: unknown built-in filter")
-	ErrSHA256Mismatch  = errors.New("wasm: module bytes do not match the pinned sha256")
-	ErrConfigRejected  = errors.New("wasm: filter rejected its config")
-	ErrInvalidSpec     = errors.New("wasm: invalid filter spec")
-	ErrFilterFailed    = errors.New("wasm: filter failed") // every per-call filter failure matches this
-	ErrModuleTooLarge  = errors.New("wasm: module over the host's maxModuleBytes")
-	ErrOffloadRejected = errors.New("wasm: offload rejected")
+	ErrClosed         = errors.New("wasm: host is closed")
+	ErrDisabled       = errors.New("wasm: filter is disabled after repeated failures")
+	ErrInputTooLarge  = errors.New("wasm: input over the host's maxInputBytes")
+	ErrUnknownBuiltin = errors.New("wasm: unknown built-in filter")
+	ErrSHA256Mismatch = errors.New("wasm: module bytes do not match the pinned sha256")
+	ErrConfigRejected = errors.New("wasm: filter rejected its config")
+	ErrInvalidSpec    = errors.New("wasm: invalid filter spec")
+	ErrFilterFailed   = errors.New("wasm: filter failed") // every per-call filter failure matches this
+	ErrModuleTooLarge = errors.New("wasm: module over the host's maxModuleBytes")
 )
 
 // TrapError: the guest trapped (unreachable, out-of-bounds access, stack
