@@ -29,8 +29,8 @@ import (
 // in order: every result-stage filter whose capability globs match runs on
 // every tool result (direct calls and calls from scripts alike); when the
 // result goes back to a model, the matching context-stage filters run after
-// them. A script's final value is filtered as capability "", which globs
-// such as "*" match.
+// them. A script's final value is filtered under the pseudo capability
+// ExecuteCapability ("sluice__execute"), which globs such as "*" match.
 //
 // Defaults: builtin:shape runs at the context stage with a 16 KiB budget,
 // fail-open, on every capability, unless the list has a builtin:shape entry
@@ -502,8 +502,8 @@ func (g *Gateway) FilterStatuses() []FilterStatus {
 // Filters run in config order; each sees the previous one's output. A
 // fail-closed filter's failure fails the call (KindFilter) and nothing of the
 // result is returned; a fail-open one's is logged and its input passes on.
-// A script's final value comes here with capability "": it meets the
-// context-stage filters whose globs match the empty name (such as "*").
+// A script's final value comes here with ExecuteCapability: it meets the
+// context-stage filters whose globs match that name (such as "*").
 func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.RawMessage, toModel bool) (json.RawMessage, error) {
 	p := g.pipeline
 	if p == nil {

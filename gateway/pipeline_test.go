@@ -223,9 +223,9 @@ func TestShapeByDefaultTrimsOffloadsAndPagesBack(t *testing.T) {
 		t.Fatalf("result file mode %v", fi.Mode().Perm())
 	}
 
-	// A script's final value meets the context stage with capability "".
+	// A script's final value meets the context stage as ExecuteCapability.
 	big := `{"content":[{"type":"text","text":"` + strings.Repeat("b", 40000) + `"}]}`
-	out, err := g.filterResult(ctx(t), "", json.RawMessage(big), true)
+	out, err := g.filterResult(ctx(t), ExecuteCapability, json.RawMessage(big), true)
 	if err != nil {
 		t.Fatal(err)
 	}
