@@ -83,6 +83,7 @@ type Frontend struct {
 	logLevel string
 	closed   bool
 	closeErr error
+	statesAt time.Time // last updateStates
 }
 
 var _ front.Backend = (*Frontend)(nil)
@@ -290,7 +291,7 @@ func (f *Frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer
 	if err != nil && res == nil {
 		return nil, f.toFront(ctx, err)
 	}
-	f.updateStates()
+	f.maybeUpdateStates()
 	out := findAnswer{Tools: res.Tools, Servers: res.Servers, More: res.More}
 	if res.More > 0 {
 		out.Hint = fmt.Sprintf("%d more matches; narrow the query or pass a server", res.More)
@@ -362,7 +363,7 @@ func (f *Frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 		cr.Approve = approver(p)
 	}
 	res, err := f.g.Call(ctx, cr)
-	f.updateStates()
+	f.maybeUpdateStates()
 	if err != nil {
 		return nil, f.toFront(ctx, err)
 	}
@@ -469,7 +470,7 @@ func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, 
 // Execute runs a code-mode script.
 func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ front.Peer) (json.RawMessage, error) {
 	res, err := f.g.Execute(ctx, ExecuteRequest{Script: req.Script})
-	f.updateStates()
+	f.maybeUpdateStates()
 	if err != nil {
 		return nil, f.toFront(ctx, err)
 	}
@@ -744,11 +745,31 @@ func (f *Frontend) Close() error {
 	return err
 }
 
+// maybeUpdateStates runs updateStates at most once a second: it reads the
+// declarations and the trust file, too much for every call.
+func (f *Frontend) maybeUpdateStates() {
+	if f.o.Metrics == nil {
+		return
+	}
+	f.mu.Lock()
+	due := time.Since(f.statesAt) >= time.Second
+	if due {
+		f.statesAt = time.Now()
+	}
+	f.mu.Unlock()
+	if due {
+		f.updateStates()
+	}
+}
+
 // updateStates records every server's run state in the metrics.
 func (f *Frontend) updateStates() {
 	if f.o.Metrics == nil {
 		return
 	}
+	f.mu.Lock()
+	f.statesAt = time.Now()
+	f.mu.Unlock()
 	f.g.mu.Lock()
 	closed := f.g.closed
 	f.g.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // agent is a minimal legacy-era MCP client driving Serve over pipes, the
 // way an agent drives 'sluice serve' over stdio.
 type agent struct {
-	t      *testing.T
+	t      testing.TB
 	w      io.WriteCloser
 	served chan error
 
@@ -64,10 +65,18 @@ func (s *syncBuffer) String() string {
 
 // serveAgent serves g over pipes and connects an agent declaring caps
 // (a client capabilities object). Closing the agent ends Serve.
-func serveAgent(t *testing.T, g *Gateway, flat bool, caps string, onRequest func(string, json.RawMessage) (json.RawMessage, *rpcError)) *agent {
+func serveAgent(t testing.TB, g *Gateway, flat bool, caps string, onRequest func(string, json.RawMessage) (json.RawMessage, *rpcError)) *agent {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	// OS pipes, as for a real stdio agent (kernel buffers on both sides).
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inR.Close(); outR.Close() })
 	a := &agent{t: t, w: inW, served: make(chan error, 1), pending: map[string]chan rpcLine{}, noteCh: make(chan struct{}, 1), onRequest: onRequest}
 	go func() {
 		err := Serve(context.Background(), g, ServeOptions{Flat: flat, Stdin: inR, Stdout: outW, NoSignals: true, ShutdownTimeout: 2 * time.Second, Logger: g.log})

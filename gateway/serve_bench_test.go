@@ -1,0 +1,111 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sluice/gateway/mcp"
+	"sluice/gateway/mcp/mcptest"
+	"sluice/gateway/proc"
+)
+
+// benchDirect starts the fixture with the native client: the baseline a
+// call through sluice serve is compared with.
+func benchDirect(b *testing.B) *mcp.Client {
+	b.Helper()
+	exe, argv, err := mcptest.Command()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := mcp.Start(ctx, proc.Spec{Server: "direct", Command: exe, Args: argv, KillGrace: 300 * time.Millisecond, StdinGrace: 100 * time.Millisecond}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+func benchServeCall(b *testing.B, a *agent) {
+	raw := a.call("tools/call", `{"name":"fx__echo","arguments":{"text":"bench"}}`)
+	if !strings.Contains(string(raw), `"text":"bench"`) {
+		b.Fatalf("serve call: %s", raw)
+	}
+}
+
+func benchDirectCall(b *testing.B, c *mcp.Client) {
+	raw, err := c.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"bench"}`), nil)
+	if err != nil || !strings.Contains(string(raw), `"text":"bench"`) {
+		b.Fatalf("direct call: %v %s", err, raw)
+	}
+}
+
+// BenchmarkServeStdioCall: one tools/call through sluice serve (front over
+// stdio pipes, a real gateway, flat mode, the fixture as a real process)
+// against the same call made directly with the native client, interleaved
+// in one run. Reports both latencies, the latency sluice serve adds and
+// the ratio.
+func BenchmarkServeStdioCall(b *testing.B) {
+	g := benchGateway(b, "")
+	a := serveAgent(b, g, true, `{}`, nil)
+	c := benchDirect(b)
+	benchServeCall(b, a) // warm both paths
+	benchDirectCall(b, c)
+	var direct, served time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		benchDirectCall(b, c)
+		t1 := time.Now()
+		benchServeCall(b, a)
+		direct += t1.Sub(t0)
+		served += time.Since(t1)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(direct.Microseconds())/n, "direct-µs/call")
+	b.ReportMetric(float64(served.Microseconds())/n, "serve-µs/call")
+	b.ReportMetric(float64((served-direct).Microseconds())/n, "added-µs/call")
+	b.ReportMetric(float64(served)/float64(direct), "serve/direct")
+}
+
+// BenchmarkServeStdioCall16: calls per second with 16 in flight, through
+// sluice serve and directly, in one run; reports both rates and the ratio.
+func BenchmarkServeStdioCall16(b *testing.B) {
+	g := benchGateway(b, "")
+	a := serveAgent(b, g, true, `{}`, nil)
+	c := benchDirect(b)
+	benchServeCall(b, a)
+	benchDirectCall(b, c)
+	const inflight = 16
+	run := func(call func()) time.Duration {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range inflight {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(b.N) {
+					call()
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	b.ResetTimer()
+	direct := run(func() { benchDirectCall(b, c) })
+	served := run(func() { benchServeCall(b, a) })
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(n/direct.Seconds(), "direct-calls/s")
+	b.ReportMetric(n/served.Seconds(), "serve-calls/s")
+	b.ReportMetric((n/served.Seconds())/(n/direct.Seconds()), "serve/direct-throughput")
+}
