@@ -121,6 +121,9 @@ func runFilterTest(e *env, bench bool) int {
 	}
 	src := *input
 	if src == "" && !bench {
+		if isTerminal(e.stdin) {
+			return usageErr(e, "filter", "no input: pass --input FILE, or pipe a result (or text) on stdin")
+		}
 		src = "-"
 	}
 	if src != "" {

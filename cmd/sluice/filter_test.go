@@ -59,6 +59,8 @@ func TestFilterTest(t *testing.T) {
 	want(t, sluice(t, "", "filter", "test", upper, "--input", filepath.Join(w.root, "missing")), exitUsage, "--input:")
 	want(t, sluice(t, "", "filter", "test", filepath.Join(w.root, "missing.wasm")), exitUsage, "cannot read filter module")
 	want(t, sluice(t, "", "filter"), exitUsage, "want a subcommand")
+	fakeTerminal(t)
+	want(t, sluice(t, "", "filter", "test", upper), exitUsage, "no input: pass --input FILE")
 	want(t, sluice(t, "", "filter", "frobnicate"), exitUsage, "unknown subcommand")
 	want(t, sluice(t, "", "filter", "--help"), exitOK, "Usage: sluice filter test MODULE")
 }
