@@ -311,7 +311,7 @@ func TestServeGatewayMode(t *testing.T) {
 
 func TestServeFlatMode(t *testing.T) {
 	w := newWorld(t)
-	w.writeUser("servers:\n" + fixture(t, "fx"))
+	w.writeUser("approve: [\"fx__list_changed\"]\nservers:\n" + fixture(t, "fx"))
 	g := w.open()
 	a := serveAgent(t, g, true, `{}`, nil)
 
@@ -323,6 +323,24 @@ func TestServeFlatMode(t *testing.T) {
 	r := a.tool("fx__echo", `{"text":"flat"}`)
 	if r.IsError || r.text() != "flat" {
 		t.Fatalf("flat call: %s", r.raw)
+	}
+	// A server's tools/list_changed reaches the agent and the new tool
+	// is served.
+	if r := a.tool("fx__list_changed", `{}`); r.IsError {
+		t.Fatalf("list_changed: %s", r.raw)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(a.notifications("notifications/tools/list_changed")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no notifications/tools/list_changed reached the agent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(strings.Join(a.toolNames(), ","), "fx__late_tool") {
+		t.Fatalf("late_tool not listed after list_changed: %v", a.toolNames())
+	}
+	if r := a.tool("fx__late_tool", `{}`); r.IsError {
+		t.Fatalf("late_tool: %s", r.raw)
 	}
 	// An upstream protocol error stays a protocol error.
 	_, ch := a.start("tools/call", `{"name":"fx__bad_iserror","arguments":{}}`)
