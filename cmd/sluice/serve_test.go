@@ -247,3 +247,51 @@ func startHTTPServe(t *testing.T, args ...string) (string, func()) {
 	}
 	return "http://" + addr + "/mcp", stop
 }
+
+// TestServeSIGTERMDrains: SIGTERM lets a running call finish (within the
+// drain bound), then serve exits 0 and tears its servers down.
+func TestServeSIGTERMDrains(t *testing.T) {
+	w := newWorld(t)
+	name := uniqueName(t)
+	w.writeUser("servers:\n" + fixture(t, "fx", "-name", name))
+	cmd := exec.Command(sluiceBin, "serve", "--mode", "flat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL); stdin.Close() })
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__slow","arguments":{"ms":1500,"steps":3},"_meta":{"progressToken":"p"}}}`+"\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), `"notifications/progress"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow call never reported progress:\n%s\n%s", out.String(), errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not exit within 30 s of SIGTERM")
+	}
+	if !strings.Contains(out.String(), `"id":2,"result"`) {
+		t.Errorf("the running call was not drained:\n%s\n%s", out.String(), errb.String())
+	}
+	noneLeft(t, name)
+}
