@@ -110,6 +110,19 @@ func NewFrontend(g *Gateway, o *FrontendOptions) *Frontend {
 		f.emit(front.Event{Kind: front.EventResourcesChanged})
 		f.emit(front.Event{Kind: front.EventPromptsChanged})
 		go f.updateStates()
+		f.mu.Lock()
+		level := f.logLevel
+		f.mu.Unlock()
+		if level != "" {
+			// A server launched after the agent chose a level gets it too.
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := f.SetLogLevel(ctx, level); err != nil {
+					f.log.Info("logging/setLevel upstream failed", "error", err.Error())
+				}
+			}()
+		}
 	})
 	f.updateStates()
 	return f
