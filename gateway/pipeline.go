@@ -43,9 +43,12 @@ import (
 // unreadable, unknown or does not match its sha256 pin, or the results
 // directory is unsafe. Modules are compiled once per gateway (wazero cache
 // in <cache dir>/wazero), when a filter first has to run or when
-// LoadFilters is called, never per call. While the user file contributes
-// nothing (syntax error ...) or its filters differ from the ones running,
-// results are withheld with a KindFilter error.
+// LoadFilters is called, never per call. When the user file's filters
+// change, the next result runs through a new set built from them (calls in
+// flight finish with the old one); while the file contributes nothing
+// (syntax error ...) or the new filters cannot run (invalid setting, pin
+// mismatch ...), results are withheld with a KindFilter error. The results
+// settings are read once, at Open.
 
 // Filter pipeline defaults.
 const (
@@ -86,19 +89,30 @@ type FilterStatus struct {
 	Line                int       `json:"line,omitempty"`
 }
 
-// pipeline runs the result filters of one gateway: one wasm.Host (created
-// and filled on first need, or by LoadFilters), the filters in config order
-// and the offload store behind shape's handles.
+// pipeline runs the result filters of one gateway: the current filter set
+// (rebuilt when the user file's filters change) and the offload store
+// behind shape's handles.
 type pipeline struct {
 	log      *slog.Logger
 	cacheDir string // wazero compilation cache
-	entries  []*filterEntry
 	store    *wasm.OffloadStore
 	reqID    atomic.Uint64
-	// fingerprint of the filter settings the pipeline was built from; calls
-	// are refused when the file now says something else (restart to apply).
-	fingerprint string
-	userFile    string
+
+	mu     sync.Mutex
+	cur    *filterSet
+	seen   string // fingerprint of the filter settings last looked at
+	cfgErr error  // the settings last looked at cannot run: calls are refused
+	closed bool
+	sets   sync.WaitGroup // sets not yet closed
+}
+
+// filterSet is one generation of filters: one wasm.Host (created and filled
+// on first need, or by LoadFilters) and the filters in config order. Calls
+// hold a reference; a replaced set closes when its last call ends.
+type filterSet struct {
+	p       *pipeline
+	entries []*filterEntry
+	refs    int // guarded by p.mu; 1 while current, plus one per call
 
 	mu       sync.Mutex
 	loadDone chan struct{} // closed once the load finished (nil: not started)
@@ -135,18 +149,8 @@ func (e *filterEntry) inactive() bool { return len(e.cfg.Capabilities) == 0 }
 func (g *Gateway) initPipeline() error {
 	l := g.reload()
 	st := l.Settings
-	var lines []string
-	for _, d := range l.Diagnostics {
-		if d.Severity == config.SeverityError && d.File == l.UserFile && isFiltersField(d.Field) {
-			lines = append(lines, d.String())
-		}
-	}
-	if slices.Contains(st.Invalid, "filters") || len(lines) > 0 {
-		msg := "the filters setting in " + l.UserFile + " is invalid; sluice will not run without the filters you configured"
-		if len(lines) > 0 {
-			msg += ":\n  " + strings.Join(lines, "\n  ")
-		}
-		return &Error{Kind: KindGateway, Message: msg, Remedy: "fix the filters setting (run 'sluice check' for every diagnostic)"}
+	if err := invalidFilters(l); err != nil {
+		return err
 	}
 	entries, err := buildEntries(st.Filters)
 	if err != nil {
@@ -169,15 +173,47 @@ func (g *Gateway) initPipeline() error {
 		}
 		return &Error{Kind: KindGateway, Message: "cannot open the results store: " + err.Error(), Remedy: remedy, Err: err}
 	}
-	g.pipeline = &pipeline{
-		log:         g.log,
-		cacheDir:    filepath.Join(g.cacheDir, "wazero"),
-		entries:     entries,
-		store:       store,
-		fingerprint: filtersFingerprint(l),
-		userFile:    l.UserFile,
+	p := &pipeline{
+		log:      g.log,
+		cacheDir: filepath.Join(g.cacheDir, "wazero"),
+		store:    store,
+		seen:     filtersFingerprint(l),
 	}
+	p.cur = p.newSet(entries)
+	if d, broken := userFileBroken(l); broken {
+		p.cfgErr = brokenErr(l, d)
+	}
+	g.pipeline = p
 	return nil
+}
+
+// invalidFilters is the refusal for a filters setting with errors.
+func invalidFilters(l *config.Loaded) error {
+	var lines []string
+	for _, d := range l.Diagnostics {
+		if d.Severity == config.SeverityError && d.File == l.UserFile && isFiltersField(d.Field) {
+			lines = append(lines, d.String())
+		}
+	}
+	if !slices.Contains(l.Settings.Invalid, "filters") && len(lines) == 0 {
+		return nil
+	}
+	msg := "the filters setting in " + l.UserFile + " is invalid; sluice will not run without the filters you configured"
+	if len(lines) > 0 {
+		msg += ":\n  " + strings.Join(lines, "\n  ")
+	}
+	return &Error{Kind: KindGateway, Message: msg, Remedy: "fix the filters setting (run 'sluice check' for every diagnostic)"}
+}
+
+func brokenErr(l *config.Loaded, d config.Diagnostic) error {
+	return &Error{Kind: KindFilter,
+		Message: "the user config file cannot be used (" + d.Message + "), so the filters it configures are unknown; results are withheld until it is fixed",
+		Remedy:  "fix " + l.UserFile + " (run 'sluice check')"}
+}
+
+func (p *pipeline) newSet(entries []*filterEntry) *filterSet {
+	p.sets.Add(1)
+	return &filterSet{p: p, entries: entries, refs: 1}
 }
 
 func isFiltersField(f string) bool {
@@ -218,21 +254,67 @@ func filtersFingerprint(l *config.Loaded) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// configErr refuses calls while the user file's filters are unknown (the
-// file contributes nothing) or differ from what the pipeline runs.
-func (g *Gateway) filterConfigErr(p *pipeline, capability string) error {
+// acquire returns the filter set to run a result through, with a
+// reference the caller releases. When the user file's filters changed, a
+// new set replaces the current one (calls in flight keep theirs); while the
+// file contributes nothing or its filters cannot run, calls are refused.
+func (g *Gateway) acquire(capability string) (*filterSet, error) {
+	p := g.pipeline
 	l := g.Loaded()
-	if d, broken := userFileBroken(l); broken {
-		return &Error{Kind: KindFilter, Capability: capability,
-			Message: "the user config file cannot be used (" + d.Message + "), so the filters it configures are unknown; results are withheld until it is fixed",
-			Remedy:  "fix " + l.UserFile + " (run 'sluice check')"}
+	fp := filtersFingerprint(l)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, &Error{Kind: KindFilter, Capability: capability, Message: "the gateway is closed; the result was withheld", Err: ErrClosed}
 	}
-	if filtersFingerprint(l) != p.fingerprint {
-		return &Error{Kind: KindFilter, Capability: capability,
-			Message: "the filters setting in " + p.userFile + " changed since sluice started; results are withheld until sluice runs the new filters",
-			Remedy:  "restart sluice (or the agent's MCP connection) to apply the new filters"}
+	if fp != p.seen {
+		p.seen = fp
+		p.cfgErr = nil
+		if d, broken := userFileBroken(l); broken {
+			p.cfgErr = brokenErr(l, d)
+		} else if err := invalidFilters(l); err != nil {
+			p.cfgErr = err
+		} else if entries, err := buildEntries(l.Settings.Filters); err != nil {
+			p.cfgErr = err
+		} else {
+			old := p.cur
+			p.cur = p.newSet(entries)
+			p.releaseLocked(old)
+			p.log.Info("filters changed; new filters apply from the next result", "filters", len(entries))
+		}
+		if p.cfgErr != nil {
+			p.log.Error("filters setting cannot run; results are withheld", "error", p.cfgErr)
+		}
 	}
-	return nil
+	if p.cfgErr != nil {
+		var ge *Error
+		if errors.As(p.cfgErr, &ge) {
+			e := *ge
+			e.Kind, e.Capability = KindFilter, capability
+			return nil, &e
+		}
+		return nil, &Error{Kind: KindFilter, Capability: capability, Message: p.cfgErr.Error(), Err: p.cfgErr}
+	}
+	p.cur.refs++
+	return p.cur, nil
+}
+
+func (p *pipeline) release(s *filterSet) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.releaseLocked(s)
+}
+
+// releaseLocked drops a reference; the last one closes the set (in the
+// background: closing waits for a load in progress).
+func (p *pipeline) releaseLocked(s *filterSet) {
+	s.refs--
+	if s.refs == 0 {
+		go func() {
+			defer p.sets.Done()
+			s.close()
+		}()
+	}
 }
 
 // buildEntries turns the configured filters into load specs, reading and
@@ -345,33 +427,34 @@ func shapeBudget(cfg json.RawMessage) int {
 
 // ensureLoaded creates the host and loads every active filter, once. Load
 // failures are kept per filter and applied per call with its policy.
-func (p *pipeline) ensureLoaded(ctx context.Context) error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+func (s *filterSet) ensureLoaded(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	done := p.loadDone
+	done := s.loadDone
 	if done == nil {
 		done = make(chan struct{})
-		p.loadDone = done
-		go p.load(done)
+		s.loadDone = done
+		go s.load(done)
 	}
-	p.mu.Unlock()
+	s.mu.Unlock()
 	select {
 	case <-done:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.loadErr
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loadErr
 }
 
 // load runs detached from any one caller, so a cancelled call does not
 // poison the load for the next.
-func (p *pipeline) load(done chan struct{}) {
+func (s *filterSet) load(done chan struct{}) {
 	defer close(done)
+	p := s.p
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultFilterLoadTimeout)
 	defer cancel()
 	start := time.Now()
@@ -384,7 +467,7 @@ func (p *pipeline) load(done chan struct{}) {
 	}
 	if prepareCompileCache != nil && cache != "" {
 		var builtins []string
-		for _, e := range p.entries {
+		for _, e := range s.entries {
 			if e.spec.Builtin != "" && !e.inactive() {
 				builtins = append(builtins, e.spec.Builtin)
 			}
@@ -393,48 +476,60 @@ func (p *pipeline) load(done chan struct{}) {
 	}
 	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: p.store.Put, Logger: p.log})
 	if err != nil {
-		p.mu.Lock()
-		p.loadErr = &Error{Kind: KindFilter, Message: "cannot start the filter host: " + err.Error(), Err: err}
-		p.mu.Unlock()
+		s.mu.Lock()
+		s.loadErr = &Error{Kind: KindFilter, Message: "cannot start the filter host: " + err.Error(), Err: err}
+		s.mu.Unlock()
 		return
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		h.Close(ctx)
 		return
 	}
-	p.host = h
-	p.mu.Unlock()
-	for _, e := range p.entries {
+	s.host = h
+	s.mu.Unlock()
+	for _, e := range s.entries {
 		if e.inactive() {
 			continue
 		}
 		f, err := h.Load(ctx, e.spec)
-		p.mu.Lock()
+		s.mu.Lock()
 		if err != nil {
 			e.loadErr = err
 			p.log.Error("filter failed to load", "filter", e.name, "error", err)
 		} else {
 			e.filter = f
 		}
-		p.mu.Unlock()
+		s.mu.Unlock()
 	}
-	p.log.Debug("filters loaded", "filters", len(p.entries), "elapsed", time.Since(start))
+	p.log.Debug("filters loaded", "filters", len(s.entries), "elapsed", time.Since(start))
 }
 
+// close ends the pipeline: the current set is released and close returns
+// once every set is closed.
 func (p *pipeline) close() {
 	p.mu.Lock()
-	p.closed = true
-	done := p.loadDone
+	if !p.closed {
+		p.closed = true
+		p.releaseLocked(p.cur)
+	}
 	p.mu.Unlock()
+	p.sets.Wait()
+}
+
+func (s *filterSet) close() {
+	s.mu.Lock()
+	s.closed = true
+	done := s.loadDone
+	s.mu.Unlock()
 	if done != nil {
 		<-done
 	}
-	p.mu.Lock()
-	h := p.host
-	p.host = nil
-	p.mu.Unlock()
+	s.mu.Lock()
+	h := s.host
+	s.host = nil
+	s.mu.Unlock()
 	if h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -447,18 +542,22 @@ func (p *pipeline) close() {
 // returns an error naming every filter that failed to load; such a filter
 // then fails its calls according to its onError policy.
 func (g *Gateway) LoadFilters(ctx context.Context) error {
-	p := g.pipeline
-	if err := p.ensureLoaded(ctx); err != nil {
+	s, err := g.acquire("")
+	if err != nil {
+		return err
+	}
+	defer g.pipeline.release(s)
+	if err := s.ensureLoaded(ctx); err != nil {
 		return err
 	}
 	var msgs []string
-	p.mu.Lock()
-	for _, e := range p.entries {
+	s.mu.Lock()
+	for _, e := range s.entries {
 		if e.loadErr != nil {
 			msgs = append(msgs, e.name+": "+e.loadErr.Error())
 		}
 	}
-	p.mu.Unlock()
+	s.mu.Unlock()
 	if len(msgs) > 0 {
 		return &Error{Kind: KindFilter, Message: "filters failed to load: " + strings.Join(msgs, "; "),
 			Remedy: "fix the module or its config; reproduce with 'sluice filter test MODULE --config JSON'"}
@@ -471,9 +570,12 @@ func (g *Gateway) LoadFilters(ctx context.Context) error {
 func (g *Gateway) FilterStatuses() []FilterStatus {
 	p := g.pipeline
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]FilterStatus, 0, len(p.entries))
-	for _, e := range p.entries {
+	s := p.cur
+	p.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]FilterStatus, 0, len(s.entries))
+	for _, e := range s.entries {
 		s := FilterStatus{Index: e.index, Name: e.name, Module: e.cfg.Module, Stage: e.cfg.Stage,
 			Capabilities: slices.Clone(e.cfg.Capabilities), OnError: e.cfg.OnError, Default: e.index < 0,
 			State: FilterNotLoaded, File: e.cfg.File, Line: e.cfg.Line}
@@ -509,9 +611,11 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 	if p == nil {
 		return raw, nil
 	}
-	if err := g.filterConfigErr(p, capability); err != nil {
+	s, err := g.acquire(capability)
+	if err != nil {
 		return nil, err
 	}
+	defer p.release(s)
 	server, tool, _ := SplitCapability(capability)
 	reqID := "f" + strconv.FormatUint(p.reqID.Add(1), 10)
 	data := []byte(raw)
@@ -519,14 +623,14 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 		if stage == config.StageContext && !toModel {
 			break
 		}
-		for _, e := range p.entries {
+		for _, e := range s.entries {
 			if e.cfg.Stage != stage || !matchAny(e.cfg.Capabilities, capability) {
 				continue
 			}
 			if e.budget > 0 && len(data) <= e.budget {
 				continue // shape passes results within its budget unchanged
 			}
-			out, blocked, err := p.run(ctx, e, data, wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID}, capability)
+			out, blocked, err := p.run(ctx, s, e, data, wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID}, capability)
 			if err != nil {
 				return nil, err
 			}
@@ -541,16 +645,16 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 
 // run applies one filter and its policy. blocked: data is the replacement
 // result naming the filter's reason, and no later filter runs.
-func (p *pipeline) run(ctx context.Context, e *filterEntry, data []byte, meta wasm.Meta, capability string) (out []byte, blocked bool, err error) {
-	if err := p.ensureLoaded(ctx); err != nil {
+func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data []byte, meta wasm.Meta, capability string) (out []byte, blocked bool, err error) {
+	if err := s.ensureLoaded(ctx); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, false, interrupted(e, capability, cerr)
 		}
 		return p.policy(e, capability, data, err)
 	}
-	p.mu.Lock()
+	s.mu.Lock()
 	f, loadErr := e.filter, e.loadErr
-	p.mu.Unlock()
+	s.mu.Unlock()
 	if f == nil {
 		if loadErr == nil {
 			loadErr = ErrClosed

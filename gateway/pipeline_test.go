@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -517,35 +519,51 @@ func TestPassThroughModuleLoads(t *testing.T) {
 	}
 }
 
-func TestFilterConfigChangesWithholdResults(t *testing.T) {
+func TestFilterChangesApplyWithoutRestart(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("idleTimeoutMs: 60000\n")
 	g := w.open()
-	small := json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
-	if _, err := g.filterResult(ctx(t), "fx__echo", small, true); err != nil {
-		t.Fatal(err)
+	secret := json.RawMessage(`{"content":[{"type":"text","text":"token ` + ghToken + `"}]}`)
+	if out, err := g.filterResult(ctx(t), "fx__echo", secret, true); err != nil || string(out) != string(secret) {
+		t.Fatalf("no filters: %s, %v", out, err)
 	}
-	// Editing elsewhere in the file changes nothing.
+	// Editing elsewhere in the file keeps the filter set.
+	before := g.pipeline.cur
 	w.writeUser("idleTimeoutMs: 120000\napprove: [\"fx__*\"]\n")
-	if _, err := g.filterResult(ctx(t), "fx__echo", small, true); err != nil {
-		t.Fatal(err)
+	if _, err := g.filterResult(ctx(t), "fx__echo", secret, true); err != nil || g.pipeline.cur != before {
+		t.Fatalf("unrelated edit: %v (set replaced: %v)", err, g.pipeline.cur != before)
 	}
-	// A filter added while running: withheld until a restart applies it.
+	// A filter added while running applies to the next result.
 	w.writeUser("idleTimeoutMs: 120000\nfilters:\n  - module: builtin:redact\n")
-	if _, err := g.filterResult(ctx(t), "fx__echo", small, true); KindOf(err) != KindFilter || !strings.Contains(err.Error(), "changed since sluice started") {
-		t.Fatalf("changed filters: %v", err)
+	out, err := g.filterResult(ctx(t), "fx__echo", secret, true)
+	if err != nil || strings.Contains(string(out), ghToken) || !strings.Contains(string(out), "[REDACTED:github-token]") {
+		t.Fatalf("added redact: %s, %v", out, err)
+	}
+	if st := g.FilterStatuses(); len(st) != 2 || st[0].Module != "builtin:redact" || st[0].Calls != 1 {
+		t.Fatalf("statuses after the change: %+v", st)
 	}
 	// A user file that contributes nothing: its filters are unknown.
 	w.writeUser("filters: [\n")
-	_, err := g.filterResult(ctx(t), "fx__echo", small, true)
+	_, err = g.filterResult(ctx(t), "fx__echo", secret, true)
 	if KindOf(err) != KindFilter || !strings.Contains(err.Error(), "cannot be used") || !strings.Contains(err.Error(), "sluice check") {
 		t.Fatalf("broken user file: %v", err)
 	}
 	// Opening with the broken file works (find, check still answer) but
 	// results are withheld.
 	g2 := w.open()
-	if _, err := g2.filterResult(ctx(t), "fx__echo", small, true); KindOf(err) != KindFilter {
+	if _, err := g2.filterResult(ctx(t), "fx__echo", secret, true); KindOf(err) != KindFilter {
 		t.Fatalf("broken at open: %v", err)
+	}
+	// An invalid filters setting while running: withheld, naming it.
+	w.writeUser("filters:\n  - module: builtin:redact\n    onErr: x\n")
+	if _, err := g.filterResult(ctx(t), "fx__echo", secret, true); KindOf(err) != KindFilter || !strings.Contains(err.Error(), "filters[0].onErr") {
+		t.Fatalf("invalid while running: %v", err)
+	}
+	// Fixed: results flow again, through the configured filter.
+	w.writeUser("filters:\n  - module: builtin:redact\n    onError: fail-closed\n")
+	out, err = g.filterResult(ctx(t), "fx__echo", secret, true)
+	if err != nil || strings.Contains(string(out), ghToken) {
+		t.Fatalf("fixed: %s, %v", out, err)
 	}
 }
 
@@ -586,4 +604,53 @@ func BenchmarkFilterResult(b *testing.B) {
 	}
 	b.ReportMetric(float64(shaped)/float64(max(floor, 1)), "x-vs-unfiltered")
 	b.ReportMetric(float64(shaped.Nanoseconds())/float64(b.N), "ns/shaped-op")
+}
+
+// Calls racing with filter changes each run through one whole set; every
+// replaced set is closed by the time Close returns.
+func TestFilterChangesUnderConcurrentCalls(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("filters:\n  - module: builtin:redact\n")
+	g := w.open()
+	secret := json.RawMessage(`{"content":[{"type":"text","text":"token ` + ghToken + `"}]}`)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				out, err := g.filterResult(ctx(t), "fx__echo", secret, true)
+				if err == nil && strings.Contains(string(out), ghToken) {
+					errs <- errors.New("a result passed unredacted: " + string(out))
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 6; i++ {
+		// Always some redact entry, with a changing extra pattern.
+		w.writeUser(fmt.Sprintf("filters:\n  - module: builtin:redact\n    config: {patterns: [\"x%dy\"]}\n", i) + strings.Repeat("#\n", i))
+		time.Sleep(30 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	done := make(chan struct{})
+	go func() { g.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return: a filter set was never released")
+	}
 }
