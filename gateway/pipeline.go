@@ -348,7 +348,7 @@ func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
 			if f.SHA256 != "" {
 				sum := sha256.Sum256(b)
 				if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
-					return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: module %s does not match its sha256 pin (pinned %s, file has %s); refusing to start", where(f), i, f.Path, f.SHA256, got),
+					return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: module %s does not match its sha256 pin (pinned %s, file has %s); refusing to run", where(f), i, f.Path, f.SHA256, got),
 						Remedy: "restore the pinned module, or update sha256 after reviewing the new file (sha256sum " + f.Path + ")", Err: wasm.ErrSHA256Mismatch}
 				}
 			}
@@ -386,8 +386,14 @@ func where(f config.Filter) string {
 	return f.File
 }
 
-// readModule reads a module file, bounded by the host's module cap.
+// readModule reads a module file, bounded by the host's module cap. Only a
+// regular file is opened (a FIFO would block the open).
 func readModule(path string) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
