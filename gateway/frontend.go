@@ -253,7 +253,11 @@ func (f *Frontend) upstreamRequest(ctx context.Context, server, method string, p
 			return nil, &mcp.RPCError{Code: pe.Code, Message: pe.Message, Data: pe.Data}
 		}
 		f.log.Info("forwarding an upstream request to the agent failed", "server", server, "method", method, "error", err.Error())
-		return nil, &mcp.RPCError{Code: -32603, Message: method + ": the agent did not answer"}
+		why := "the agent did not answer"
+		if ctx.Err() == nil {
+			why = "the agent's answer could not be relayed: " + firstLine(strings.TrimPrefix(err.Error(), "front: "), 300)
+		}
+		return nil, &mcp.RPCError{Code: -32603, Message: method + ": " + why}
 	}
 	return res, nil
 }

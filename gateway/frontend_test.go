@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -516,4 +517,78 @@ func TestServeCanary(t *testing.T) {
 		}
 		a.close()
 	}
+}
+
+// TestServeLegacyPeerForwarding: with the npm server-everything (a legacy
+// server), a sampling request and an elicitation request made in the
+// middle of a call reach the agent of that call, and resources and prompts
+// are passed through in flat mode.
+func TestServeLegacyPeerForwarding(t *testing.T) {
+	root := codeModeRepoRoot(t)
+	node, _ := filesystemPeer(t, root)
+	script := filepath.Join(root, "testdata", "peers", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(script); err != nil {
+		if os.Getenv("SLUICE_REQUIRE_PEERS") == "1" {
+			t.Fatal("server-everything is missing and SLUICE_REQUIRE_PEERS=1; run scripts/install-peers.sh")
+		}
+		t.Skip("server-everything is missing; run scripts/install-peers.sh")
+	}
+	w := newWorld(t)
+	w.writeUser(fmt.Sprintf("servers:\n  ev:\n    command: %s\n    args: [%s, stdio]\n    actionClass: read\n", strconv.Quote(node), strconv.Quote(script)))
+	g := w.open()
+	var mu sync.Mutex
+	var asked []string
+	a := serveAgent(t, g, true, `{"sampling":{},"elicitation":{}}`, func(method string, params json.RawMessage) (json.RawMessage, *rpcError) {
+		mu.Lock()
+		asked = append(asked, method)
+		mu.Unlock()
+		switch method {
+		case "sampling/createMessage":
+			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"SAMPLED-BY-AGENT"},"model":"test-model"}`), nil
+		case "elicitation/create":
+			return json.RawMessage(`{"action":"accept","content":{"name":"Ada Lovelace","check":true}}`), nil
+		}
+		return nil, &rpcError{Code: -32601, Message: "no"}
+	})
+	// The sampling tool appears once the server saw our capabilities
+	// (it announces it with tools/list_changed).
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(strings.Join(a.toolNames(), ","), "ev__trigger-sampling-request") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sampling tool listed: %v", a.toolNames())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r := a.tool("ev__trigger-sampling-request", `{"prompt":"hi","maxTokens":5}`)
+	if r.IsError || !strings.Contains(string(r.raw), "SAMPLED-BY-AGENT") {
+		t.Fatalf("sampling through serve: %s", r.raw)
+	}
+	r = a.tool("ev__trigger-elicitation-request", `{}`)
+	if r.IsError || !strings.Contains(string(r.raw), "Ada Lovelace") {
+		t.Fatalf("elicitation through serve: %s", r.raw)
+	}
+	mu.Lock()
+	got := strings.Join(asked, ",")
+	mu.Unlock()
+	if !strings.Contains(got, "sampling/createMessage") || !strings.Contains(got, "elicitation/create") {
+		t.Fatalf("agent was asked %s", got)
+	}
+
+	var rl struct {
+		Resources []struct {
+			URI string `json:"uri"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(a.call("resources/list", `{}`), &rl); err != nil || len(rl.Resources) == 0 {
+		t.Fatalf("resources/list: %v %+v", err, rl)
+	}
+	read := a.call("resources/read", fmt.Sprintf(`{"uri":%q}`, rl.Resources[0].URI))
+	if !strings.Contains(string(read), `"contents"`) {
+		t.Fatalf("resources/read: %s", read)
+	}
+	if pl := a.call("prompts/list", `{}`); !strings.Contains(string(pl), `"prompts"`) {
+		t.Fatalf("prompts/list: %s", pl)
+	}
+	a.call("logging/setLevel", `{"level":"debug"}`)
+	a.close()
 }
