@@ -32,7 +32,8 @@ func (g *Gateway) admission(v ServerView, t toolInfo) Admission {
 	capName := Capability(v.ID, t.Name)
 	a := Admission{Class: v.ActionClass}
 	switch {
-	case a.Class == "read" || a.Class == "execute":
+	case v.ClassSet:
+		// An operator's class, even "unknown", beats the server's own hints.
 		a.Source = "declaration"
 		if v.Scope == string(config.ScopeProject) {
 			a.Source = "trust-record"

@@ -33,7 +33,10 @@ type Error struct {
 	Capability string
 	Message    string
 	Remedy     string // an exact command or edit, when there is one
-	Err        error
+	// Stderr is the bounded tail of the server's stderr, for people only:
+	// it is never part of Error() and never reaches a model.
+	Stderr string
+	Err    error
 }
 
 func (e *Error) Error() string {

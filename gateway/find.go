@@ -207,6 +207,9 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 			e := untrustedErr(v)
 			fs.Provenance, fs.Reason, fs.Remedy = ProvMissing, v.Reason, e.Remedy
 			res.Servers = append(res.Servers, fs)
+			if req.Refresh {
+				refreshErr = e
+			}
 			continue
 		}
 		if req.Refresh {
@@ -274,12 +277,21 @@ func (g *Gateway) refresh(ctx context.Context, v ServerView) error {
 		return err
 	}
 	u.resetFailures()
+	before := g.opts.Now()
 	c, err := u.get(ctx)
 	if err != nil {
 		return err
 	}
-	defer u.release(true)
+	u.mu.Lock()
+	fresh := u.client == c && !u.listedAt.Before(before)
+	u.mu.Unlock()
+	if fresh {
+		// Launched just now: the launch listed the tools and recorded them.
+		u.release(true)
+		return nil
+	}
 	tl, err := c.ListTools(ctx)
+	u.release(err == nil)
 	if err != nil {
 		return upstreamErr(v.ID, "list tools", err)
 	}

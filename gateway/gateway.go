@@ -30,8 +30,11 @@ const (
 type Options struct {
 	Cwd     string              // default os.Getwd
 	Project string              // the --project flag; "" = discovered from Cwd
-	Getenv  func(string) string // default os.Getenv; also the lookup for ${env:NAME}
-	Logger  *slog.Logger        // default: discard
+	Getenv  func(string) string // default os.Getenv
+	// LookupEnv resolves ${env:NAME} references at launch. Default:
+	// os.LookupEnv, or, when only Getenv is set, Getenv with "" as unset.
+	LookupEnv func(string) (string, bool)
+	Logger    *slog.Logger // default: discard
 
 	// ServerStderr receives every stderr line of every upstream server,
 	// prefixed with its id. nil: lines are only kept in each server's
@@ -125,6 +128,14 @@ func Open(opts *Options) (*Gateway, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.LookupEnv == nil {
+		if o.Getenv == nil {
+			o.LookupEnv = os.LookupEnv
+		} else {
+			get := o.Getenv
+			o.LookupEnv = func(k string) (string, bool) { v := get(k); return v, v != "" }
+		}
 	}
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv

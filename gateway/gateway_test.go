@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -326,8 +327,8 @@ func TestCanaryUntrustedAndStaleNeverLaunch(t *testing.T) {
 		if len(res.Servers) != 1 || res.Servers[0].Trust != stage || !strings.Contains(res.Servers[0].Remedy, "sluice trust canary") {
 			t.Fatalf("%s: find %+v", stage, res.Servers)
 		}
-		if _, err := g.Find(ctx(t), FindRequest{Server: "canary", Refresh: true}); err != nil {
-			t.Fatal(err)
+		if _, err := g.Find(ctx(t), FindRequest{Server: "canary", Refresh: true}); KindOf(err) != KindUntrusted {
+			t.Fatalf("%s: refresh %v", stage, err)
 		}
 		if _, err := g.Describe(ctx(t), "canary__x"); KindOf(err) != KindUntrusted {
 			t.Fatalf("%s: describe %v", stage, err)
@@ -472,5 +473,108 @@ func TestConcurrentCallsShareOneClient(t *testing.T) {
 	}
 	if n := children(); n != 1 {
 		t.Fatalf("%d processes for one server", n)
+	}
+}
+
+func TestExplicitClassBeatsAnnotations(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "ex") + "    actionClass: execute\n" + fixture(t, "un") + "    actionClass: unknown\n")
+	g := w.open()
+	// echo is annotated readOnlyHint: true, but the operator's class decides.
+	for _, c := range []string{"ex__echo", "un__echo"} {
+		_, err := g.Call(ctx(t), CallRequest{Capability: c, Arguments: json.RawMessage(`{"text":"x"}`)})
+		if KindOf(err) != KindRefused {
+			t.Fatalf("%s: an explicit class must beat readOnlyHint, got %v", c, err)
+		}
+	}
+}
+
+func TestProjectTrustWithoutClassLetsAnnotationsDecide(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "pj"))
+	g := w.open()
+	plan, err := g.PlanTrust("pj", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Trust(plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatalf("read-only tool of a project server trusted without a class: %v", err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "pj__fail"}); KindOf(err) != KindRefused {
+		t.Fatalf("unannotated tool must need approval, got %v", err)
+	}
+	// Re-trusting with an explicit unknown makes every call ask.
+	plan, _ = g.PlanTrust("pj", "unknown")
+	if err := g.Trust(plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); KindOf(err) != KindRefused {
+		t.Fatalf("explicit unknown must ask, got %v", err)
+	}
+	// Re-trusting without a class keeps the recorded one.
+	plan, _ = g.PlanTrust("pj", "")
+	if plan.ActionClass != "unknown" {
+		t.Fatalf("re-trust changed the class to %q", plan.ActionClass)
+	}
+}
+
+func TestDeniedEnvIsADiagnosticBeforeLaunch(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "bad") + "    env: {LD_PRELOAD: /x.so, OK_NAME: fine}\n    passEnv: [NODE_OPTIONS]\n")
+	g := w.open()
+	rep := g.Servers()
+	if !rep.Errors {
+		t.Fatal("a denied env variable must make the report an error")
+	}
+	var got []string
+	for _, d := range rep.Diagnostics {
+		got = append(got, d.Field+": "+d.Message)
+	}
+	all := strings.Join(got, "\n")
+	if !strings.Contains(all, "servers.bad.env.LD_PRELOAD") || !strings.Contains(all, "env-denied-loader") ||
+		!strings.Contains(all, "servers.bad.passEnv") || !strings.Contains(all, "NODE_OPTIONS") || strings.Contains(all, "OK_NAME") {
+		t.Fatalf("diagnostics:\n%s", all)
+	}
+	if strings.Contains(all, "/x.so") {
+		t.Fatal("a diagnostic must never carry an env value")
+	}
+	_, err := g.Call(ctx(t), CallRequest{Capability: "bad__echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	if KindOf(err) != KindUpstream || !strings.Contains(err.Error(), "env-denied-loader") || strings.Count(err.Error(), "bad") > 2 {
+		t.Fatalf("spawn refusal: %v", err)
+	}
+}
+
+func TestStderrNeverInModelText(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "dies", "-mode", "exit-at-start"))
+	g := w.open()
+	_, err := g.Find(ctx(t), FindRequest{Server: "dies", Refresh: true})
+	var ge *Error
+	if !errors.As(err, &ge) || ge.Stderr == "" || !strings.Contains(ge.Stderr, "refusing to start") {
+		t.Fatalf("the stderr tail must be kept for people: %#v", err)
+	}
+	if strings.Contains(err.Error(), "refusing to start") {
+		t.Fatalf("stderr leaked into the message: %v", err)
+	}
+	res, _ := g.Find(ctx(t), FindRequest{})
+	for _, s := range res.Servers {
+		if strings.Contains(s.Error, "refusing to start") {
+			t.Fatalf("stderr leaked into find: %+v", s)
+		}
+	}
+}
+
+func TestRefreshOfUntrustedServerIsRefused(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "pj"))
+	g := w.open()
+	if _, err := g.Find(ctx(t), FindRequest{Server: "pj", Refresh: true}); KindOf(err) != KindUntrusted {
+		t.Fatalf("want an untrusted refusal, got %v", err)
+	}
+	if n := children(); n != 0 {
+		t.Fatalf("launched %d", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sluice/gateway/config"
+	"sluice/gateway/proc"
 	"sluice/gateway/trust"
 )
 
@@ -25,12 +26,15 @@ type ServerView struct {
 	PassEnv  []string `json:"passEnv,omitempty"`
 	Digest   string   `json:"digest"`
 
-	Trust       string   `json:"trust"` // trusted | untrusted | stale
-	ActionClass string   `json:"actionClass"`
-	Reason      string   `json:"reason,omitempty"`
-	Remedy      string   `json:"remedy,omitempty"`
-	Review      string   `json:"review,omitempty"`
-	Changed     []string `json:"changed,omitempty"`
+	Trust       string `json:"trust"` // trusted | untrusted | stale
+	ActionClass string `json:"actionClass"`
+	// ClassSet: the class comes from the declaration or trust record; when
+	// false a trusted server's read-only tool annotations may decide.
+	ClassSet bool     `json:"actionClassSet"`
+	Reason   string   `json:"reason,omitempty"`
+	Remedy   string   `json:"remedy,omitempty"`
+	Review   string   `json:"review,omitempty"`
+	Changed  []string `json:"changed,omitempty"`
 
 	Run      RunState `json:"run"`
 	RunError string   `json:"runError,omitempty"`
@@ -95,8 +99,40 @@ func (g *Gateway) Servers() *Report {
 	}
 	for _, d := range l.Servers {
 		r.Servers = append(r.Servers, g.view(d, l, st))
+		for _, dg := range envDiagnostics(d) {
+			r.Diagnostics = append(r.Diagnostics, dg)
+			r.Errors = true
+		}
 	}
 	return r
+}
+
+// envDiagnostics reports, before anything launches, every env entry and
+// passEnv name the launcher would refuse (LD_PRELOAD, NODE_OPTIONS ...),
+// each with its reason code. The launcher refuses them again at spawn.
+func envDiagnostics(d config.Server) []Diagnostic {
+	var out []Diagnostic
+	add := func(field string, err error) {
+		// The launcher's message names the variable, the reason code and
+		// the fix; it never carries a value.
+		out = append(out, Diagnostic{Severity: "error", File: d.File, Line: d.Line, Column: d.Column, Field: field, Message: err.Error()})
+	}
+	keys := make([]string, 0, len(d.Env))
+	for k := range d.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := proc.BuildEnv(map[string]string{k: "x"}, nil, nil); err != nil {
+			add("servers."+d.ID+".env."+k, err)
+		}
+	}
+	for _, k := range d.PassEnv {
+		if _, err := proc.BuildEnv(nil, []string{k}, []string{k + "=x"}); err != nil {
+			add("servers."+d.ID+".passEnv", err)
+		}
+	}
+	return out
 }
 
 func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) ServerView {
@@ -117,7 +153,7 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 		FieldDigests: d.FieldDigests(),
 		ActionClass:  d.ActionClass,
 	}, st)
-	v.Trust, v.ActionClass, v.Reason, v.Remedy, v.Review, v.Changed = string(ts.Status), ts.ActionClass, ts.Reason, ts.Remedy, ts.Review, ts.Changed
+	v.Trust, v.ActionClass, v.ClassSet, v.Reason, v.Remedy, v.Review, v.Changed = string(ts.Status), ts.ActionClass, ts.ClassSet, ts.Reason, ts.Remedy, ts.Review, ts.Changed
 	v.Run = RunIdle
 	if u := g.peekUpstream(d.ID); u != nil && u.digest == d.Digest {
 		run, err := u.state()
@@ -183,10 +219,9 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 			Remedy: "set actionClass in the user declaration instead"}
 	}
 	if actionClass == "" {
-		// Re-trusting keeps the class already recorded; a first record
-		// starts at unknown (every call asks).
-		actionClass = trust.ActionUnknown
-		if rec, ok := g.trustState().Find(g.reload().ProjectRoot, id); ok && rec.ActionClass != "" {
+		// Re-trusting keeps the class already recorded; a first record has
+		// none: tools annotated read-only run, every other call asks.
+		if rec, ok := g.trustState().Find(g.reload().ProjectRoot, id); ok {
 			actionClass = rec.ActionClass
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,19 +26,21 @@ type upstream struct {
 	digest string
 	decl   config.Server
 
-	mu        sync.Mutex
-	client    *mcp.Client
-	tools     *mcp.ToolList
-	byName    map[string]mcp.Tool
-	starting  chan struct{}
-	failures  int
-	nextTry   time.Time
-	lastErr   error
-	lastUsed  time.Time
-	inflight  int
-	closed    bool
-	listedAt  time.Time
-	relisting bool
+	mu          sync.Mutex
+	client      *mcp.Client
+	tools       *mcp.ToolList
+	byName      map[string]mcp.Tool
+	starting    chan struct{}
+	failures    int
+	nextTry     time.Time
+	lastErr     error
+	lastUsed    time.Time
+	inflight    int
+	closed      bool
+	listedAt    time.Time
+	relisting   bool
+	relistAgain bool
+	late        []proc.Outcome // teardowns of launches that finished after shutdown
 }
 
 // RunState is a server's run status, separate from where its catalog came
@@ -246,8 +249,12 @@ func (u *upstream) launch(ctx context.Context, done chan struct{}) {
 		u.g.log.Warn("server failed to start", "server", u.id, "error", err.Error(), "failures", u.failures)
 	case u.closed:
 		u.mu.Unlock()
+		out := c.Close()
+		u.g.reportOutcome(u.id, out)
+		u.mu.Lock()
+		u.late = append(u.late, out)
+		u.mu.Unlock()
 		close(done)
-		u.g.reportOutcome(u.id, c.Close())
 		return
 	default:
 		u.client = c
@@ -279,13 +286,9 @@ func (u *upstream) setToolsLocked(tl *mcp.ToolList) {
 func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error) {
 	g := u.g
 	d := u.decl
-	env, err := d.ExpandEnv(func(k string) (string, bool) {
-		v := g.opts.Getenv(k)
-		return v, v != ""
-	})
+	env, err := d.ExpandEnv(g.opts.LookupEnv)
 	if err != nil {
-		return nil, nil, &Error{Kind: KindGateway, Server: u.id, Message: fmt.Sprintf("server %s: %v", u.id, err),
-			Remedy: "export the variable in the environment sluice runs in, or change the declaration", Err: err}
+		return nil, nil, &Error{Kind: KindGateway, Server: u.id, Message: err.Error(), Err: err}
 	}
 	spec := proc.Spec{
 		Server:        u.id,
@@ -351,43 +354,70 @@ func upstreamErr(id, op string, err error) error {
 	}
 	msg := fmt.Sprintf("server %s: %s failed: %v", id, op, err)
 	var me *mcp.Error
-	if errors.As(err, &me) && me.StderrTail != "" {
-		msg += "\nstderr (last lines):\n" + me.StderrTail
+	if errors.As(err, &me) {
+		msg = fmt.Sprintf("server %s: %s failed: %s", id, op, innermost(me))
+		return &Error{Kind: KindUpstream, Server: id, Message: msg, Stderr: me.StderrTail, Err: err}
 	}
 	return &Error{Kind: KindUpstream, Server: id, Message: msg, Err: err}
+}
+
+// innermost describes an mcp error by its most specific cause: a spawn
+// refusal reads "env variable LD_PRELOAD is denied ..." rather than a chain
+// of prefixes naming the server three times.
+func innermost(me *mcp.Error) string {
+	if me.Code == mcp.CodeSpawn && me.Err != nil {
+		return me.Err.Error()
+	}
+	s := me.Error()
+	if p := fmt.Sprintf("mcp server %q: ", me.Server); strings.HasPrefix(s, p) {
+		s = s[len(p):]
+	}
+	return s
 }
 
 // relist refreshes the live listing after tools/list_changed.
 func (u *upstream) relist() {
 	u.mu.Lock()
 	c := u.client
-	if c == nil || u.relisting {
+	if c == nil {
+		u.mu.Unlock()
+		return
+	}
+	if u.relisting {
+		// A relist is running; it goes round again when it ends, so the
+		// last change is never lost.
+		u.relistAgain = true
 		u.mu.Unlock()
 		return
 	}
 	u.relisting = true
 	u.mu.Unlock()
-	defer func() {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		tl, err := c.ListTools(ctx)
+		cancel()
 		u.mu.Lock()
-		u.relisting = false
+		ok := err == nil && u.client == c
+		if ok {
+			u.setToolsLocked(tl)
+		}
+		again := u.relistAgain && u.client == c
+		u.relistAgain = false
+		if !again {
+			u.relisting = false
+		}
 		u.mu.Unlock()
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tl, err := c.ListTools(ctx)
-	if err != nil {
-		u.g.log.Warn("relist after tools/list_changed failed", "server", u.id, "error", err.Error())
-		return
+		if err != nil {
+			u.g.log.Warn("relist after tools/list_changed failed", "server", u.id, "error", err.Error())
+		}
+		if ok {
+			u.g.recordCatalog(u, c, tl)
+			u.g.changed()
+		}
+		if !again {
+			return
+		}
 	}
-	u.mu.Lock()
-	if u.client != c {
-		u.mu.Unlock()
-		return
-	}
-	u.setToolsLocked(tl)
-	u.mu.Unlock()
-	u.g.recordCatalog(u, c, tl)
-	u.g.changed()
 }
 
 // closeIfIdle closes the client if nothing used it for idle.
@@ -429,6 +459,10 @@ func (u *upstream) shutdown() []proc.Outcome {
 		// A launch in progress closes its own client when it sees closed.
 		<-ch
 	}
+	u.mu.Lock()
+	outs = append(outs, u.late...)
+	u.late = nil
+	u.mu.Unlock()
 	return outs
 }
 

@@ -61,6 +61,9 @@ func reportErr(w io.Writer, cmd string, err error) int {
 		if ge.Remedy != "" {
 			fmt.Fprintf(w, "  fix: %s\n", clean(ge.Remedy))
 		}
+		if ge.Stderr != "" {
+			fmt.Fprintf(w, "  the server's stderr (last lines):\n%s\n", indent(clean(strings.TrimRight(ge.Stderr, "\n")), "    "))
+		}
 	} else {
 		fmt.Fprintf(w, "sluice %s: %s\n", cmd, clean(err.Error()))
 	}
@@ -317,4 +320,9 @@ func table(w io.Writer, rows []string) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(l, " \n"))
 	}
+}
+
+// indent prefixes every line of s with p.
+func indent(s, p string) string {
+	return p + strings.ReplaceAll(s, "\n", "\n"+p)
 }

@@ -110,7 +110,7 @@ func runTrust(e *env) int {
 		return reportErr(e.stderr, "trust", err)
 	}
 	fmt.Fprintf(e.stdout, "Recorded: %s is trusted in %s with action class %s (digest %s) in %s\n",
-		plan.Server.ID, plan.ProjectRoot, plan.ActionClass, shortDigest(plan.Server.Digest), plan.TrustFile)
+		plan.Server.ID, plan.ProjectRoot, classText(plan.ActionClass), shortDigest(plan.Server.Digest), plan.TrustFile)
 	return exitOK
 }
 
@@ -132,7 +132,7 @@ func printPlan(w io.Writer, p *gateway.TrustPlan) {
 	if len(v.PassEnv) > 0 {
 		fmt.Fprintf(w, "  passEnv:       %s\n", strings.Join(v.PassEnv, ", "))
 	}
-	fmt.Fprintf(w, "  action class:  %s\n", p.ActionClass)
+	fmt.Fprintf(w, "  action class:  %s\n", classText(p.ActionClass))
 	fmt.Fprintf(w, "  digest:        %s\n", v.Digest)
 	fmt.Fprintf(w, "  trust file:    %s\n", p.TrustFile)
 	switch v.Trust {
@@ -183,4 +183,13 @@ func runUntrust(e *env) int {
 		fmt.Fprintf(e.stdout, "No trust record of %s in %s; nothing changed\n", pos[0], root)
 	}
 	return exitOK
+}
+
+// classText shows a recorded action class; none means the tools' read-only
+// annotations decide.
+func classText(c string) string {
+	if c == "" {
+		return "none (tools annotated read-only run; others ask)"
+	}
+	return c
 }

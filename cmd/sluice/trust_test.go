@@ -51,7 +51,7 @@ func TestTrustUntrustRoundTrip(t *testing.T) {
 	want(t, r, exitFailure, "Record trust in proj? [y/N]", "not recorded")
 	want(t, sluice(t, "", "servers"), exitOK, "untrusted")
 	r = sluice(t, "y\n", "trust", "proj")
-	want(t, r, exitOK, "Recorded: proj is trusted", "action class unknown")
+	want(t, r, exitOK, "Recorded: proj is trusted", "action class none (tools annotated read-only run; others ask)")
 	// --yes skips the question even on a terminal.
 	r = sluice(t, "", "--yes", "trust")
 	if r.code != exitUsage {

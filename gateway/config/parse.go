@@ -451,9 +451,6 @@ func (p *parser) server(kv kv) Server {
 	if !cmdSeen {
 		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`", "command is required")
 	}
-	if p.scope == ScopeUser && s.ActionClass == "" {
-		s.ActionClass = ActionUnknown
-	}
 	p.cwd(&s, cwdNode, joinField(field, "cwd"))
 	return s
 }

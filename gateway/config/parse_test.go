@@ -94,7 +94,7 @@ results: {dir: "", ttlMs: 86400000, quotaBytes: 268435456}
 		t.Errorf("digest %q", fs.Digest)
 	}
 	git := ss[1]
-	if git.ActionClass != ActionUnknown || git.StdoutNoise != NoiseIgnore || git.Dir != cbase || git.Args == nil || git.Env == nil || git.PassEnv == nil {
+	if git.ActionClass != "" || git.StdoutNoise != NoiseIgnore || git.Dir != cbase || git.Args == nil || git.Env == nil || git.PassEnv == nil {
 		t.Errorf("defaults: %+v", git)
 	}
 	if st.IdleTimeoutMs != 300000 || st.Sandbox.MaxSteps != 10000000 || st.Sandbox.MaxDepth != 64 || st.Results.TtlMs != 86400000 || len(st.Approve) != 1 {

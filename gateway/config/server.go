@@ -50,7 +50,7 @@ type Server struct {
 	PassEnv []string          // names copied from the gateway's environment; never nil
 
 	TimeoutMs    int    // per call; 0 = the gateway's default
-	ActionClass  string // read|execute|unknown ("" in project scope: the trust record decides)
+	ActionClass  string // read|execute|unknown; "" = none set (project scope: the trust record decides; user scope: tool annotations may)
 	StdoutNoise  string // NoiseIgnore or NoiseFatal
 	MaxLineBytes int    // 0 = the client's default
 

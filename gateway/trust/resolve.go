@@ -40,11 +40,16 @@ type Decl struct {
 // Status is the trust status of one declaration.
 type Status struct {
 	Status      Verdict
-	ActionClass string   // read | execute | unknown; unknown unless trusted
-	Reason      string   // why, for people and models; "" when trusted
-	Remedy      string   // the exact command that trusts the declaration; "" when trusted
-	Review      string   // for stale: the command that shows the declaration to review first
-	Changed     []string // for stale: the fields whose digests differ, sorted; nil if unknown
+	ActionClass string // read | execute | unknown; unknown unless trusted
+	// ClassSet reports that ActionClass was set by the declaration (user
+	// scope) or the trust record (project scope). When it is false the
+	// class is "unknown" by default, and a gateway may let a trusted
+	// server's tool annotations (readOnlyHint) decide.
+	ClassSet bool
+	Reason   string   // why, for people and models; "" when trusted
+	Remedy   string   // the exact command that trusts the declaration; "" when trusted
+	Review   string   // for stale: the command that shows the declaration to review first
+	Changed  []string // for stale: the fields whose digests differ, sorted; nil if unknown
 }
 
 // Resolve decides the trust status of a declaration. User-scope
@@ -54,7 +59,7 @@ type Status struct {
 func Resolve(decl Decl, st *State) Status {
 	switch decl.Scope {
 	case ScopeUser:
-		return Status{Status: Trusted, ActionClass: classOr(decl.ActionClass)}
+		return Status{Status: Trusted, ActionClass: classOr(decl.ActionClass), ClassSet: decl.ActionClass != ""}
 	case ScopeProject:
 	default:
 		return Status{Status: Untrusted, ActionClass: ActionUnknown,
@@ -79,7 +84,7 @@ func Resolve(decl Decl, st *State) Status {
 		return Status{Status: Untrusted, ActionClass: ActionUnknown, Reason: reason, Remedy: remedy}
 	}
 	if rec.Digest == decl.Digest {
-		return Status{Status: Trusted, ActionClass: classOr(rec.ActionClass)}
+		return Status{Status: Trusted, ActionClass: classOr(rec.ActionClass), ClassSet: rec.ActionClass != ""}
 	}
 	changed := changedFields(rec.Fields, decl.FieldDigests)
 	what := "its declaration changed"

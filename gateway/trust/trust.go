@@ -117,9 +117,9 @@ func validate(r *Record, index int) error {
 		}
 	}
 	switch r.ActionClass {
-	case ActionRead, ActionExecute, ActionUnknown:
+	case "", ActionRead, ActionExecute, ActionUnknown:
 	default:
-		return bad("actionClass", "must be read, execute or unknown")
+		return bad("actionClass", "must be read, execute, unknown or empty (no class: the tools' annotations decide)")
 	}
 	return nil
 }
@@ -238,7 +238,9 @@ func Read(path string) *State {
 
 // Upsert adds or replaces the record for (rec.ProjectRoot, rec.ID) in the
 // trust file at path. The root is canonicalized (it must exist); an empty
-// ActionClass means unknown and a zero TrustedAt means now. The
+// ActionClass records no class (the gateway treats the server's tools as
+// unknown unless their annotations say read-only) and a zero TrustedAt
+// means now. The
 // read-modify-write runs under an exclusive lock on path+".lock" and the
 // file is replaced atomically (0600), so concurrent writers lose nothing.
 // An unusable existing file is not overwritten (ErrCorrupt).
@@ -248,9 +250,6 @@ func Upsert(path string, rec Record) error {
 		return &RecordError{Index: -1, Field: "projectRoot", Msg: fmt.Sprintf("cannot resolve %s: %v", rec.ProjectRoot, err)}
 	}
 	rec.ProjectRoot = root
-	if rec.ActionClass == "" {
-		rec.ActionClass = ActionUnknown
-	}
 	if rec.TrustedAt.IsZero() {
 		rec.TrustedAt = time.Now().UTC().Truncate(time.Second)
 	}

@@ -254,8 +254,11 @@ func TestUpsertRemove(t *testing.T) {
 	}
 	st := Read(file)
 	r, ok := st.Find(croot, "fs")
-	if !ok || r.ActionClass != ActionUnknown || r.TrustedAt.IsZero() || r.Fields["command"] != hexDigest("c") {
+	if !ok || r.ActionClass != "" || r.TrustedAt.IsZero() || r.Fields["command"] != hexDigest("c") {
 		t.Fatalf("record %+v (found %v) in %+v", r, ok, st)
+	}
+	if s := Resolve(Decl{Scope: ScopeProject, ProjectRoot: croot, ID: "fs", Digest: hexDigest("1")}, st); s.Status != Trusted || s.ActionClass != ActionUnknown || s.ClassSet {
+		t.Fatalf("a record without a class resolves to unknown, not set: %+v", s)
 	}
 	// Upsert replaces in place.
 	if err := Upsert(file, Record{ProjectRoot: root, ID: "fs", Digest: hexDigest("2"), ActionClass: ActionExecute}); err != nil {
