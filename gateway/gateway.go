@@ -63,6 +63,9 @@ type Gateway struct {
 	cacheDir  string
 	stateDir  string
 	allow     *proc.AllowList
+	// allowWarnings are SLUICE_ALLOW_COMMANDS entries that were denied;
+	// Servers reports them as warnings.
+	allowWarnings []string
 
 	mu       sync.Mutex
 	loaded   *config.Loaded
@@ -186,10 +189,7 @@ func Open(opts *Options) (*Gateway, error) {
 	}
 	if csv := o.Getenv("SLUICE_ALLOW_COMMANDS"); csv != "" {
 		al, warnings := proc.ParseAllowList(csv)
-		for _, w := range warnings {
-			log.Warn("SLUICE_ALLOW_COMMANDS", "warning", w)
-		}
-		g.allow = al
+		g.allow, g.allowWarnings = al, warnings
 	}
 	g.reload()
 	if err := g.initPipeline(); err != nil {

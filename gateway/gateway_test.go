@@ -578,3 +578,24 @@ func TestRefreshOfUntrustedServerIsRefused(t *testing.T) {
 		t.Fatalf("launched %d", n)
 	}
 }
+
+func TestAllowListWarningsAreDiagnostics(t *testing.T) {
+	w := newWorld(t)
+	w.env["SLUICE_ALLOW_COMMANDS"] = "node,*,/usr/bin/x"
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	rep := g.Servers()
+	n := 0
+	for _, d := range rep.Diagnostics {
+		if d.File == "$SLUICE_ALLOW_COMMANDS" && d.Severity == "warning" {
+			n++
+		}
+	}
+	if n != 2 || rep.Errors {
+		t.Fatalf("want two warnings and no error: %+v", rep.Diagnostics)
+	}
+	// The fixture is an absolute path: the allow-list covers bare names only.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+}

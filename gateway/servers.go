@@ -97,6 +97,10 @@ func (g *Gateway) Servers() *Report {
 		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "error", File: d.File, Message: d.Message, Fix: d.Fix})
 		r.Errors = true
 	}
+	for _, w := range g.allowWarnings {
+		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "warning", File: "$SLUICE_ALLOW_COMMANDS", Message: w,
+			Fix: "list bare program names separated by commas, like node,uvx"})
+	}
 	for _, d := range l.Servers {
 		r.Servers = append(r.Servers, g.view(d, l, st))
 		for _, dg := range envDiagnostics(d) {

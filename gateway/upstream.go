@@ -246,7 +246,9 @@ func (u *upstream) launch(ctx context.Context, done chan struct{}) {
 		u.failures++
 		u.lastErr = err
 		u.nextTry = u.g.opts.Now().Add(u.backoff())
-		u.g.log.Warn("server failed to start", "server", u.id, "error", err.Error(), "failures", u.failures)
+		// Info, not Warn: the error goes back to every caller waiting for
+		// this launch, and the CLI prints it once for people.
+		u.g.log.Info("server failed to start", "server", u.id, "error", err.Error(), "failures", u.failures)
 	case u.closed:
 		u.mu.Unlock()
 		out := c.Close()
