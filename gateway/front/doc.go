@@ -6,7 +6,8 @@
 //
 // front owns the agent-facing surface: the gateway-mode tools (find,
 // describe, call, read_result, execute) and their descriptions, flat-mode
-// naming and pass-through of resources, prompts, completions and logging,
+// naming (plus read_result as sluice__read_result, a name no upstream tool
+// is given, whenever results can be paged) and pass-through of resources, prompts, completions and logging,
 // the per-request Peer (progress, log messages, elicitation and sampling
 // back to the agent), HTTP security (loopback bind, Host and Origin checks,
 // bearer token, body cap, session expiry), graceful drain, JSON logs with a

@@ -146,7 +146,11 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 		for i, p := range ps {
 			refs[i] = p.ref
 		}
-		names := assignNames(refs, f.opts.NoPrefix)
+		var reserved []string
+		if kind == KindTools {
+			reserved = []string{flatReadResult} // the gateway's own tool
+		}
+		names := assignNamesReserved(refs, f.opts.NoPrefix, reserved)
 		byRef := map[upstreamRef]json.RawMessage{}
 		for _, p := range ps {
 			if _, dup := byRef[p.ref]; !dup {

@@ -197,3 +197,65 @@ func TestBackendPanicsInRegistrationAreContained(t *testing.T) {
 		t.Fatalf("session died: %v", err)
 	}
 }
+
+// TestFlatModeReadResult: a flat-mode agent gets the gateway's read_result
+// (as sluice__read_result) whenever results can be paged, the name is never
+// handed to an upstream tool, and the instructions name it.
+func TestFlatModeReadResult(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		feature  bool
+		noPrefix bool
+		want     []string
+	}{
+		{"off", false, false, []string{"fs__read", "sluice__read_result_d3be1893", "x__sluice__read_result"}},
+		{"on", true, false, []string{"fs__read", "sluice__read_result", "sluice__read_result_d3be1893", "x__sluice__read_result"}},
+		// fs and sluice both have read_result: neither is bare.
+		{"on-no-prefix", true, true, []string{"fs__read_result", "read", "sluice__read_result", "sluice__read_result_d3be1893", "x__sluice__read_result"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newFake()
+			b.features = Features{ReadResult: tc.feature}
+			// Upstream tools that would take the reserved name: a server
+			// called "sluice" and a bare name under --no-prefix.
+			b.setItems(KindTools,
+				toolItem("fs", "read", "Read a file."),
+				toolItem("sluice", "read_result", "An upstream tool."),
+				toolItem("x", "sluice__read_result", "Another."),
+			)
+			if tc.noPrefix {
+				b.setItems(KindTools,
+					toolItem("fs", "read", "Read a file."),
+					toolItem("fs", "read_result", "An upstream read_result."),
+					toolItem("sluice", "read_result", "An upstream tool."),
+					toolItem("x", "sluice__read_result", "Another."),
+				)
+			}
+			b.readResult = func(_ context.Context, r ReadResultRequest, _ Peer) (json.RawMessage, error) {
+				return textResult(fmt.Sprintf("read %s %d %d", r.Ref, r.Offset, r.Length)), nil
+			}
+			s := connect(t, b, &Options{Mode: ModeFlat, NoPrefix: tc.noPrefix}, nil, "")
+			got := s.toolNames(t)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("tools = %v, want %v", got, tc.want)
+			}
+			instr := s.cs.InitializeResult().Instructions
+			if tc.feature != strings.Contains(instr, "sluice__read_result") {
+				t.Fatalf("instructions mention sluice__read_result = %v, want %v: %q", !tc.feature, tc.feature, instr)
+			}
+			if !tc.feature {
+				return
+			}
+			res := s.call(t, "sluice__read_result", map[string]any{"ref": "r-1", "offset": 5, "length": 7})
+			if res.IsError || resultText(res) != "read r-1 5 7" {
+				t.Fatalf("read_result = %v %q", res.IsError, resultText(res))
+			}
+			// The upstream tool under the hashed name still reaches its server.
+			res = s.call(t, "sluice__read_result_d3be1893", map[string]any{})
+			if !strings.Contains(resultText(res), "sluice__read_result") {
+				t.Fatalf("upstream tool = %q", resultText(res))
+			}
+		})
+	}
+}

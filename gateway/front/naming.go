@@ -32,6 +32,13 @@ func (r upstreamRef) capability() string { return r.Server + "__" + r.Name }
 //
 // Duplicate refs are merged. The result maps exposed name -> ref.
 func assignNames(refs []upstreamRef, noPrefix bool) map[string]upstreamRef {
+	return assignNamesReserved(refs, noPrefix, nil)
+}
+
+// assignNamesReserved is assignNames with names no upstream ref may take
+// (the gateway's own flat-mode tools): a ref that would get one is placed
+// as on a collision, under a hashed variant.
+func assignNamesReserved(refs []upstreamRef, noPrefix bool, reserved []string) map[string]upstreamRef {
 	uniq := map[upstreamRef]bool{}
 	var sorted []upstreamRef
 	for _, r := range refs {
@@ -50,7 +57,10 @@ func assignNames(refs []upstreamRef, noPrefix bool) map[string]upstreamRef {
 	for _, r := range sorted {
 		users[r.Name]++
 	}
-	out := make(map[string]upstreamRef, len(sorted))
+	out := make(map[string]upstreamRef, len(sorted)+len(reserved))
+	for _, n := range reserved {
+		out[n] = upstreamRef{}
+	}
 	var bare []upstreamRef
 	// Prefixed names first, so a bare name can never take a prefixed
 	// name's place; bare names yield on collision.
@@ -67,6 +77,9 @@ func assignNames(refs []upstreamRef, noPrefix bool) map[string]upstreamRef {
 			continue
 		}
 		out[r.Name] = r
+	}
+	for _, n := range reserved {
+		delete(out, n)
 	}
 	return out
 }

@@ -134,9 +134,8 @@ func (f *front) start(ctx context.Context) {
 		f.mu.Lock()
 		f.features = feat
 		f.mu.Unlock()
-		if f.opts.Mode == ModeGateway {
-			f.syncGatewayTools()
-		} else {
+		f.syncGatewayTools()
+		if f.opts.Mode == ModeFlat {
 			for _, k := range []Kind{KindTools, KindResources, KindResourceTemplates, KindPrompts} {
 				f.syncFlat(ctx, k)
 			}
@@ -162,7 +161,10 @@ func (f *front) instructions() string {
 	if f.opts.Instructions != "" {
 		b.WriteString(f.opts.Instructions)
 	} else if f.opts.Mode == ModeFlat {
-		b.WriteString("sluice is an MCP gateway: each tool here belongs to one upstream server and is named <server>__<tool> (or its plain name when unique). Results may be shortened to fit a byte budget; a shortened result says how to read the rest.")
+		b.WriteString("sluice is an MCP gateway: each tool here belongs to one upstream server and is named <server>__<tool> (or its plain name when unique).")
+		if f.b.Features().ReadResult {
+			b.WriteString(" Results may be shortened to fit a byte budget; a shortened result names a handle: pass it to " + flatReadResult + " to read the rest in pages.")
+		}
 	} else {
 		b.WriteString("sluice is an MCP gateway to many tool servers. Use find to search capabilities by keyword, describe to get a capability's argument schema, then call to run it. Capabilities are named <server>__<tool>. Large results are shortened; read_result pages the rest when offered. execute (when offered) runs a Starlark script that calls capabilities as functions, for loops and joins.")
 	}
@@ -495,9 +497,7 @@ func (f *front) handleEvents(kinds map[EventKind]bool, logs []Event) {
 		f.mu.Lock()
 		f.features = feat
 		f.mu.Unlock()
-		if f.opts.Mode == ModeGateway {
-			f.syncGatewayTools()
-		}
+		f.syncGatewayTools()
 	}
 	if f.opts.Mode == ModeFlat {
 		if kinds[EventToolsChanged] {

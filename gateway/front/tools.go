@@ -18,6 +18,14 @@ const (
 	toolReadResult = "read_result"
 	toolExecute    = "execute"
 
+	// flatReadResult is read_result's name in flat mode. Flat names are
+	// upstream names, so a bare "read_result" could be any server's tool;
+	// the gateway's own tool takes the <server>__<tool> form with the
+	// reserved server id "sluice" (as the execute pseudo capability
+	// sluice__execute does), and the flat planner never hands that name
+	// to an upstream tool.
+	flatReadResult = "sluice__read_result"
+
 	maxFindLimit     = 50
 	maxDescribeNames = 10
 )
@@ -101,11 +109,22 @@ var gatewayTools = []gatewayTool{
 }
 
 // syncGatewayTools registers the fixed surface for the current Features.
+// In flat mode that is only read_result (as flatReadResult): the upstream
+// tools are the rest of the surface, and a shortened result names a handle
+// only read_result can page.
 func (f *front) syncGatewayTools() {
 	f.mu.Lock()
 	feat := f.features
 	f.mu.Unlock()
+	flat := f.opts.Mode == ModeFlat
 	for _, gt := range gatewayTools {
+		if flat && gt.name != toolReadResult {
+			continue
+		}
+		name := gt.name
+		if flat {
+			name = flatReadResult
+		}
 		want := true
 		switch gt.name {
 		case toolReadResult:
@@ -114,13 +133,13 @@ func (f *front) syncGatewayTools() {
 			want = feat.Execute
 		}
 		f.mu.Lock()
-		have := f.gwTools[gt.name]
-		f.gwTools[gt.name] = want
+		have := f.gwTools[name]
+		f.gwTools[name] = want
 		f.mu.Unlock()
 		switch {
 		case want && !have:
 			t := &mcp.Tool{
-				Name:        gt.name,
+				Name:        name,
 				Title:       gt.title,
 				Description: gt.desc,
 				InputSchema: json.RawMessage(gt.schema),
@@ -130,7 +149,7 @@ func (f *front) syncGatewayTools() {
 			}
 			f.srv.AddTool(t, gt.handler(f))
 		case !want && have:
-			f.srv.RemoveTools(gt.name)
+			f.srv.RemoveTools(name)
 		}
 	}
 }
