@@ -162,3 +162,72 @@ func BenchmarkCompile(b *testing.B) {
 	b.ReportMetric(perCold/1e6, "cold-ms")
 	b.ReportMetric(perCold/perCached, "x-cached")
 }
+
+// secretResult is proseResult(n) with a few secrets of different kinds
+// spread through the text (one every ~8 KiB), so a redaction has work to do
+// but most of the text is clean, the common case.
+func secretResult(n int) []byte {
+	secrets := []string{
+		"AKIAIOSFODNN7EXAMPLE",
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"ghp_" + strings.Repeat("a1B2", 9),
+		"Authorization: Bearer abcdef0123456789.xyz",
+		"xoxb-1234567890-abcdefghij",
+	}
+	line := `2026-11-30T03:58:25Z INFO fetched "page" 17 of 40 — naïve café résumé; status=ok bytes=65536` + "\n"
+	var sb strings.Builder
+	for i := 0; sb.Len() < n; i++ {
+		sb.WriteString(line)
+		if i%80 == 40 {
+			sb.WriteString(secrets[(i/80)%len(secrets)] + "\n")
+		}
+	}
+	text := sb.String()[:n]
+	j, _ := json.Marshal(text)
+	head, _ := json.Marshal(text[:min(len(text), 1024)])
+	return []byte(`{"content":[{"type":"text","text":` + string(j) + `}],"structuredContent":{"log":` + string(head) + `},"isError":false}`)
+}
+
+// BenchmarkRedact: the built-in redact filter, pooled, deadlines on, against
+// the same code (guest.Redactor) run natively. x-native = wasm p50 / native
+// median.
+func BenchmarkRedact(b *testing.B) {
+	h := newTestHost(b, &Options{Timeout: 60 * time.Second, PoolSize: 1})
+	f := mustLoad(b, h, Spec{Builtin: "redact"})
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{
+		{"4KiB", secretResult(4 << 10)},
+		{"64KiB", secretResult(64 << 10)},
+		{"64KiB-clean", proseResult(64 << 10)},
+		{"1MiB", secretResult(1 << 20)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			native, err := guest.NewRedactor(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			nat := nsPerOp(func() { native.RedactResult(c.in) })
+			if _, err := f.Run(ctx, c.in, Meta{}); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.in)))
+			var per []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				if _, err := f.Run(ctx, c.in, Meta{}); err != nil {
+					b.Fatal(err)
+				}
+				per = append(per, time.Since(start))
+			}
+			sort.Slice(per, func(i, j int) bool { return per[i] < per[j] })
+			p50 := float64(per[len(per)/2].Nanoseconds())
+			b.ReportMetric(p50, "p50-ns/op")
+			b.ReportMetric(nat, "native-ns/op")
+			b.ReportMetric(p50/nat, "x-native")
+		})
+	}
+}

@@ -1,0 +1,301 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// Differential tests: Redactor (candidates + windows) against refRedactor
+// (every rule over the whole text), which must agree byte for byte.
+
+// redactConfigs are the configs both implementations are compared under.
+var redactConfigs = []string{
+	``,
+	`{"disable":["bearer-token"],"patterns":["sk-[a-z]{8}"]}`,
+	`{"disable":["private-key","aws-access-key-id","github-token"]}`,
+	`{"patterns":["(?i)password\\s*=\\s*\\S+","AKIA"]}`,
+}
+
+// redactCorpus: each rule's secrets, near-misses and the edges the windows
+// must get right (word boundaries, runs longer than a window, case folding
+// with ſ and K, masks that create or destroy later matches).
+func redactCorpus() []string {
+	key40 := "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	c := []string{
+		"",
+		"nothing here",
+		"key AKIAIOSFODNN7EXAMPLE end",
+		"xAKIAIOSFODNN7EXAMPLE",
+		"AKIAIOSFODNN7EXAMPLEX",
+		"AKIAIOSFODNN7EXAMPL",
+		"AKIAIOSFODNN7EXAMPLE-ASIAIOSFODNN7EXAMPLE",
+		"_ASIAIOSFODNN7EXAMPLE",
+		"éAROAIOSFODNN7EXAMPLEé",
+		"aws_secret_access_key = " + key40,
+		"AWS_SECRET_ACCESS_KEY=" + key40 + "x",
+		"aws_secret_access_key = " + key40 + "/",
+		"secret_access_key:\"" + key40 + "\"",
+		"secretaccesskey '" + key40,
+		"ſecret_acceſſ_Key = " + key40,
+		"awſ something secret ==" + key40,
+		"aws private \t\n" + key40,
+		"aws " + strings.Repeat("é", 20) + "secret" + strings.Repeat("€", 20) + ": " + key40,
+		"aws " + strings.Repeat("x", 21) + "secret: " + key40,
+		"secret:" + strings.Repeat(" ", 500) + key40,
+		"secret=" + strings.Repeat("=", 60),
+		"secret = " + strings.Repeat("K", 40),
+		"secret = " + strings.Repeat("ſ", 40) + " and aws secret " + strings.Repeat("a", 45),
+		"aws aws aws secret secret: " + key40 + " secret: " + key40,
+		"ghp_" + strings.Repeat("a1B2", 9),
+		"xghp_" + strings.Repeat("a1B2", 9),
+		"ghp_" + strings.Repeat("a", 255),
+		"ghp_" + strings.Repeat("a", 256),
+		"ghp_" + strings.Repeat("a", 35),
+		"gho_" + strings.Repeat("Z", 40) + "-ghs_" + strings.Repeat("9", 40) + " ghr_" + strings.Repeat("q", 36) + "é",
+		"github_pat_" + strings.Repeat("x_", 15),
+		"github_pat_" + strings.Repeat("y", 300),
+		"github_pat_" + strings.Repeat("y", 255) + "é",
+		"glpat-" + strings.Repeat("Z", 20),
+		"glpat-" + strings.Repeat("Z-_", 2000),
+		"glpat-" + strings.Repeat("Z", 19),
+		"aglpat-" + strings.Repeat("Z", 20),
+		"xoxb-1234567890-abcdefghij",
+		"xoxz-1234567890-abcdefghij",
+		"xoxp-" + strings.Repeat("a-", 3000) + "!",
+		"Authorization: Bearer abcdef0123456789.xyz",
+		"BEARER\t\n  abcdefgh==== tail",
+		"bearer abcdefg",
+		"Xbearer abcdefghijkl",
+		"bearer " + strings.Repeat("ſK", 10) + "==",
+		"bearer\u00a0abcdefghijkl",
+		"bearer" + strings.Repeat(" ", 3000) + strings.Repeat("t", 3000) + "=",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nafter",
+		"-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n",
+		"-----BEGIN PRIVATE KEY-----abc\ndef",
+		"-----BEGIN PRIVATE KEY-----END PRIVATE KEY-----\nline2\n-----END PRIVATE KEY-----",
+		"-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
+		"-----BEGIN X PRIVATE KEY----- a\n-----BEGIN Y PRIVATE KEY----- b\n-----END Z PRIVATE KEY-----c\n-----END PRIVATE KEY-----",
+		"-----BEGIN PRIVATE KEY-----\n-----END nope-----\n-----END  PRIVATE KEY-----tail",
+		"------BEGIN PRIVATE KEY-----x",
+		"-----BEGIN A PRIVATE KEY-----\n" + strings.Repeat("-----BEGIN B PRIVATE KEY-----\n", 50),
+		"-----BEGIN PRIVATE KEY----- AKIAIOSFODNN7EXAMPLE\n AKIAIOSFODNN7EXAMPLE",
+		"x-----BEGIN PRIVATE KEY-----ghp_" + strings.Repeat("a", 40),
+		"use sk-abcdefgh now; password = hunter2",
+		"ghp_" + strings.Repeat("a", 36) + "AKIAIOSFODNN7EXAMPLE",
+		"Bearer ghp_" + strings.Repeat("a", 36),
+		"aws secret: Bearer " + strings.Repeat("b", 40),
+		"[REDACTED:aws-access-key-id] secret: " + key40,
+		"\xff\xfeAKIAIOSFODNN7EXAMPLE\xc5",
+		"secret\xc5",
+		"bearer \xe2\x84",
+	}
+	return c
+}
+
+func TestRedactMatchesReference(t *testing.T) {
+	for _, cfg := range redactConfigs {
+		fast, err := NewRedactor([]byte(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := newRefRedactor([]byte(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		corpus := redactCorpus()
+		// Every pair, joined by a separator that is and one that is not a
+		// word character, so rules interact across positions.
+		base := len(corpus)
+		for i := 0; i < base; i++ {
+			for _, sep := range []string{" ", "x", "\n", "="} {
+				corpus = append(corpus, corpus[i]+sep+corpus[(i*7+3)%base])
+			}
+		}
+		for _, in := range corpus {
+			want, wch := ref.redactText([]byte(in))
+			got, gch := fast.RedactText([]byte(in))
+			if !bytes.Equal(got, want) || gch != wch {
+				t.Errorf("config %s, RedactText(%q):\n got %q, %v\nwant %q, %v", cfg, in, got, gch, want, wch)
+			}
+			compareResults(t, fast, ref, cfg, resultWith(in))
+		}
+	}
+}
+
+// resultWith puts text in every place redaction looks and in places it
+// must not touch.
+func resultWith(text string) []byte {
+	j, _ := json.Marshal(text)
+	s := string(j)
+	return []byte(`{"content":[{"type":"text","text":` + s + `},{"type":"resource","resource":{"uri":` + s + `,"text":` + s + `}},{"type":"image","data":` + s + `}],` +
+		`"structuredContent":{"a":` + s + `,"n":[1.50,{"deep":[` + s + `,true,null]}],` + s + `:"k"}, "isError" : false, "_meta":{"m":` + s + `}}`)
+}
+
+func compareResults(t *testing.T, fast *Redactor, ref *refRedactor, cfg string, in []byte) {
+	t.Helper()
+	want, wch, werr := ref.redactResult(in)
+	// Once as natively, once with long strings skipped by a stand-in for
+	// the host's input_json_skip (what the guest does).
+	for _, skip := range []func(int) (int, error){nil, func(i int) (int, error) { return hostSkipString(in, i) }} {
+		fast.Skip = skip
+		got, gch, gerr := fast.RedactResult(in)
+		fast.Skip = nil
+		if !bytes.Equal(got, want) || gch != wch || (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+			t.Fatalf("config %s, host skip %v, RedactResult(%q):\n got %q, %v, %v\nwant %q, %v, %v", cfg, skip != nil, in, got, gch, gerr, want, wch, werr)
+		}
+	}
+}
+
+// hostSkipString does what the host's input_json_skip does for a string:
+// the first quote not escaped by an odd run of backslashes, found with
+// IndexByte.
+func hostSkipString(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, ErrSyntax
+	}
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, ErrSyntax
+		}
+		j += k
+		n := 0
+		for m := j - 1; m > i && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, nil
+		}
+		j++
+	}
+}
+
+// TestRedactRandom: random texts built from fragments of secrets, anchors
+// and noise, under every config.
+func TestRedactRandom(t *testing.T) {
+	frags := append(redactCorpus(), "A", "AKIA", "gh", "ghp_", "_", "-", "-----", "BEGIN ", "END ", "PRIVATE KEY-----",
+		"aws", "secret", "Secret", "ſ", "K", " ", "\n", "=", ":", "\"", "bearer ", "Bearer", "xox", "b-", "é",
+		strings.Repeat("a", 40), strings.Repeat("Z9", 12), "glpat-", "github_pat_", "\\", "\x00")
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 400
+	if testing.Short() {
+		n = 50
+	}
+	for _, cfg := range redactConfigs {
+		fast, _ := NewRedactor([]byte(cfg))
+		ref, _ := newRefRedactor([]byte(cfg))
+		for i := 0; i < n; i++ {
+			var sb strings.Builder
+			for k := rng.IntN(12); k >= 0; k-- {
+				sb.WriteString(frags[rng.IntN(len(frags))])
+			}
+			in := sb.String()
+			want, _ := ref.redactText([]byte(in))
+			got, _ := fast.RedactText([]byte(in))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("config %s, RedactText(%q):\n got %q\nwant %q", cfg, in, got, want)
+			}
+			compareResults(t, fast, ref, cfg, resultWith(in))
+		}
+	}
+}
+
+// TestRedactResultMalformed: both implementations agree on inputs that are
+// not results, or are results with odd JSON.
+func TestRedactResultMalformed(t *testing.T) {
+	fast, _ := NewRedactor(nil)
+	ref, _ := newRefRedactor(nil)
+	for _, in := range []string{
+		``, `[]`, `{`, `{"content":`, `{"content":[{"text":"\x"}]}`, `{"content":[{"text":"AKIAIOSFODNN7EXAMPLE"},]}`,
+		`{"structuredContent":{"a":"\q AKIAIOSFODNN7EXAMPLE"}}`, `{"structuredContent":"AKIAIOSFODNN7EXAMPLE"}`,
+		`{"content":"AKIAIOSFODNN7EXAMPLE","content":[1,"AKIAIOSFODNN7EXAMPLE",{"text":"AKIAIOSFODNN7EXAMPLE"}]}`,
+		`{"structuredContent":` + strings.Repeat(`[`, 600) + `"AKIAIOSFODNN7EXAMPLE"` + strings.Repeat(`]`, 600) + `}`,
+		`{"structuredContent":` + strings.Repeat(`{"a":`, 400) + `"AKIAIOSFODNN7EXAMPLE"` + strings.Repeat(`}`, 400) + `}`,
+		`{"content":[{"type":"resource","resource":` + strings.Repeat(`{"resource":`, 300) + `{"text":"AKIAIOSFODNN7EXAMPLE"}` + strings.Repeat(`}`, 300) + `}]}`,
+		` { "content" : [ { "text" : "AKIAIOSFODNN7EXAMPLE" } , 7 ] , "x" : [ 1 , 2 ] } trailing`,
+	} {
+		compareResults(t, fast, ref, "", []byte(in))
+	}
+}
+
+func FuzzRedactMatchesReference(f *testing.F) {
+	for i, s := range redactCorpus() {
+		f.Add(s, uint8(i))
+	}
+	var fast []*Redactor
+	var ref []*refRedactor
+	for _, cfg := range redactConfigs {
+		a, _ := NewRedactor([]byte(cfg))
+		b, _ := newRefRedactor([]byte(cfg))
+		fast, ref = append(fast, a), append(ref, b)
+	}
+	f.Fuzz(func(t *testing.T, in string, which uint8) {
+		k := int(which) % len(fast)
+		want, wch := ref[k].redactText([]byte(in))
+		got, gch := fast[k].RedactText([]byte(in))
+		if !bytes.Equal(got, want) || gch != wch {
+			t.Fatalf("config %s, RedactText(%q):\n got %q, %v\nwant %q, %v", redactConfigs[k], in, got, gch, want, wch)
+		}
+		compareResults(t, fast[k], ref[k], redactConfigs[k], resultWith(in))
+		compareResults(t, fast[k], ref[k], redactConfigs[k], []byte(in))
+	})
+}
+
+// TestAppendQuoteUTF8: the inline UTF-8 fast paths agree with
+// utf8.DecodeRune on every two- and three-byte prefix.
+func TestAppendQuoteUTF8(t *testing.T) {
+	slow := func(s []byte) []byte { // the plain per-rune form
+		dst := []byte{'"'}
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				dst = append(dst, "\ufffd"...)
+			case r == '"' || r == '\\':
+				dst = append(dst, '\\', byte(r))
+			case r < 0x20:
+				b, _ := json.Marshal(string(rune(r)))
+				dst = append(dst, b[1:len(b)-1]...)
+			default:
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+		return append(dst, '"')
+	}
+	for a := 0x80; a < 0x100; a++ {
+		for b := 0x70; b < 0x100; b += 3 {
+			for _, c := range []byte{'x', 0x80, 0xbf, 0xc0} {
+				in := []byte{'a', byte(a), byte(b), c, '"'}
+				if got, want := AppendQuote(nil, in), slow(in); !bytes.Equal(got, want) {
+					t.Fatalf("AppendQuote(%q) = %q, want %q", in, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestExactEq: exactEq flags exactly the equal bytes, whatever the others.
+func TestExactEq(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 20000; n++ {
+		var w [8]byte
+		for i := range w {
+			w[i] = byte(rng.IntN(256))
+			if rng.IntN(3) == 0 {
+				w[i] = '\\'
+			}
+		}
+		x := load64(w[:], 0)
+		m := exactEq(x, '\\')
+		for i, c := range w {
+			if (m>>(8*i+7))&1 == 1 != (c == '\\') {
+				t.Fatalf("exactEq(%x) = %x", w, m)
+			}
+		}
+	}
+}
