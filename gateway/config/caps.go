@@ -29,6 +29,9 @@ const (
 	MaxFilterCapGlob = 64  // filters[].capabilities entries
 )
 
+// MaxFilterTimeout caps filters[].timeoutMs, a per-call deadline.
+const MaxFilterTimeout = 60_000
+
 var (
 	// idRe is the server id grammar; "__" is additionally forbidden because
 	// a capability is <id>__<tool>, split at the first "__".

@@ -70,6 +70,7 @@ filters:
     onError: fail-open
   - module: filters/redact.wasm
     sha256: ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789
+    timeoutMs: 2500
 results: {dir: "", ttlMs: 86400000, quotaBytes: 268435456}
 `
 	ss, st, ds := parseIn(t, ScopeUser, base, text)
@@ -104,7 +105,7 @@ results: {dir: "", ttlMs: 86400000, quotaBytes: 268435456}
 		t.Fatalf("filters: %+v", st.Filters)
 	}
 	f0 := st.Filters[0]
-	if f0.Builtin != "shape" || f0.Stage != StageContext || f0.OnError != OnErrorOpen {
+	if f0.Builtin != "shape" || f0.Stage != StageContext || f0.OnError != OnErrorOpen || f0.TimeoutMs != 0 {
 		t.Errorf("filter 0: %+v", f0)
 	}
 	wantCfg := `{"budgetBytes":16384,"big":123456789012345678901234567890,"hex":31,"f":1.5,"list":["a",true,null]}`
@@ -112,7 +113,7 @@ results: {dir: "", ttlMs: 86400000, quotaBytes: 268435456}
 		t.Errorf("config json\n got %s\nwant %s", f0.Config, wantCfg)
 	}
 	f1 := st.Filters[1]
-	if f1.Path != filepath.Join(cbase, "filters", "redact.wasm") || f1.SHA256 != strings.ToLower(f1.SHA256) || f1.Stage != StageResult || f1.OnError != OnErrorClosed || f1.Capabilities[0] != "*" || f1.Config != nil {
+	if f1.Path != filepath.Join(cbase, "filters", "redact.wasm") || f1.SHA256 != strings.ToLower(f1.SHA256) || f1.Stage != StageResult || f1.OnError != OnErrorClosed || f1.Capabilities[0] != "*" || f1.Config != nil || f1.TimeoutMs != 2500 {
 		t.Errorf("filter 1: %+v", f1)
 	}
 	if len(st.Invalid) != 0 {
@@ -244,6 +245,10 @@ func TestParseRejections(t *testing.T) {
 		{"filter sha builtin", ScopeUser, "filters:\n  - module: builtin:shape\n    sha256: " + strings.Repeat("a", 64) + "\n", []string{}, diagWant{3, 13, "filters[0].sha256", "only to a .wasm"}},
 		{"filter bad stage", ScopeUser, "filters:\n  - module: builtin:x\n    stage: before\n", []string{}, diagWant{3, 12, "filters[0].stage", "not one of"}},
 		{"filter bad onError", ScopeUser, "filters:\n  - module: builtin:x\n    onError: ignore\n", []string{}, diagWant{3, 14, "filters[0].onError", "not one of"}},
+		{"filter timeout zero", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: 0\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "outside 1..60000"}},
+		{"filter timeout over cap", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: 60001\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "outside 1..60000"}},
+		{"filter timeout float", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: 1.5\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "must be an integer, got a number"}},
+		{"filter timeout string", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: fast\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "must be an integer, got a string"}},
 		{"filter config inf", ScopeUser, "filters:\n  - module: builtin:x\n    config: {a: .inf}\n", []string{}, diagWant{3, 17, "filters[0].config.a", "no JSON form"}},
 		{"filter config dup", ScopeUser, "filters:\n  - module: builtin:x\n    config: {a: 1, a: 2}\n", []string{}, diagWant{3, 20, "filters[0].config.a", "duplicate"}},
 		{"filter unknown", ScopeUser, "filters:\n  - module: builtin:x\n    stages: result\n", []string{}, diagWant{3, 5, "filters[0].stages", "unknown field"}},
@@ -471,6 +476,12 @@ func TestParseCaps(t *testing.T) {
 		_, st, ds = parseIn(t, ScopeUser, t.TempDir(), "filters:\n  - module: builtin:x\n    config: "+nest(MaxConfigDepth+1)+"\n")
 		if errCount(ds) != 1 || len(st.Filters) != 0 {
 			t.Errorf("config depth over cap:%s", dump(ds))
+		}
+		for _, ms := range []int64{1, MaxFilterTimeout} {
+			_, st, ds = parseIn(t, ScopeUser, t.TempDir(), fmt.Sprintf("filters:\n  - module: builtin:x\n    timeoutMs: %d\n", ms))
+			if errCount(ds) != 0 || len(st.Filters) != 1 || st.Filters[0].TimeoutMs != ms {
+				t.Errorf("filter timeoutMs %d:%s", ms, dump(ds))
+			}
 		}
 	})
 	t.Run("file bytes", func(t *testing.T) {

@@ -61,6 +61,7 @@ type Filter struct {
 	Stage        string          // StageResult (default) or StageContext
 	Config       json.RawMessage // the YAML config as JSON; nil when absent
 	OnError      string          // OnErrorClosed (default) or OnErrorOpen
+	TimeoutMs    int64           // per call, 1..MaxFilterTimeout; 0 = the filter host's default (100 ms)
 	File         string
 	Line, Column int
 }
@@ -73,7 +74,7 @@ type Results struct {
 }
 
 var sandboxKeys = []string{"maxSteps", "timeoutMs", "maxCalls", "maxResultBytes", "maxLogBytes", "maxOutputBytes", "maxMemoryBytes", "maxConcurrency", "maxDepth"}
-var filterKeys = []string{"module", "sha256", "capabilities", "stage", "config", "onError"}
+var filterKeys = []string{"module", "sha256", "capabilities", "stage", "config", "onError", "timeoutMs"}
 var resultsKeys = []string{"dir", "ttlMs", "quotaBytes"}
 
 const maxInt64 = 1<<63 - 1
@@ -273,6 +274,10 @@ func (p *parser) filter(n *yaml.Node, field string) Filter {
 		case "onError":
 			if v, ok := p.enum(e.v, ff, OnErrorClosed, OnErrorOpen); ok {
 				f.OnError = v
+			}
+		case "timeoutMs":
+			if v, ok := p.integer(e.v, ff, 1, MaxFilterTimeout); ok {
+				f.TimeoutMs = v
 			}
 		case "config":
 			var buf bytes.Buffer
