@@ -53,6 +53,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"sluice/gateway/config"
 	"sluice/sandbox"
@@ -549,15 +550,27 @@ func (g *Gateway) Docs(ctx context.Context, server string) (string, error) {
 	return n.Docs(s), nil
 }
 
+// MaxModelLogBytes bounds the print() output the "execute" tool hands a
+// model: the last lines up to this many bytes, with a note of what was
+// dropped. The CLI's --json keeps every line.
+const MaxModelLogBytes = 4096
+
+// maxModelCallGroups bounds the per-capability call summary a model sees.
+const maxModelCallGroups = 32
+
 // ToolResult renders a run as the MCP CallToolResult of the "execute" tool:
-// one text item holding the run object as compact JSON (numbers keep their
-// text), and isError when the run failed. The run object is not repeated as
-// structuredContent: a model would read every byte twice.
+// one text item holding a model-facing summary of the run as compact JSON
+// (numbers keep their text), and isError when the run failed. The summary
+// is bounded: calls are aggregated per capability (count, ok, failed,
+// bytes, ms, the first error), logs keep their last MaxModelLogBytes, and
+// the result is the context-filtered value. The full run object (every
+// call and log line) stays with the caller ('sluice run --json'). It is not
+// repeated as structuredContent: a model would read every byte twice.
 func (r *ExecuteResult) ToolResult() (json.RawMessage, error) {
 	var run bytes.Buffer
 	enc := json.NewEncoder(&run)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(r.modelSummary()); err != nil {
 		return nil, &Error{Kind: KindGateway, Message: "cannot encode the run: " + err.Error(), Err: err}
 	}
 	text, err := json.Marshal(strings.TrimRight(run.String(), "\n"))
@@ -573,4 +586,100 @@ func (r *ExecuteResult) ToolResult() (json.RawMessage, error) {
 	}
 	b.WriteString(`}`)
 	return b.Bytes(), nil
+}
+
+// runSummary is what a model reads of a run.
+type runSummary struct {
+	Result         json.RawMessage `json:"result"`
+	ResultFiltered bool            `json:"resultFiltered,omitempty"`
+	ResultBytes    int             `json:"resultBytes"`
+	Error          *RunError       `json:"error,omitempty"`
+	Logs           []string        `json:"logs,omitempty"`
+	LogsNote       string          `json:"logsNote,omitempty"`
+	Calls          []callSummary   `json:"calls,omitempty"`
+	CallsNote      string          `json:"callsNote,omitempty"`
+	Stats          RunStats        `json:"stats"`
+	Notes          []string        `json:"notes,omitempty"`
+}
+
+// callSummary aggregates a run's calls of one capability.
+type callSummary struct {
+	Capability string `json:"capability"`
+	Count      int    `json:"count"`
+	OK         int    `json:"ok"`
+	Failed     int    `json:"failed,omitempty"`
+	Bytes      int    `json:"bytes"`
+	Ms         int64  `json:"ms"`
+	FirstError string `json:"firstError,omitempty"`
+}
+
+func (r *ExecuteResult) modelSummary() runSummary {
+	s := runSummary{Result: r.Result, ResultFiltered: r.ResultFiltered, ResultBytes: r.ResultBytes, Error: r.Error, Stats: r.Stats, Notes: r.Notes}
+	if len(s.Result) == 0 {
+		s.Result = json.RawMessage("null")
+	}
+	s.Logs, s.LogsNote = tailLogs(r.Logs, MaxModelLogBytes)
+	if r.LogsTruncated {
+		s.LogsNote = strings.TrimSpace(s.LogsNote + " print() output beyond sandbox.maxLogBytes was not kept.")
+	}
+	idx := map[string]int{}
+	var groups []callSummary
+	dropped := 0
+	for _, c := range r.Calls {
+		i, ok := idx[c.Capability]
+		if !ok {
+			if len(groups) == maxModelCallGroups {
+				dropped++
+				continue
+			}
+			i = len(groups)
+			idx[c.Capability] = i
+			groups = append(groups, callSummary{Capability: c.Capability})
+		}
+		g := &groups[i]
+		g.Count++
+		g.Bytes += c.Bytes
+		g.Ms += c.Ms
+		if c.OK {
+			g.OK++
+		} else {
+			g.Failed++
+			if g.FirstError == "" {
+				g.FirstError = firstLine(c.Error, 300)
+			}
+		}
+	}
+	s.Calls = groups
+	if dropped > 0 {
+		s.CallsNote = fmt.Sprintf("%d calls to further capabilities are not summarized here", dropped)
+	}
+	return s
+}
+
+// tailLogs keeps the last log lines that fit in max bytes (a longer last
+// line keeps its tail) and says what was dropped.
+func tailLogs(logs []string, max int) ([]string, string) {
+	total, n := 0, 0
+	for i := len(logs) - 1; i >= 0 && total+len(logs[i]) <= max; i-- {
+		total += len(logs[i])
+		n++
+	}
+	kept := append([]string(nil), logs[len(logs)-n:]...)
+	dropped := 0
+	for _, l := range logs[:len(logs)-n] {
+		dropped += len(l)
+	}
+	if n == 0 && len(logs) > 0 {
+		last := logs[len(logs)-1]
+		cut := len(last) - max
+		for cut < len(last) && !utf8.RuneStart(last[cut]) {
+			cut++
+		}
+		kept = []string{"[...]" + last[cut:]}
+		dropped -= len(last) - cut
+	}
+	if dropped == 0 {
+		return kept, ""
+	}
+	return kept, fmt.Sprintf("print() output shortened: the first %d bytes were dropped, %d of %d lines shown (the CLI's 'sluice run --json' keeps them all).", dropped, len(kept), len(logs))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,5 +548,91 @@ func TestExecuteFailClosedContextFilterWithholdsTheValue(t *testing.T) {
 	// Direct calls of other capabilities are not affected by that filter.
 	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExecuteToolResultIsBounded: what the execute tool hands a model is
+// bounded whatever the script printed or called: calls aggregated per
+// capability, logs cut to their last MaxModelLogBytes with a note, the
+// result as the context filters left it. The full run stays in the
+// ExecuteResult (what 'sluice run --json' prints).
+func TestExecuteToolResultIsBounded(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	g := w.open()
+	res := execute(t, g, `
+for i in range(2000):
+    print("line %d: some words a model need not read in full" % i)
+for i in range(150):
+    fx.echo(text="x")
+result = fx.huge(bytes=100000)
+`)
+	mustOK(t, res)
+	full, _ := json.Marshal(res)
+	if len(res.Logs) < 1000 || len(res.Calls) != 151 {
+		t.Fatalf("the full run must keep every log line and call: %d logs, %d calls", len(res.Logs), len(res.Calls))
+	}
+	raw, err := res.ToolResult()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &tr); err != nil || len(tr.Content) != 1 {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	var sum struct {
+		Result   json.RawMessage `json:"result"`
+		Logs     []string        `json:"logs"`
+		LogsNote string          `json:"logsNote"`
+		Calls    []callSummary   `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(tr.Content[0].Text), &sum); err != nil {
+		t.Fatal(err)
+	}
+	overhead := len(tr.Content[0].Text) - len(sum.Result)
+	t.Logf("full run %d bytes; model text %d bytes (%d besides the result)", len(full), len(tr.Content[0].Text), overhead)
+	if overhead > MaxModelLogBytes+4096 {
+		t.Fatalf("besides the result, the model text is %d bytes; want at most %d", overhead, MaxModelLogBytes+4096)
+	}
+	if last := sum.Logs[len(sum.Logs)-1]; last != res.Logs[len(res.Logs)-1] || !strings.Contains(sum.LogsNote, "bytes were dropped") {
+		t.Fatalf("logs must keep the last lines and say what was dropped: last %q note %q", last, sum.LogsNote)
+	}
+	want := map[string]int{"fx__echo": 150, "fx__huge": 1}
+	if len(sum.Calls) != len(want) {
+		t.Fatalf("calls = %+v", sum.Calls)
+	}
+	for _, c := range sum.Calls {
+		if want[c.Capability] != c.Count || c.OK != c.Count || c.Bytes <= 0 {
+			t.Fatalf("call summary %+v, want count %d all ok", c, want[c.Capability])
+		}
+	}
+}
+
+func TestTailLogs(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6000 bytes
+	for _, tc := range []struct {
+		name     string
+		logs     []string
+		wantKept []string
+		wantNote bool
+	}{
+		{"none", nil, nil, false},
+		{"fits", []string{"a", "b"}, []string{"a", "b"}, false},
+		{"drops-first", []string{strings.Repeat("x", 4095), "b", "c"}, []string{"b", "c"}, true},
+		{"long-last", []string{"a", long}, []string{"[...]" + strings.Repeat("é", 2048)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kept, note := tailLogs(tc.logs, MaxModelLogBytes)
+			if !slices.Equal(kept, tc.wantKept) || (note != "") != tc.wantNote {
+				t.Fatalf("kept %d lines %.40q, note %q", len(kept), kept, note)
+			}
+			for _, k := range kept {
+				if !utf8.ValidString(k) {
+					t.Fatalf("invalid UTF-8 kept: %q", k)
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -489,7 +490,7 @@ func TestServeCanary(t *testing.T) {
 		a := serveAgent(t, g, flat, `{"elicitation":{}}`, func(string, json.RawMessage) (json.RawMessage, *rpcError) {
 			return json.RawMessage(`{"action":"accept","content":{}}`), nil
 		})
-		names := a.toolNames()
+		names := slices.DeleteFunc(a.toolNames(), func(n string) bool { return n == "sluice__read_result" }) // the gateway's own
 		if flat && len(names) != 0 {
 			t.Fatalf("flat mode lists an untrusted server's tools: %v", names)
 		}
