@@ -72,12 +72,18 @@
 // capability they name, before the script runs: a script that fails halfway
 // has already made its side effects.
 //
-// # Why filters compile on first use
+// # Why filters compile when serving starts, and on first use elsewhere
 //
 // Compiling a built-in filter takes about a second cold and tens of
 // milliseconds from the on-disk cache. Open checks everything that can be
 // checked cheaply (configuration, module files, sha256 pins, the results
-// directory) and refuses to start on any error; compilation happens once,
-// when a filter first has to run or when LoadFilters is called (sluice serve
-// does so at start), never per call.
+// directory) and refuses to start on any error, but does not compile: a
+// one-shot command ('sluice find', 'sluice describe') never runs a filter
+// and should not pay for one. A one-shot call compiles its filters when
+// they first have to run. 'sluice serve' compiles every filter with
+// LoadFilters before it answers its first request and refuses to start if
+// one fails to load (fail closed), so a long-running gateway never
+// compiles on the request path and a broken filter is a start-up error, not
+// a surprise on some later call. A filter changed while serving is
+// compiled once when its new set first runs; never per call.
 package gateway

@@ -934,6 +934,17 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 		defer stop()
 	}
+	// Filters compile here, once, before the first request: a filter
+	// that cannot load refuses the start (fail closed) instead of failing
+	// calls later or paying the compile on the request path.
+	if err := g.LoadFilters(ctx); err != nil {
+		fe.Close()
+		if ctx.Err() != nil {
+			return nil
+		}
+		fo.Logger.Error("refusing to serve: a filter failed to load", "error", err.Error())
+		return err
+	}
 	fe.Prepare(ctx)
 	if ctx.Err() != nil {
 		fe.Close()

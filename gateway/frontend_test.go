@@ -593,3 +593,54 @@ func TestServeLegacyPeerForwarding(t *testing.T) {
 	a.call("logging/setLevel", `{"level":"debug"}`)
 	a.close()
 }
+
+// TestServeRefusesABrokenFilter: serve compiles every filter before it
+// answers anything, and a module that does not compile refuses the start
+// with the filter's error and remedy (fail closed), in both modes.
+func TestServeRefusesABrokenFilter(t *testing.T) {
+	w := newWorld(t)
+	bad := filepath.Join(t.TempDir(), "bad.wasm")
+	if err := os.WriteFile(bad, []byte("\x00asm not really a module"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: " + bad + "\n")
+	for _, flat := range []bool{false, true} {
+		g := w.open()
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		done := make(chan error, 1)
+		go func() {
+			done <- Serve(context.Background(), g, ServeOptions{Flat: flat, Stdin: inR, Stdout: &out, NoSignals: true, Logger: g.log})
+		}()
+		var err2 error
+		select {
+		case err2 = <-done:
+		case <-time.After(30 * time.Second): // hang guard
+			inW.Close()
+			t.Fatal("serve did not refuse to start")
+		}
+		inW.Close()
+		inR.Close()
+		if KindOf(err2) != KindFilter || !strings.Contains(err2.Error(), "bad.wasm") {
+			t.Fatalf("flat=%v: serve = %v; want a filter error naming the module", flat, err2)
+		}
+		if out.Len() != 0 {
+			t.Fatalf("flat=%v: serve wrote frames before refusing: %q", flat, out.String())
+		}
+	}
+	// A good configuration serves and has its filters compiled up front.
+	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: builtin:redact\n")
+	g := w.open()
+	a := serveAgent(t, g, false, `{}`, nil)
+	if names := a.toolNames(); !slices.Contains(names, "find") {
+		t.Fatalf("tools %v", names)
+	}
+	for _, st := range g.FilterStatuses() {
+		if st.State != FilterActive {
+			t.Fatalf("filter %s is %s once serve answers; want it compiled at start", st.Name, st.State)
+		}
+	}
+}
