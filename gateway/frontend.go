@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -484,9 +485,18 @@ func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, 
 	return b.Bytes(), nil
 }
 
+// ExecuteFilename names the script of the "execute" tool in positions and
+// backtraces.
+const ExecuteFilename = "execute.star"
+
 // Execute runs a code-mode script.
 func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ front.Peer) (json.RawMessage, error) {
-	res, err := f.g.Execute(ctx, ExecuteRequest{Script: req.Script})
+	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename}
+	if req.TimeoutMs > 0 {
+		// Execute takes the smaller of this and sandbox.timeoutMs.
+		er.Timeout = time.Duration(min(req.TimeoutMs, int64(math.MaxInt64/int64(time.Millisecond)))) * time.Millisecond
+	}
+	res, err := f.g.Execute(ctx, er)
 	f.maybeUpdateStates()
 	if err != nil {
 		return nil, f.toFront(ctx, err)

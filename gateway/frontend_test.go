@@ -15,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sluice/gateway/front"
+	"sluice/sandbox"
 )
 
 // agent is a minimal legacy-era MCP client driving Serve over pipes, the
@@ -642,5 +645,47 @@ func TestServeRefusesABrokenFilter(t *testing.T) {
 		if st.State != FilterActive {
 			t.Fatalf("filter %s is %s once serve answers; want it compiled at start", st.Name, st.State)
 		}
+	}
+}
+
+// TestFrontendExecuteTimeoutAndFilename: the execute tool's timeoutMs
+// bounds the run (the smaller of it and sandbox.timeoutMs wins) and
+// positions name execute.star.
+func TestFrontendExecuteTimeoutAndFilename(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("sandbox: {timeoutMs: 60000}\nservers:\n" + fixture(t, "fx"))
+	g := w.open()
+	fe := NewFrontend(g, nil)
+	t.Cleanup(func() { fe.Close() })
+	decode := func(raw json.RawMessage) runSummary {
+		t.Helper()
+		var tr struct {
+			Content []struct{ Text string } `json:"content"`
+		}
+		var s runSummary
+		if err := json.Unmarshal(raw, &tr); err != nil || len(tr.Content) != 1 || json.Unmarshal([]byte(tr.Content[0].Text), &s) != nil {
+			t.Fatalf("execute answer %s: %v", raw, err)
+		}
+		return s
+	}
+	// Recorded catalog first, so the run does not include a launch.
+	if _, err := g.Find(ctx(t), FindRequest{Server: "fx", Refresh: true}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := fe.Execute(ctx(t), front.ExecuteRequest{Script: "fx.slow(ms=20000, steps=200)\nresult = 1", TimeoutMs: 300}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := decode(raw)
+	if s.Error == nil || s.Error.Kind != RunLimit || s.Error.Limit != sandbox.LimitTime {
+		t.Fatalf("a run over its timeoutMs must stop with the time limit: %+v", s.Error)
+	}
+	raw, err = fe.Execute(ctx(t), front.ExecuteRequest{Script: "x = 1\nfail(\"boom\")"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = decode(raw)
+	if s.Error == nil || !strings.Contains(strings.Join(s.Error.Backtrace, " ")+s.Error.Message, ExecuteFilename) {
+		t.Fatalf("positions must name %s: %+v", ExecuteFilename, s.Error)
 	}
 }

@@ -113,6 +113,9 @@ type ReadResultRequest struct {
 // ExecuteRequest is the decoded argument object of "execute".
 type ExecuteRequest struct {
 	Script string `json:"script"` // Starlark source
+	// TimeoutMs bounds the run's wall time; 0 = the configured bound. The
+	// backend never runs longer than its own configured limit.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
 // Kind selects what List returns.

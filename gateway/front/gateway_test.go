@@ -49,6 +49,9 @@ func TestGatewayModeCalls(t *testing.T) {
 		got.Store(r)
 		return json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"structuredContent":{"n":12345678901234567890}}`), nil
 	}
+	b.execute = func(_ context.Context, r ExecuteRequest, _ Peer) (json.RawMessage, error) {
+		return textResult(fmt.Sprintf("ran %s timeout %d", r.Script, r.TimeoutMs)), nil
+	}
 	s := connect(t, b, nil, nil, "")
 	for _, tc := range []struct {
 		tool    string
@@ -67,7 +70,9 @@ func TestGatewayModeCalls(t *testing.T) {
 		{"call", map[string]any{"capability": "fs__read", "arguments": []int{1}}, "arguments must be a JSON object", true},
 		{"read_result", map[string]any{"ref": "r1", "offset": 10, "length": 20}, "read r1 10 20", false},
 		{"read_result", map[string]any{"ref": ""}, "read_result needs a ref", true},
-		{"execute", map[string]any{"script": "print(1)"}, "ran print(1)", false},
+		{"execute", map[string]any{"script": "print(1)"}, "ran print(1) timeout 0", false},
+		{"execute", map[string]any{"script": "print(1)", "timeoutMs": 1500}, "ran print(1) timeout 1500", false},
+		{"execute", map[string]any{"script": "print(1)", "timeoutMs": -1}, "timeoutMs -1 is negative", true},
 		{"execute", map[string]any{"script": ""}, "script is empty", true},
 	} {
 		t.Run(tc.tool+"/"+tc.want, func(t *testing.T) {

@@ -102,7 +102,8 @@ var gatewayTools = []gatewayTool{
 			"Use it for loops, joins and filtering so only the final answer returns: set the global result to it (print() output comes back too). " +
 			"Scripts are bounded in steps, time and calls.",
 		schema: `{"type":"object","properties":{` +
-			`"script":{"type":"string","description":"Starlark source"}` +
+			`"script":{"type":"string","description":"Starlark source"},` +
+			`"timeoutMs":{"type":"integer","minimum":1,"description":"wall-time bound in ms (the configured limit still applies)"}` +
 			`},"required":["script"],"additionalProperties":false}`,
 		handler: (*front).executeHandler,
 	},
@@ -253,6 +254,9 @@ func (f *front) executeHandler() mcp.ToolHandler {
 			}
 			if a.Script == "" {
 				return nil, &ToolError{Message: "script is empty.", Remedy: "pass Starlark source in script."}
+			}
+			if a.TimeoutMs < 0 {
+				return nil, &ToolError{Message: fmt.Sprintf("timeoutMs %d is negative.", a.TimeoutMs), Remedy: "pass a positive number of milliseconds, or omit timeoutMs."}
 			}
 			return f.b.Execute(ctx, a, p)
 		})
