@@ -35,7 +35,8 @@ import (
 // Defaults: builtin:shape runs at the context stage with a 16 KiB budget,
 // fail-open, on every capability, unless the list has a builtin:shape entry
 // (which replaces it; "capabilities: []" turns shaping off). A filter's
-// onError defaults to fail-closed. Offloaded results live in results.dir
+// onError defaults to fail-closed, its timeoutMs (per call) to the filter
+// host's 100 ms. Offloaded results live in results.dir
 // (default <state dir>/results, 0700, files 0600) for results.ttlMs
 // (default 24 h) under results.quotaBytes (default 256 MiB).
 //
@@ -357,6 +358,7 @@ func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
 		}
 		e.spec.Config = f.Config
 		e.spec.OnError = wasm.OnError(f.OnError)
+		e.spec.Timeout = time.Duration(f.TimeoutMs) * time.Millisecond // 0: the host's default
 		out = append(out, e)
 	}
 	for _, e := range out {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"sluice/gateway/config"
 	"sluice/wasm"
 )
 
@@ -327,6 +328,31 @@ func TestFailClosedFilterWithholdsAndDisables(t *testing.T) {
 	st := g.FilterStatuses()
 	if st[0].State != FilterDisabled || st[0].ConsecutiveFailures < wasm.DefaultDisableAfter || st[0].DisabledAt.IsZero() {
 		t.Fatalf("status: %+v", st[0])
+	}
+}
+
+// TestFilterTimeoutMs: a filter's timeoutMs becomes its per-call deadline
+// (a spinning guest is stopped at it); without one the host's default
+// applies.
+func TestFilterTimeoutMs(t *testing.T) {
+	loop, err := filepath.Abs("../testdata/filters/loop.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := buildEntries([]config.Filter{{Module: "builtin:redact", Builtin: "redact", TimeoutMs: 2500}, {Module: "builtin:shape", Builtin: "shape"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es[0].spec.Timeout != 2500*time.Millisecond || es[1].spec.Timeout != 0 {
+		t.Fatalf("spec timeouts %v, %v; want 2.5s and 0 (the host's default)", es[0].spec.Timeout, es[1].spec.Timeout)
+	}
+	_, g := filterWorld(t, "filters:\n  - module: "+loop+"\n    timeoutMs: 30\n")
+	res, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+	if KindOf(err) != KindFilter || res != nil {
+		t.Fatalf("want a filter error, got %v, %+v", err, res)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "30ms deadline") {
+		t.Fatalf("error %q does not name the 30ms deadline", msg)
 	}
 }
 
