@@ -456,13 +456,17 @@ func approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error)
 
 // ReadResult pages a stored result.
 func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, _ front.Peer) (json.RawMessage, error) {
-	page, err := f.g.ReadResult(req.Ref, req.Offset, req.Length)
+	h := req.Handle
+	if h == "" {
+		h = req.Ref
+	}
+	page, err := f.g.ReadResult(h, req.Offset, req.Length)
 	if err != nil {
 		return nil, f.toFront(ctx, err)
 	}
 	note := fmt.Sprintf("[bytes %d-%d of %d; end of result]", page.Offset, page.Offset+page.Length, page.Total)
 	if !page.EOF {
-		note = fmt.Sprintf("[bytes %d-%d of %d; continue with {\"ref\":%q,\"offset\":%d}]", page.Offset, page.Offset+page.Length, page.Total, page.Handle, page.Next)
+		note = fmt.Sprintf("[bytes %d-%d of %d; continue with {\"handle\":%q,\"offset\":%d}]", page.Offset, page.Offset+page.Length, page.Total, page.Handle, page.Next)
 	}
 	pj, err := json.Marshal(page)
 	if err != nil {

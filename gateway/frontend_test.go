@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -687,5 +688,26 @@ func TestFrontendExecuteTimeoutAndFilename(t *testing.T) {
 	s = decode(raw)
 	if s.Error == nil || !strings.Contains(strings.Join(s.Error.Backtrace, " ")+s.Error.Message, ExecuteFilename) {
 		t.Fatalf("positions must name %s: %+v", ExecuteFilename, s.Error)
+	}
+}
+
+// TestServeReadResultByHandle: a shortened result names a handle; the
+// read_result tool takes it as "handle" (and as "ref", its older name),
+// and its continuation note names "handle".
+func TestServeReadResultByHandle(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx"))
+	g := w.open()
+	a := serveAgent(t, g, false, `{}`, nil)
+	r := a.tool("call", `{"capability":"fx__huge","arguments":{"bytes":100000}}`)
+	m := regexp.MustCompile(`stored under handle ([A-Za-z0-9_-]+)`).FindStringSubmatch(r.text())
+	if m == nil {
+		t.Skipf("no context filter shortens results in this build: %.200s", r.text())
+	}
+	for _, key := range []string{"handle", "ref"} {
+		p := a.tool("read_result", fmt.Sprintf(`{%q:%q,"offset":0,"length":1000}`, key, m[1]))
+		if p.IsError || !strings.Contains(p.text(), "aaaa") || !strings.Contains(p.text(), `continue with {"handle":`) {
+			t.Fatalf("read_result by %s: %.300s", key, p.raw)
+		}
 	}
 }

@@ -105,7 +105,10 @@ type CallRequest struct {
 
 // ReadResultRequest is the decoded argument object of "read_result".
 type ReadResultRequest struct {
-	Ref    string `json:"ref"`              // the handle a shaped result named
+	// Handle is the handle a shortened result named. The tool also takes
+	// it as "ref" (its first name); front fills both with the same value.
+	Handle string `json:"handle,omitempty"`
+	Ref    string `json:"ref,omitempty"`    // alias of Handle
 	Offset int64  `json:"offset,omitempty"` // byte offset into the stored result
 	Length int64  `json:"length,omitempty"` // bytes to return; 0 = backend default
 }

@@ -79,7 +79,10 @@ func (b *fakeBackend) ReadResult(ctx context.Context, r ReadResultRequest, p Pee
 	if b.readResult != nil {
 		return b.readResult(ctx, r, p)
 	}
-	return textResult(fmt.Sprintf("read %s %d %d", r.Ref, r.Offset, r.Length)), nil
+	if r.Ref != r.Handle {
+		return nil, fmt.Errorf("front passed handle %q and ref %q", r.Handle, r.Ref)
+	}
+	return textResult(fmt.Sprintf("read %s %d %d", r.Handle, r.Offset, r.Length)), nil
 }
 func (b *fakeBackend) Execute(ctx context.Context, r ExecuteRequest, p Peer) (json.RawMessage, error) {
 	if b.execute != nil {

@@ -72,7 +72,7 @@ var gatewayTools = []gatewayTool{
 		title: "Call a capability",
 		desc: "Run one capability with arguments matching the schema from describe. " +
 			`Example: {"capability":"fs__read_file","arguments":{"path":"README.md"}}. ` +
-			"Returns the tool's own result. A large result is shortened and names a ref to read the rest. " +
+			"Returns the tool's own result. A large result is shortened and names a handle; read_result reads the rest. " +
 			"An error result says how to fix the call.",
 		schema: `{"type":"object","properties":{` +
 			`"capability":{"type":"string","description":"<server>__<tool>, as listed by find"},` +
@@ -83,14 +83,15 @@ var gatewayTools = []gatewayTool{
 	{
 		name:  toolReadResult,
 		title: "Read a stored result",
-		desc: "Read part of a large result that was shortened: pass the ref it named, a byte offset and a length. " +
-			"Continue from offset+length until the answer says the end is reached. " +
-			`Example: {"ref":"r-1a2b","offset":0,"length":16384}`,
+		desc: "Read part of a large result that was shortened: pass the handle it named (its marker says \"stored under handle ...\"), a byte offset and a length. " +
+			"Continue from the next offset until the answer says the end is reached. ref is accepted as another name for handle. " +
+			`Example: {"handle":"r-1a2b","offset":0,"length":16384}`,
 		schema: `{"type":"object","properties":{` +
-			`"ref":{"type":"string","description":"the ref a shortened result named"},` +
+			`"handle":{"type":"string","description":"the handle a shortened result named"},` +
+			`"ref":{"type":"string","description":"same as handle"},` +
 			`"offset":{"type":"integer","minimum":0,"description":"byte offset (default 0)"},` +
 			`"length":{"type":"integer","minimum":1,"maximum":1048576,"description":"bytes to read (default 16384)"}` +
-			`},"required":["ref"],"additionalProperties":false}`,
+			`},"additionalProperties":false}`,
 		readOnly: true,
 		handler:  (*front).readResultHandler,
 	},
@@ -237,8 +238,15 @@ func (f *front) readResultHandler() mcp.ToolHandler {
 			if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 				return nil, err
 			}
-			if a.Ref == "" || a.Offset < 0 || a.Length < 0 || a.Length > 1<<20 {
-				return nil, &ToolError{Message: "read_result needs a ref, offset >= 0 and 0 < length <= 1048576.", Remedy: `e.g. {"ref":"<ref from the result>","offset":0,"length":16384}.`}
+			if a.Handle != "" && a.Ref != "" && a.Handle != a.Ref {
+				return nil, &ToolError{Message: "handle and ref name different results; ref is only another name for handle.", Remedy: "pass just the handle."}
+			}
+			if a.Handle == "" {
+				a.Handle = a.Ref
+			}
+			a.Ref = a.Handle
+			if a.Handle == "" || a.Offset < 0 || a.Length < 0 || a.Length > 1<<20 {
+				return nil, &ToolError{Message: "read_result needs a handle, offset >= 0 and 0 < length <= 1048576.", Remedy: `e.g. {"handle":"<handle from the shortened result>","offset":0,"length":16384}.`}
 			}
 			return f.b.ReadResult(ctx, a, p)
 		})
