@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,13 +45,35 @@ type OffloadOptions struct {
 // expired after TTL, total size held under a quota by evicting the oldest.
 // Its Put method fits Options.Offload. Safe for concurrent use; several
 // processes may share a directory (the quota is then approximate).
+//
+// The store keeps its usage (every live result's size and time, oldest
+// first) in memory, so Put costs O(1) amortised whatever the number of
+// results; the directory is read once at the first Put, again every
+// offloadRescanPuts puts or offloadRescanEvery, at every Sweep, and before
+// a Put gives up for lack of room, so results other processes store or
+// remove are accounted for soon.
 type OffloadStore struct {
 	dir   string
 	ttl   time.Duration
 	quota int64
 	now   func() time.Time
 	mu    sync.Mutex
+
+	// Usage, guarded by mu; valid once scanned.
+	scanned  bool
+	byName   map[string]*storedEntry
+	queue    []*storedEntry // oldest first; removed entries are marked gone
+	gone     int            // entries of queue marked gone
+	used     int64
+	puts     int       // since the last scan
+	lastScan time.Time // s.now() at the last scan
 }
+
+// Rescan triggers (see OffloadStore).
+const (
+	offloadRescanPuts  = 256
+	offloadRescanEvery = time.Minute
+)
 
 // OffloadChunk is a page of a stored result.
 type OffloadChunk struct {
@@ -130,6 +152,13 @@ func (s *OffloadStore) Put(data []byte) (string, error) {
 	}
 	name := tmp.Name()
 	_, werr := tmp.Write(data)
+	var mod time.Time
+	if werr == nil {
+		var fi os.FileInfo
+		if fi, werr = tmp.Stat(); werr == nil {
+			mod = fi.ModTime()
+		}
+	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
@@ -143,25 +172,85 @@ func (s *OffloadStore) Put(data []byte) (string, error) {
 		os.Remove(name)
 		return "", fmt.Errorf("wasm: offload store: writing result: %w", werr)
 	}
+	s.add(&storedEntry{name: h + offloadSuffix, size: int64(len(data)), mod: mod})
+	s.puts++
 	return h, nil
 }
 
 type storedEntry struct {
-	path string
+	name string // file name in the store directory
 	size int64
 	mod  time.Time
+	gone bool
 }
 
-// makeRoom removes expired results and evicts the oldest until need more
-// bytes fit under the quota. Called with s.mu held.
-func (s *OffloadStore) makeRoom(need int64) error {
+// add records a stored result, keeping the queue ordered by time (results
+// nearly always arrive in order: appended). Called with s.mu held.
+func (s *OffloadStore) add(e *storedEntry) {
+	if old := s.byName[e.name]; old != nil {
+		s.drop(old)
+	}
+	s.byName[e.name] = e
+	s.used += e.size
+	i := len(s.queue)
+	for i > 0 && s.queue[i-1].mod.After(e.mod) {
+		i--
+	}
+	s.queue = slices.Insert(s.queue, i, e)
+}
+
+// drop forgets a result that is no longer stored. Called with s.mu held.
+func (s *OffloadStore) drop(e *storedEntry) {
+	if e.gone {
+		return
+	}
+	e.gone = true
+	delete(s.byName, e.name)
+	s.used -= e.size
+	s.gone++
+	// Trim the front (only the front: makeRoom walks the queue by index).
+	for len(s.queue) > 0 && s.queue[0].gone {
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		s.gone--
+	}
+}
+
+// compact keeps the queue's garbage bounded: it drops the gone entries
+// once they are half of it. Called with s.mu held, outside queue walks.
+func (s *OffloadStore) compact() {
+	if s.gone > 64 && s.gone > len(s.queue)/2 {
+		live := make([]*storedEntry, 0, len(s.queue)-s.gone)
+		for _, q := range s.queue {
+			if !q.gone {
+				live = append(live, q)
+			}
+		}
+		s.queue, s.gone = live, 0
+	}
+}
+
+// remove deletes a result's file and forgets it; a file already gone
+// (another process removed it) is forgotten too. Called with s.mu held.
+func (s *OffloadStore) remove(e *storedEntry) bool {
+	err := os.Remove(filepath.Join(s.dir, e.name))
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		s.drop(e)
+		return true
+	}
+	return false
+}
+
+// scan rebuilds the usage from the directory, removing expired results and
+// temp files abandoned by crashed writers. Called with s.mu held.
+func (s *OffloadStore) scan() error {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("wasm: offload store: %w", err)
 	}
 	now := s.now()
-	var live []storedEntry
-	var used int64
+	s.byName = make(map[string]*storedEntry, len(ents))
+	s.queue, s.gone, s.used = s.queue[:0], 0, 0
 	for _, e := range ents {
 		name := e.Name()
 		fi, err := e.Info()
@@ -182,25 +271,55 @@ func (s *OffloadStore) makeRoom(need int64) error {
 			os.Remove(p)
 			continue
 		}
-		live = append(live, storedEntry{p, fi.Size(), fi.ModTime()})
-		used += fi.Size()
+		s.byName[name] = &storedEntry{name: name, size: fi.Size(), mod: fi.ModTime()}
 	}
-	if used+need <= s.quota {
-		return nil
+	s.queue = slices.Grow(s.queue, len(s.byName))
+	for _, e := range s.byName {
+		s.queue = append(s.queue, e)
+		s.used += e.size
 	}
-	sort.Slice(live, func(i, j int) bool { return live[i].mod.Before(live[j].mod) })
-	for _, e := range live {
-		if used+need <= s.quota {
-			break
-		}
-		if os.Remove(e.path) == nil {
-			used -= e.size
-		}
-	}
-	if used+need > s.quota {
-		return fmt.Errorf("%w: could not free %d bytes", ErrQuotaExceeded, need)
-	}
+	slices.SortFunc(s.queue, func(a, b *storedEntry) int { return a.mod.Compare(b.mod) })
+	s.scanned, s.puts, s.lastScan = true, 0, now
 	return nil
+}
+
+// makeRoom removes expired results and evicts the oldest until need more
+// bytes fit under the quota. Called with s.mu held.
+func (s *OffloadStore) makeRoom(need int64) error {
+	now := s.now()
+	rescanned := false
+	if !s.scanned || s.puts >= offloadRescanPuts || now.Sub(s.lastScan) >= offloadRescanEvery || now.Before(s.lastScan) {
+		if err := s.scan(); err != nil {
+			return err
+		}
+		rescanned = true
+	}
+	for {
+		// Expired results are the oldest: they lead the queue.
+		for i := 0; i < len(s.queue) && now.Sub(s.queue[i].mod) > s.ttl; {
+			if e := s.queue[i]; e.gone || !s.remove(e) {
+				i++
+			}
+		}
+		for i := 0; s.used+need > s.quota && i < len(s.queue); {
+			if e := s.queue[i]; e.gone || !s.remove(e) {
+				i++
+			}
+		}
+		s.compact()
+		if s.used+need <= s.quota {
+			return nil
+		}
+		if rescanned {
+			return fmt.Errorf("%w: could not free %d bytes", ErrQuotaExceeded, need)
+		}
+		// The accounting may be stale (another process removed results):
+		// look at the directory once before giving up.
+		if err := s.scan(); err != nil {
+			return err
+		}
+		rescanned = true
+	}
 }
 
 // Get returns up to length bytes (1..MaxOffloadPage; 0 = MaxOffloadPage) of
@@ -228,7 +347,14 @@ func (s *OffloadStore) Get(handle string, offset, length int64) (OffloadChunk, e
 		return OffloadChunk{}, fmt.Errorf("wasm: offload store: %w", err)
 	}
 	if s.now().Sub(fi.ModTime()) > s.ttl {
-		os.Remove(s.path(handle))
+		s.mu.Lock()
+		if e := s.byName[handle+offloadSuffix]; e != nil {
+			s.remove(e)
+			s.compact()
+		} else {
+			os.Remove(s.path(handle))
+		}
+		s.mu.Unlock()
 		return OffloadChunk{}, ErrHandleExpired
 	}
 	total := fi.Size()
@@ -243,9 +369,20 @@ func (s *OffloadStore) Get(handle string, offset, length int64) (OffloadChunk, e
 	return OffloadChunk{Data: buf, Offset: offset, Total: total, More: offset+n < total}, nil
 }
 
-// Sweep removes expired results and abandoned temp files.
+// Sweep removes expired results and abandoned temp files (reading the
+// whole directory, which also refreshes the usage accounting).
 func (s *OffloadStore) Sweep() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.scan(); err != nil {
+		return err
+	}
 	return s.makeRoom(0)
+}
+
+// usage reports the accounted bytes and results (for tests).
+func (s *OffloadStore) usage() (int64, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used, len(s.byName)
 }

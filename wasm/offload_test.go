@@ -137,3 +137,133 @@ func TestShapeWithOffloadStore(t *testing.T) {
 		t.Fatal("paged result differs from the original")
 	}
 }
+
+// TestOffloadStoreManyEntries: with thousands of results the in-memory
+// usage stays equal to the directory's, the quota holds after every Put,
+// the newest results survive eviction, and results another process stores
+// or removes are accounted for after a rescan.
+func TestOffloadStoreManyEntries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	now := time.Now()
+	clock := func() time.Time { return now }
+	const size, keep = 1000, 100
+	s, err := NewOffloadStore(OffloadOptions{Dir: dir, TTL: time.Hour, QuotaBytes: keep * size, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk := func() (int64, int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var used int64
+		for _, e := range ents {
+			fi, _ := e.Info()
+			used += fi.Size()
+		}
+		return used, len(ents)
+	}
+	var handles []string
+	for i := 0; i < 3000; i++ {
+		h, err := s.Put(bytes.Repeat([]byte{byte(i)}, size))
+		if err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		handles = append(handles, h)
+		if used, n := s.usage(); used > keep*size || n > keep {
+			t.Fatalf("put %d: %d bytes in %d results, quota %d", i, used, n, keep*size)
+		}
+	}
+	if used, n := s.usage(); used != keep*size || n != keep {
+		t.Fatalf("usage %d bytes / %d results, want %d / %d", used, n, keep*size, keep)
+	}
+	if used, n := onDisk(); used != keep*size || n != keep {
+		t.Fatalf("directory holds %d bytes / %d files, want %d / %d", used, n, keep*size, keep)
+	}
+	for _, h := range handles[len(handles)-keep:] {
+		if c, err := s.Get(h, 0, 1); err != nil || len(c.Data) != 1 {
+			t.Fatalf("recent result %s: %v", h, err)
+		}
+	}
+	if _, err := s.Get(handles[len(handles)-keep-1], 0, 1); !errors.Is(err, ErrHandleUnknown) {
+		t.Fatalf("oldest result not evicted: %v", err)
+	}
+
+	// Another process sharing the directory stores results; this store
+	// sees them at its next rescan (here: the interval has passed) and
+	// evicts to stay under the quota.
+	other, err := NewOffloadStore(OffloadOptions{Dir: dir, TTL: time.Hour, QuotaBytes: 10 * keep * size, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if _, err := other.Put(make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(offloadRescanEvery)
+	if _, err := s.Put(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	if used, n := onDisk(); used > keep*size || n > keep {
+		t.Fatalf("after the rescan the directory holds %d bytes / %d files, quota %d", used, n, keep*size)
+	}
+	if used, _ := s.usage(); used != keep*size {
+		t.Fatalf("usage %d, want %d", used, keep*size)
+	}
+	// Results removed behind the store's back are forgotten, not counted.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents[:keep/2] {
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
+	if err := s.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if used, n := s.usage(); used != keep/2*size || n != keep/2 {
+		t.Fatalf("after Sweep: %d bytes / %d results, want %d / %d", used, n, keep/2*size, keep/2)
+	}
+	// Expiry from memory: everything is past its TTL.
+	now = now.Add(2 * time.Hour)
+	if _, err := s.Put([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if used, n := onDisk(); used != 1 || n != 1 {
+		t.Fatalf("expired results left: %d bytes / %d files", used, n)
+	}
+}
+
+// BenchmarkOffloadPut: Put into a store already holding 2000 results
+// against Put into an empty one. x-empty = full / empty: Put does not read
+// the directory, so it stays near 1.
+func BenchmarkOffloadPut(b *testing.B) {
+	data := make([]byte, 4096)
+	mk := func(n int) *OffloadStore {
+		s, err := NewOffloadStore(OffloadOptions{Dir: filepath.Join(b.TempDir(), "r"), QuotaBytes: 1 << 40})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if _, err := s.Put(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return s
+	}
+	empty := mk(0)
+	emptyNs := nsPerOp(func() {
+		h, _ := empty.Put(data)
+		os.Remove(empty.path(h))
+	})
+	full := mk(2000)
+	b.ResetTimer()
+	for b.Loop() {
+		h, err := full.Put(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(full.path(h))
+	}
+	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(emptyNs, "empty-ns/op")
+	b.ReportMetric(per/emptyNs, "x-empty")
+}
