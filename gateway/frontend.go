@@ -335,8 +335,18 @@ type findAnswer struct {
 }
 
 // Describe returns full metadata for each named capability; names that
-// fail are reported beside the others.
+// fail are reported beside the others. With a server instead, it returns
+// that server's code-mode docs (Gateway.Docs).
 func (f *Frontend) Describe(ctx context.Context, req front.DescribeRequest, _ front.Peer) (json.RawMessage, error) {
+	if req.Server != "" {
+		// One server's code-mode docs, as plain text (.pyi style).
+		docs, err := f.g.Docs(ctx, req.Server)
+		if err != nil {
+			return nil, f.toFront(ctx, err)
+		}
+		text, _ := json.Marshal(docs)
+		return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
+	}
 	type failure struct {
 		Capability string `json:"capability"`
 		Error      string `json:"error"`

@@ -295,6 +295,14 @@ func TestServeGatewayMode(t *testing.T) {
 	if r.IsError || !strings.Contains(r.text(), `"inputSchema"`) || !strings.Contains(r.text(), `"capability":"fx__nope"`) {
 		t.Fatalf("describe: %s", r.raw)
 	}
+	r = a.tool("describe", `{"server":"fx"}`)
+	if r.IsError || !strings.Contains(r.text(), "def echo(") || !strings.Contains(r.text(), "def add(") {
+		t.Fatalf("describe server docs: %s", r.raw)
+	}
+	r = a.tool("describe", `{"server":"nosuch"}`)
+	if !r.IsError || !strings.Contains(r.text(), "nosuch") {
+		t.Fatalf("describe an unknown server: %s", r.raw)
+	}
 	r = a.tool("call", `{"capability":"fx__add","arguments":{"a":12345678901234567890,"b":1}}`)
 	if r.IsError || !strings.Contains(string(r.raw), `12345678901234567891`) {
 		t.Fatalf("call add: %s", r.raw)

@@ -11,8 +11,9 @@ import (
 
 func init() {
 	register("describe", &command{
-		summary: "show one capability: schemas, annotations, trust and admission",
+		summary: "show one capability (schemas, annotations, trust, admission) or a server's code-mode docs",
 		help: `Usage: sluice describe CAPABILITY [--json] [--project DIR]
+       sluice describe --docs SERVER [--json] [--project DIR]
 
 Shows everything sluice knows about one capability (SERVER__TOOL, as listed by
 'sluice find'): title and description, the full input and output schemas
@@ -21,11 +22,16 @@ server and its trust status, the effective action class and whether a call
 runs or needs approval, where the listing came from (live or cached), and the
 code-mode module and signature when there are any.
 
+With --docs, shows one server's code-mode docs instead: its module name and
+every tool as a Starlark signature with a one-line summary (what a script
+for 'sluice run' can call).
+
 describe reads the recorded catalog and launches nothing. A server with no
 recorded catalog is reported with the command that records one
 ('sluice find --server ID --refresh').
 
 Flags:
+  --docs         SERVER is a server id: print its code-mode docs
   --json         print the description as JSON
   --project DIR  the project root (default: found from the working directory)
 
@@ -37,12 +43,16 @@ Flags:
 func runDescribe(e *env) int {
 	fs := flag.NewFlagSet("describe", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
+	docs := fs.Bool("docs", false, "")
 	project := fs.String("project", "", "")
 	pos, code, ok := flagsOrExit(e, "describe", fs)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
+		if *docs {
+			return usageErr(e, "describe", "want exactly one server id after --docs, got %d arguments", len(pos))
+		}
 		return usageErr(e, "describe", "want exactly one capability (SERVER__TOOL), got %d arguments", len(pos))
 	}
 	g, closeFn, code, ok := openGateway(e, "describe", *project)
@@ -52,6 +62,20 @@ func runDescribe(e *env) int {
 	defer closeFn()
 	ctx, cancel := interruptible()
 	defer cancel()
+	if *docs {
+		text, err := g.Docs(ctx, pos[0])
+		if err != nil {
+			return reportErr(e.stderr, "describe", err)
+		}
+		if *asJSON {
+			if err := writeJSON(e.stdout, map[string]string{"server": pos[0], "docs": text}); err != nil {
+				return reportErr(e.stderr, "describe", err)
+			}
+			return exitOK
+		}
+		fmt.Fprint(e.stdout, clean(strings.TrimRight(text, "\n"))+"\n")
+		return exitOK
+	}
 	d, err := g.Describe(ctx, pos[0])
 	if err != nil {
 		return reportErr(e.stderr, "describe", err)

@@ -87,7 +87,10 @@ type FindRequest struct {
 
 // DescribeRequest is the decoded argument object of the "describe" tool.
 type DescribeRequest struct {
-	Capabilities []string `json:"capabilities"` // 1..10 capability names "<server>__<tool>"
+	Capabilities []string `json:"capabilities,omitempty"` // 1..10 capability names "<server>__<tool>"
+	// Server asks instead for one server's code-mode docs: its module and
+	// every tool's Starlark signature with a one-line summary.
+	Server string `json:"server,omitempty"`
 }
 
 // CallRequest asks the backend to run one capability.

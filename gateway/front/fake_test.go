@@ -67,6 +67,9 @@ func (b *fakeBackend) Describe(ctx context.Context, r DescribeRequest, p Peer) (
 	if b.describe != nil {
 		return b.describe(ctx, r, p)
 	}
+	if r.Server != "" {
+		return textResult(fmt.Sprintf("describe %v server %s", r.Capabilities, r.Server)), nil
+	}
 	return textResult(fmt.Sprintf("describe %v", r.Capabilities)), nil
 }
 func (b *fakeBackend) Call(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {

@@ -65,6 +65,8 @@ func TestGatewayModeCalls(t *testing.T) {
 		{"find", map[string]any{"bogus": 1}, "Invalid arguments", true},
 		{"describe", map[string]any{"capabilities": []string{"fs__read"}}, "describe [fs__read]", false},
 		{"describe", map[string]any{"capabilities": []string{}}, "describe takes 1 to 10", true},
+		{"describe", map[string]any{"server": "fs"}, "describe [] server fs", false},
+		{"describe", map[string]any{"server": "fs", "capabilities": []string{"fs__read"}}, "capabilities or a server, not both", true},
 		{"call", map[string]any{"capability": "fs__read", "arguments": map[string]any{"path": "a"}}, "ok", false},
 		{"call", map[string]any{"arguments": map[string]any{}}, "capability is missing", true},
 		{"call", map[string]any{"capability": "fs__read", "arguments": []int{1}}, "arguments must be a JSON object", true},

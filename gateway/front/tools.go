@@ -58,12 +58,14 @@ var gatewayTools = []gatewayTool{
 	{
 		name:  toolDescribe,
 		title: "Describe capabilities",
-		desc: "Get the full description and JSON argument schema of capabilities found with find. " +
+		desc: "Get the full description, JSON argument schema and Starlark signature of capabilities found with find. " +
 			"Describe a capability before its first call. " +
-			`Example: {"capabilities":["fs__read_file"]}`,
+			`Example: {"capabilities":["fs__read_file"]}. ` +
+			`{"server":"fs"} instead returns every signature of one server as code-mode docs, for execute.`,
 		schema: `{"type":"object","properties":{` +
-			`"capabilities":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":10,"description":"capability names from find"}` +
-			`},"required":["capabilities"],"additionalProperties":false}`,
+			`"capabilities":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":10,"description":"capability names from find"},` +
+			`"server":{"type":"string","description":"a server id: its code-mode docs instead"}` +
+			`},"additionalProperties":false}`,
 		readOnly: true,
 		handler:  (*front).describeHandler,
 	},
@@ -183,8 +185,14 @@ func (f *front) describeHandler() mcp.ToolHandler {
 			if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 				return nil, err
 			}
+			if a.Server != "" && len(a.Capabilities) > 0 {
+				return nil, &ToolError{Message: "describe takes capabilities or a server, not both.", Remedy: `e.g. {"capabilities":["fs__read_file"]} or {"server":"fs"}.`}
+			}
+			if a.Server != "" {
+				return f.b.Describe(ctx, a, p)
+			}
 			if len(a.Capabilities) == 0 || len(a.Capabilities) > maxDescribeNames {
-				return nil, &ToolError{Message: fmt.Sprintf("describe takes 1 to %d capability names; got %d.", maxDescribeNames, len(a.Capabilities)), Remedy: `pass names from find, e.g. {"capabilities":["fs__read_file"]}.`}
+				return nil, &ToolError{Message: fmt.Sprintf("describe takes 1 to %d capability names; got %d.", maxDescribeNames, len(a.Capabilities)), Remedy: `pass names from find, e.g. {"capabilities":["fs__read_file"]}, or a server for its code-mode docs, e.g. {"server":"fs"}.`}
 			}
 			return f.b.Describe(ctx, a, p)
 		})
