@@ -35,6 +35,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -310,19 +311,25 @@ func (f *Frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer
 		return nil, f.toFront(ctx, err)
 	}
 	f.maybeUpdateStates()
-	out := findAnswer{Tools: res.Tools, Servers: res.Servers, More: res.More}
+	out := findAnswer{Tools: res.Tools, Servers: make([]FindServer, len(res.Servers)), More: res.More}
+	for i, s := range res.Servers {
+		s.Remedy = modelRemedy(s.Remedy)
+		out.Servers[i] = s
+	}
 	if res.More > 0 {
 		out.Hint = fmt.Sprintf("%d more matches; narrow the query or pass a server", res.More)
 	}
+	var next []string
 	if len(res.Tools) > 0 {
-		out.Next = "describe the capabilities you need, then call them"
+		next = append(next, "describe the capabilities you need, then call them")
 	}
 	for _, s := range res.Servers {
 		if s.Remedy != "" && s.Provenance == ProvMissing && s.Trust == "trusted" {
-			out.Next = strings.TrimSpace(out.Next + "; servers without a catalog: find with {\"server\":ID,\"refresh\":true} lists their tools")
+			next = append(next, "servers without a catalog: find with {\"server\":ID,\"refresh\":true} lists their tools")
 			break
 		}
 	}
+	out.Next = strings.Join(next, "; ")
 	return jsonToolResult(out, false)
 }
 
@@ -363,7 +370,7 @@ func (f *Frontend) Describe(ctx context.Context, req front.DescribeRequest, _ fr
 			fl := failure{Capability: name, Error: modelText(err)}
 			var ge *Error
 			if errors.As(err, &ge) {
-				fl.Error, fl.Remedy = modelText(errors.New(ge.Message)), ge.Remedy
+				fl.Error, fl.Remedy = modelText(errors.New(ge.Message)), modelRemedy(ge.Remedy)
 			}
 			out.Errors = append(out.Errors, fl)
 			continue
@@ -516,6 +523,9 @@ func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ fron
 		return nil, f.toFront(ctx, err)
 	}
 	f.o.Metrics.SandboxOutcome(sandboxOutcome(res.Error))
+	if res.Error != nil {
+		res.Error.Remedy = modelRemedy(res.Error.Remedy)
+	}
 	return res.ToolResult()
 }
 
@@ -851,9 +861,47 @@ func (f *Frontend) toFront(ctx context.Context, err error) error {
 	}
 	var ge *Error
 	if errors.As(err, &ge) {
-		return &front.ToolError{Message: modelText(errors.New(ge.Message)), Remedy: ge.Remedy, Err: err}
+		return &front.ToolError{Message: modelText(errors.New(ge.Message)), Remedy: modelRemedy(ge.Remedy), Err: err}
 	}
 	return err
+}
+
+// Remedies are written for a person at a terminal ('sluice find --server
+// fx --refresh', '--yes'); a model reads them through the MCP tools, so
+// modelRemedy rewrites what has a tool equivalent into that tool call and
+// marks what only the user can do as the user's.
+var (
+	reFindRefresh = regexp.MustCompile(`run 'sluice find --server ([^' ]+) --refresh'`)
+	reFindServer  = regexp.MustCompile(`run 'sluice find --server ([^' ]+)'`)
+)
+
+func modelRemedy(r string) string {
+	if r == "" {
+		return r
+	}
+	r = reFindRefresh.ReplaceAllStringFunc(r, func(m string) string {
+		id := reFindRefresh.FindStringSubmatch(m)[1]
+		q, _ := json.Marshal(id)
+		return `call find with {"server":` + string(q) + `,"refresh":true}`
+	})
+	r = reFindServer.ReplaceAllStringFunc(r, func(m string) string {
+		id := reFindServer.FindStringSubmatch(m)[1]
+		q, _ := json.Marshal(id)
+		return `call find with {"server":` + string(q) + `}`
+	})
+	r = strings.ReplaceAll(r, "run 'sluice find'", "call find")
+	r = strings.ReplaceAll(r, "run 'sluice describe'", "call describe")
+	r = strings.ReplaceAll(r, "run 'sluice servers' to see every declaration and its diagnostics",
+		"call find: its servers list shows every declared server, its trust and state")
+	// Approval: the model cannot pass --yes; the user approves when sluice
+	// asks through the agent's client (elicitation), or approves ahead of
+	// time with a glob in the user config.
+	r = strings.ReplaceAll(r, "approve this call (--yes in the CLI)",
+		"the user must approve this call when sluice asks through the client (elicitation)")
+	if strings.Contains(r, "'sluice ") && !strings.HasPrefix(r, "the user") {
+		r = "the user must do this outside the agent: " + r
+	}
+	return r
 }
 
 // modelText is an error's text for a model: a server's stderr tail (which
