@@ -775,3 +775,28 @@ func TestServeRemediesSpeakMCP(t *testing.T) {
 		t.Fatalf("execute remedy: %s", r.text())
 	}
 }
+
+// TestServeStripsUpstreamEraFields: a modern upstream's resultType and
+// reserved _meta (its serverInfo) never reach a legacy agent, in either
+// mode.
+func TestServeStripsUpstreamEraFields(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx"))
+	for _, flat := range []bool{false, true} {
+		g := w.open()
+		a := serveAgent(t, g, flat, `{}`, nil)
+		var r toolRes
+		if flat {
+			r = a.tool("fx__echo", `{"text":"x"}`)
+		} else {
+			r = a.tool("call", `{"capability":"fx__echo","arguments":{"text":"x"}}`)
+		}
+		if r.IsError || strings.Contains(string(r.raw), "resultType") || strings.Contains(string(r.raw), "io.modelcontextprotocol/") {
+			t.Fatalf("flat=%v: upstream era fields reached a legacy agent: %s", flat, r.raw)
+		}
+		if c := g.peekUpstream("fx"); c == nil || c.client == nil || c.client.Era() != "modern" {
+			t.Fatalf("flat=%v: the fixture must speak the modern era for this test to mean anything", flat)
+		}
+		a.close()
+	}
+}

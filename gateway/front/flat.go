@@ -330,7 +330,7 @@ func (f *front) resourceHandler(server string) mcp.ResourceHandler {
 			return nil, err
 		}
 		var res mcp.ReadResourceResult
-		if err := json.Unmarshal(raw, &res); err != nil {
+		if err := json.Unmarshal(stripProtocolFields(raw), &res); err != nil {
 			f.log.Error("backend returned a malformed resources/read result", "server", server, "err", err)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed upstream result"}
 		}
@@ -353,7 +353,7 @@ func (f *front) promptHandler(ref upstreamRef) mcp.PromptHandler {
 			return nil, err
 		}
 		var res mcp.GetPromptResult
-		if err := json.Unmarshal(raw, &res); err != nil {
+		if err := json.Unmarshal(stripProtocolFields(raw), &res); err != nil {
 			f.log.Error("backend returned a malformed prompts/get result", "server", ref.Server, "err", err)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed upstream result"}
 		}
@@ -403,7 +403,7 @@ func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Co
 		return nil, f.protocolError(rid, err)
 	}
 	var res mcp.CompleteResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := json.Unmarshal(stripProtocolFields(raw), &res); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed upstream result"}
 	}
 	return &res, nil

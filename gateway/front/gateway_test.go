@@ -228,3 +228,66 @@ func TestProtocolErrorPassesThrough(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 }
+
+// TestUpstreamProtocolFieldsAreStripped: an upstream result's resultType
+// and reserved io.modelcontextprotocol/* _meta keys never reach the agent
+// (a legacy agent must not see "resultType":"complete", nobody gets the
+// upstream's serverInfo); other _meta keys and the content pass through.
+func TestUpstreamProtocolFieldsAreStripped(t *testing.T) {
+	up := `{"content":[{"type":"text","text":"hi"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","vendor/x":1},"structuredContent":{"n":12345678901234567890}}`
+	res, err := decodeToolResult(json.RawMessage(up))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(res)
+	for _, bad := range []string{"resultType", "io.modelcontextprotocol/", `"up"`} {
+		if strings.Contains(string(out), bad) {
+			t.Fatalf("%s passed through: %s", bad, out)
+		}
+	}
+	for _, good := range []string{`"vendor/x":1`, `12345678901234567890`, `"hi"`} {
+		if !strings.Contains(string(out), good) {
+			t.Fatalf("%s was lost: %s", good, out)
+		}
+	}
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run("client="+version, func(t *testing.T) {
+			b := newFake()
+			b.call = func(context.Context, CallRequest, Peer) (json.RawMessage, error) { return json.RawMessage(up), nil }
+			s := connect(t, b, nil, nil, version)
+			r := s.call(t, "call", map[string]any{"capability": "fs__x"})
+			// A modern session gets the front's own serverInfo back, never
+			// the upstream's.
+			si, _ := json.Marshal(r.Meta["io.modelcontextprotocol/serverInfo"])
+			if version != "" && si != nil && string(si) != "null" {
+				t.Fatalf("a legacy agent got serverInfo in _meta: %s", si)
+			}
+			if r.Meta["vendor/x"] == nil || strings.Contains(string(si), `"up"`) || resultText(r) != "hi" {
+				t.Fatalf("meta %v text %q", r.Meta, resultText(r))
+			}
+		})
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"resultType":"complete","contents":[]}`, `{"contents":[]}`},
+		{`{"_meta":{"io.modelcontextprotocol/serverInfo":{}},"a":1}`, `{"a":1}`},
+		{`{"a":"io.modelcontextprotocol/x"}`, `{"a":"io.modelcontextprotocol/x"}`},
+		{`[1]`, `[1]`},
+		{`{"_meta":"resultType"}`, `{"_meta":"resultType"}`},
+	} {
+		if got := string(stripProtocolFields(json.RawMessage(tc.in))); got != tc.want {
+			t.Errorf("stripProtocolFields(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzStripProtocolFields(f *testing.F) {
+	for _, s := range []string{`{"resultType":"complete"}`, `{"_meta":{"io.modelcontextprotocol/a":1,"b":2}}`, `{"_meta":null}`, `[]`, `{`, `"resultType"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := stripProtocolFields(b)
+		if json.Valid(b) && !json.Valid(out) {
+			t.Fatalf("valid %q became invalid %q", b, out)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -336,6 +337,7 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("empty result")
 	}
+	raw = stripProtocolFields(raw)
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, err
@@ -355,6 +357,57 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 		res.Content = []mcp.Content{}
 	}
 	return &res, nil
+}
+
+// reservedMetaPrefix marks the _meta keys the protocol reserves for itself.
+const reservedMetaPrefix = "io.modelcontextprotocol/"
+
+// stripProtocolFields removes from an upstream result what belongs to the
+// upstream hop's protocol era, not to the content: resultType and the
+// reserved io.modelcontextprotocol/* _meta keys (serverInfo, protocol
+// version ...). Passing them through would tell a legacy agent about a
+// modern server's wire (a "resultType":"complete" it never asked for) or
+// hand a modern agent the upstream's serverInfo as if it were ours; the SDK
+// re-adds what the agent's own era needs (resultType for a 2026-07-28
+// session, derived from inputRequests). Other _meta keys stay. raw is
+// returned unchanged when it holds neither, or is not a JSON object.
+func stripProtocolFields(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`"resultType"`)) && !bytes.Contains(raw, []byte(reservedMetaPrefix)) {
+		return raw
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return raw
+	}
+	changed := false
+	if _, ok := top["resultType"]; ok {
+		delete(top, "resultType")
+		changed = true
+	}
+	if m, ok := top["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(m, &meta) == nil {
+			for k := range meta {
+				if strings.HasPrefix(k, reservedMetaPrefix) {
+					delete(meta, k)
+					changed = true
+				}
+			}
+			if len(meta) == 0 {
+				delete(top, "_meta")
+			} else if b, err := json.Marshal(meta); err == nil {
+				top["_meta"] = b
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // decodeArgs decodes a tool's argument object strictly: unknown fields
