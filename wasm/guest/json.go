@@ -1,7 +1,6 @@
 package guest
 
 import (
-	"bytes"
 	"errors"
 	"math/bits"
 	"strconv"
@@ -283,10 +282,20 @@ func AppendUnquote(dst, raw []byte) ([]byte, error) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '\\' {
-			j := len(s)
-			if k := bytes.IndexByte(s[i+1:], '\\'); k >= 0 {
-				j = i + 1 + k
+			// The next backslash, eight bytes a step (a call into
+			// IndexByte per escape costs more in a guest).
+			j := i + 1
+			for ; j+8 <= len(s); j += 8 {
+				q := load64(s, j) ^ ('\\' * lsb)
+				if m := (q - lsb) &^ q & msb; m != 0 {
+					j += bits.TrailingZeros64(m) >> 3
+					goto found
+				}
 			}
+			for j < len(s) && s[j] != '\\' {
+				j++
+			}
+		found:
 			dst = append(dst, s[i:j]...)
 			i = j
 			continue
@@ -363,14 +372,14 @@ func unicodeEscape(s []byte) (rune, int) {
 
 const hexDigits = "0123456789abcdef"
 
-// plain8 reports whether the eight bytes in x are all ASCII, none below
-// 0x20, none '"' or '\\': bytes AppendQuote copies as they are.
-func plain8(x uint64) bool {
-	ctl := (x - 0x20*lsb) &^ x & msb // some byte < 0x20 (or a borrow from one)
+// quoteAttention has the high bit set in the lowest byte of x that
+// AppendQuote cannot copy as it is (non-ASCII, below 0x20, '"' or '\\');
+// bits above it may be spurious. Zero: all eight are plain.
+func quoteAttention(x uint64) uint64 {
+	ctl := (x - 0x20*lsb) &^ x // below 0x20 (borrows start only there)
 	q := x ^ ('"' * lsb)
 	bs := x ^ ('\\' * lsb)
-	special := (q-lsb)&^q | (bs-lsb)&^bs
-	return (x|ctl|special)&msb == 0
+	return (x | ctl | (q-lsb)&^q | (bs-lsb)&^bs) & msb
 }
 
 // AppendQuote encodes s as a JSON string onto dst (invalid UTF-8 becomes
@@ -379,9 +388,14 @@ func AppendQuote(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Eight plain ASCII bytes at a time (nothing to escape, no UTF-8
-		// to check): one loop iteration instead of eight.
-		for i+8 <= len(s) && plain8(load64(s, i)) {
+		// Eight bytes at a time up to the first one that needs a look
+		// (to escape, or UTF-8 to check): a guest pays for every loop
+		// iteration and branch, so plain runs cost one per eight bytes.
+		for i+8 <= len(s) {
+			if m := quoteAttention(load64(s, i)); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(s) {

@@ -69,10 +69,10 @@ const privateKeyRule = 0
 // "github_pat_" are the longest anchors).
 const atReach = 16
 
-// uEscapeBit is the pseudo-rule raw JSON strings are scanned with: a
-// backslash not followed by one of "\/bfnrt (a \u escape, which could
-// spell an anchor, or an invalid escape, which decoding must report) sets
-// Redactor.uEscape.
+// uEscapeBit is the pseudo-rule raw JSON strings are checked with
+// (mayChange): a backslash not followed by one of "\/bfnrt (a \u escape,
+// which could spell an anchor, or an invalid escape, which decoding must
+// report) means the string must be decoded.
 const uEscapeBit = 1 << 15
 
 var (
@@ -118,7 +118,6 @@ type Redactor struct {
 	locs     [][]int
 	str      []byte
 	out      []byte
-	uEscape  bool // scan saw a \u in a raw string
 	// private-key END-marker search memo (see nextPEMEnd)
 	endFrom, endAt, endEnd int
 }
@@ -352,17 +351,7 @@ func eqMask(x uint64, c byte) uint64 {
 // candidate runs the anchor checks of the rules in mask that can start with
 // s[p].
 func (r *Redactor) candidate(s []byte, p int, mask uint16) {
-	m := startRules[s[p]] & mask
-	if m&uEscapeBit != 0 {
-		m &^= uEscapeBit
-		if p+1 < len(s) {
-			switch s[p+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			default:
-				r.uEscape = true
-			}
-		}
-	}
+	m := startRules[s[p]] & mask &^ uEscapeBit
 	for m != 0 {
 		k := bits.TrailingZeros16(m)
 		m &= m - 1
@@ -697,13 +686,60 @@ func (r *Redactor) mayChange(raw []byte) bool {
 	if len(r.extra) > 0 {
 		return true
 	}
-	r.uEscape = false
-	r.scan(raw, r.builtins|uEscapeBit)
-	if r.uEscape {
-		return true
+	mask := r.builtins | uEscapeBit
+	i := 0
+	for ; i+33 <= len(raw); i += 32 {
+		h0, h1, h2, h3 := anchorHits(raw, i), anchorHits(raw, i+8), anchorHits(raw, i+16), anchorHits(raw, i+24)
+		if h0|h1|h2|h3 == 0 {
+			continue
+		}
+		if anyAnchor(raw, i, h0, mask) || anyAnchor(raw, i+8, h1, mask) || anyAnchor(raw, i+16, h2, mask) || anyAnchor(raw, i+24, h3, mask) {
+			return true
+		}
 	}
-	for m := r.builtins; m != 0; m &= m - 1 {
-		if len(r.cands[bits.TrailingZeros16(m)]) > 0 {
+	for ; i+9 <= len(raw); i += 8 {
+		if anyAnchor(raw, i, anchorHits(raw, i), mask) {
+			return true
+		}
+	}
+	for ; i < len(raw); i++ {
+		if isAnchor(raw, i, mask) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyAnchor reports whether a byte of s[i:i+8] flagged in hit passes an
+// anchor check of a rule in mask (or is a backslash uEscapeBit flags).
+func anyAnchor(s []byte, i int, hit uint64, mask uint16) bool {
+	for hit != 0 {
+		p := i + bits.TrailingZeros64(hit)>>3
+		hit &= hit - 1
+		if isAnchor(s, p, mask) {
+			return true
+		}
+	}
+	return false
+}
+
+// isAnchor is candidate's test without the bookkeeping.
+func isAnchor(s []byte, p int, mask uint16) bool {
+	m := startRules[s[p]] & mask
+	if m&uEscapeBit != 0 {
+		m &^= uEscapeBit
+		if p+1 < len(s) {
+			switch s[p+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			default:
+				return true
+			}
+		}
+	}
+	for m != 0 {
+		k := bits.TrailingZeros16(m)
+		m &= m - 1
+		if builtinRules[k].at(s, p) {
 			return true
 		}
 	}
