@@ -794,8 +794,16 @@ func TestServeStripsUpstreamEraFields(t *testing.T) {
 		if r.IsError || strings.Contains(string(r.raw), "resultType") || strings.Contains(string(r.raw), "io.modelcontextprotocol/") {
 			t.Fatalf("flat=%v: upstream era fields reached a legacy agent: %s", flat, r.raw)
 		}
-		if c := g.peekUpstream("fx"); c == nil || c.client == nil || c.client.Era() != "modern" {
-			t.Fatalf("flat=%v: the fixture must speak the modern era for this test to mean anything", flat)
+		era := ""
+		if u := g.peekUpstream("fx"); u != nil {
+			u.mu.Lock()
+			if u.client != nil {
+				era = u.client.Era()
+			}
+			u.mu.Unlock()
+		}
+		if era != "modern" {
+			t.Fatalf("flat=%v: the fixture must speak the modern era for this test to mean anything (era %q)", flat, era)
 		}
 		a.close()
 	}

@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -291,6 +292,9 @@ func (f *front) runRequest(ctx context.Context, method, label string, req mcp.Re
 	}()
 	if err != nil {
 		log.Log(ctx, levelFor(ctx), "request failed", "err", err)
+		if ctx.Err() != nil && f.hard.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, errRequestCancelled
+		}
 		return nil, f.protocolError(rid, err)
 	}
 	log.Debug("request served")

@@ -291,7 +291,7 @@ func (f *front) finishCall(ctx context.Context, req *mcp.CallToolRequest, rid, c
 		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
 	}
 	if res == nil { // cancelled by the agent: no result is expected
-		return nil, ctx.Err()
+		return nil, errRequestCancelled
 	}
 	return res, nil
 }

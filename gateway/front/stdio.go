@@ -56,7 +56,7 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		rc = io.NopCloser(stdin)
 	}
 	t := &mcp.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}, MaxLineLength: f.opts.MaxLineBytes}
-	ss, err := f.srv.Connect(ctx, t, nil)
+	ss, err := f.srv.Connect(ctx, cancelTransport{t}, nil)
 	if err != nil {
 		return err
 	}
