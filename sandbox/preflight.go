@@ -71,7 +71,9 @@ func check(filename, src string, names *Names, tools map[string]*toolInfo, isPre
 			}
 			problems = append(problems, p)
 		}
-		return nil, preflightError(problems)
+		// Keep going: the resolver binds every name it could, so the
+		// checks below still find the other problems (a bad keyword
+		// argument elsewhere) and the script is fixed in one round.
 	}
 	mods := map[string]string{} // module name -> server id
 	for id, m := range names.Modules {

@@ -201,6 +201,34 @@ g = fs.read_text_file(path="a", tags=["x", 2])
 		t.Errorf("pre-flight failure still called %v / admitted %v", h.calls, h.admitted)
 	}
 
+	// An unknown module does not hide the other problems.
+	_, err := Check("mixed.star", `x = dbb.query(sql="x")
+r = db.query(sql="x", limt=3)
+y = undefined_name + 1
+c = call("db__quer", {})
+`, h.Servers())
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindSyntax {
+		t.Fatalf("mixed: %v", err)
+	}
+	mixed := []struct {
+		line int
+		text string
+	}{
+		{1, "undefined: dbb (did you mean server module db?)"},
+		{2, `no argument "limt"`},
+		{3, "undefined: undefined_name"},
+		{4, `unknown tool "db__quer"`},
+	}
+	if len(e.Problems) != len(mixed) || e.Line != 1 {
+		t.Fatalf("mixed: problems %v (line %d), want %d", e.Problems, e.Line, len(mixed))
+	}
+	for i, w := range mixed {
+		if p := e.Problems[i]; p.Line != w.line || p.Column == 0 || !strings.Contains(p.Message, w.text) {
+			t.Errorf("mixed problem %d = %v, want line %d containing %q", i, p, w.line, w.text)
+		}
+	}
+
 	pf, err := Check("ok.star", `a = db.query(sql="x")
 b = call("fs__list")
 c = parallel([("fs__slow", {"n": 1}), {"tool": fs.image}])
