@@ -153,6 +153,11 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 		_, err := sandbox.Check(name, req.Script, h.servers)
 		var se *sandbox.Error
 		if errors.As(err, &se) {
+			// A script that names an untrusted server fails whatever the
+			// refresh finds: refuse it now and launch nothing.
+			if u := *se; g.explainUntrusted(&u, h) {
+				return g.failedRun(&u, notes), nil
+			}
 			start := time.Now()
 			rctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 			for _, id := range referencedServers(se, h.missing) {
@@ -452,11 +457,12 @@ func referencedServers(e *sandbox.Error, missing map[string]bool) []string {
 }
 
 // explainUntrusted turns a pre-flight failure that names an untrusted or
-// stale server into an admission error with the trust remedy: the script
-// did not see the server because it may not run, not because it is absent.
-func (g *Gateway) explainUntrusted(e *RunError, h *scriptHost) {
+// stale server into an admission error with the trust remedy (and says
+// so): the script did not see the server because it may not run, not
+// because it is absent.
+func (g *Gateway) explainUntrusted(e *RunError, h *scriptHost) bool {
 	if e.Kind != RunSyntax || len(h.untrusted) == 0 {
-		return
+		return false
 	}
 	for _, v := range h.untrusted {
 		mod := sandbox.Ident(v.ID)
@@ -468,10 +474,11 @@ func (g *Gateway) explainUntrusted(e *RunError, h *scriptHost) {
 				e.Message = u.Message
 				e.Remedy = u.Remedy
 				e.Line, e.Column = p.Line, p.Column
-				return
+				return true
 			}
 		}
 	}
+	return false
 }
 
 func errMessage(err error) string {
