@@ -166,7 +166,10 @@ func BenchmarkCompile(b *testing.B) {
 // secretResult is proseResult(n) with a few secrets of different kinds
 // spread through the text (one every ~8 KiB), so a redaction has work to do
 // but most of the text is clean, the common case.
-func secretResult(n int) []byte {
+func secretResult(n int) []byte { return secretResultEvery(n, 80) }
+
+// secretResultEvery is secretResult with a secret after every lines lines.
+func secretResultEvery(n, lines int) []byte {
 	secrets := []string{
 		"AKIAIOSFODNN7EXAMPLE",
 		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -178,8 +181,8 @@ func secretResult(n int) []byte {
 	var sb strings.Builder
 	for i := 0; sb.Len() < n; i++ {
 		sb.WriteString(line)
-		if i%80 == 40 {
-			sb.WriteString(secrets[(i/80)%len(secrets)] + "\n")
+		if i%lines == lines/2 {
+			sb.WriteString(secrets[(i/lines)%len(secrets)] + "\n")
 		}
 	}
 	text := sb.String()[:n]
@@ -202,6 +205,7 @@ func BenchmarkRedact(b *testing.B) {
 		{"4KiB", secretResult(4 << 10)},
 		{"64KiB", secretResult(64 << 10)},
 		{"64KiB-clean", proseResult(64 << 10)},
+		{"64KiB-dense", secretResultEvery(64<<10, 1)}, // a secret on every line
 		{"1MiB", secretResult(1 << 20)},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -21,6 +21,12 @@
 // InputSkip asks the host to skip a JSON value of the input natively; the
 // shape filter sets Shaper.Skip to it and only walks the structure itself.
 //
+// The redactor sets Redactor.Skip to it too, and for the same reason never
+// runs its built-in rules' regexps over whole texts: one eight-bytes-a-step
+// pass finds the rules' fixed anchors, and only those positions are
+// matched (see redact.go; a differential test holds it to the whole-text
+// regexps). Loops over bytes here go eight at a time for the same reason.
+//
 // guest imports no package of sluice (filters may import only guest).
 //
 // # Why no encoding/json

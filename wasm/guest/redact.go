@@ -39,8 +39,13 @@ type builtinRule struct {
 	// across masks.
 	at func(s []byte, p int) bool
 	// end returns an index such that any match starting at p ends strictly
-	// before it (or at len(s)). nil: the rule has its own matcher.
+	// before it (or at len(s)); the anchored regexp runs on s[p:end].
 	end func(s []byte, p int) int
+	// match, when set, replaces the regexp: the leftmost-first match at
+	// s[p] (leading \b already checked) as FindSubmatchIndex would report
+	// it, or nil. Set for the rules whose regexp is a literal and runs of a
+	// class, where the answer follows from run lengths.
+	match func(s []byte, p int) []int
 }
 
 // builtinRules are the secrets masked by default, in the order they apply.
@@ -48,19 +53,19 @@ var builtinRules = []builtinRule{
 	{name: "private-key", expr: `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)`,
 		first: "-", at: prefixAt(pemBegin)},
 	{name: "aws-access-key-id", expr: `\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b`,
-		lead: true, first: "A", at: awsKeyIDAt, end: fixedEnd(20 + 1)},
+		lead: true, first: "A", at: awsKeyIDAt, end: fixedEnd(20 + 1), match: awsKeyIDMatch},
 	{name: "aws-secret-access-key", expr: `(?i)(aws.{0,20}?(?:secret|private).{0,20}?|secret_?access_?key)([\s"':=]+)[A-Za-z0-9/+=]{40}\b`,
 		keep: 2, first: "aAsS\xc5", at: awsSecretAt, end: awsSecretEnd},
 	{name: "github-token", expr: `\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b`,
-		lead: true, first: "g", at: githubTokenAt, end: fixedEnd(4 + 255 + 1)},
+		lead: true, first: "g", at: githubTokenAt, end: fixedEnd(4 + 255 + 1), match: wordRunMatch(4, isAlnum, 36, 255)},
 	{name: "github-pat", expr: `\bgithub_pat_[A-Za-z0-9_]{22,255}\b`,
-		lead: true, first: "g", at: prefixAt("github_pat_"), end: fixedEnd(11 + 255 + 1)},
+		lead: true, first: "g", at: prefixAt("github_pat_"), end: fixedEnd(11 + 255 + 1), match: wordRunMatch(11, isWordByte, 22, 255)},
 	{name: "gitlab-token", expr: `\bglpat-[A-Za-z0-9_\-]{20,}`,
-		lead: true, first: "g", at: prefixAt("glpat-"), end: runEnd(6, isGitlabByte)},
+		lead: true, first: "g", at: prefixAt("glpat-"), end: runEnd(6, isGitlabByte), match: runMatch(6, isGitlabByte, 20)},
 	{name: "slack-token", expr: `\bxox[abposre]-[A-Za-z0-9-]{10,}`,
-		lead: true, first: "x", at: slackAt, end: runEnd(5, isSlackByte)},
+		lead: true, first: "x", at: slackAt, end: runEnd(5, isSlackByte), match: runMatch(5, isSlackByte, 10)},
 	{name: "bearer-token", expr: `(?i)(\bbearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`,
-		keep: 2, lead: true, first: "bB", at: bearerAt, end: bearerEnd},
+		keep: 2, lead: true, first: "bB", at: bearerAt, end: bearerEnd, match: bearerMatch},
 }
 
 const privateKeyRule = 0
@@ -78,7 +83,8 @@ const uEscapeBit = 1 << 15
 var (
 	// startRules[c] has bit i set when built-in rule i can match from a byte c.
 	startRules [256]uint16
-	// anchored[i] is builtinRules[i].expr anchored at the text start.
+	// anchored[i] is builtinRules[i].expr anchored at the text start (nil
+	// for the rules with their own matcher).
 	anchored []*regexp.Regexp
 )
 
@@ -87,7 +93,11 @@ func init() {
 		for j := 0; j < len(b.first); j++ {
 			startRules[b.first[j]] |= 1 << i
 		}
-		anchored = append(anchored, regexp.MustCompile(`\A(?:`+b.expr+`)`))
+		var re *regexp.Regexp
+		if b.match == nil && i != privateKeyRule {
+			re = regexp.MustCompile(`\A(?:` + b.expr + `)`)
+		}
+		anchored = append(anchored, re)
 	}
 	startRules['\\'] |= uEscapeBit
 }
@@ -379,10 +389,14 @@ func (r *Redactor) matches(i int, s []byte) [][]int {
 			if b.lead && p > 0 && isWordByte(s[p-1]) {
 				continue // no \b before s[p]
 			}
-			loc = anchored[i].FindSubmatchIndex(s[p:b.end(s, p)])
-			for k := range loc {
-				if loc[k] >= 0 {
-					loc[k] += p
+			if b.match != nil {
+				loc = b.match(s, p)
+			} else {
+				loc = anchored[i].FindSubmatchIndex(s[p:b.end(s, p)])
+				for k := range loc {
+					if loc[k] >= 0 {
+						loc[k] += p
+					}
 				}
 			}
 		}
@@ -561,6 +575,93 @@ func isAWSSep(c byte) bool {
 }
 
 func bearerAt(s []byte, p int) bool { return foldPrefix(s, p, "bearer") }
+
+// awsKeyIDMatch: the prefix (checked by awsKeyIDAt), 16 of [0-9A-Z], and
+// \b after the last (a word character): the next byte is not one.
+func awsKeyIDMatch(s []byte, p int) []int {
+	e := p + 20
+	if e > len(s) {
+		return nil
+	}
+	for _, c := range s[p+4 : e] {
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') {
+			return nil
+		}
+	}
+	if e < len(s) && isWordByte(s[e]) {
+		return nil
+	}
+	return []int{p, e}
+}
+
+// wordRunMatch: k literal bytes, then class{lo,hi} and \b, where class
+// holds only word characters. Greedy then backtracking: the run of class
+// bytes (n long) matches whole when lo <= n <= hi and the byte after it is
+// not a word character; any shorter take ends between two word
+// characters, where \b fails.
+func wordRunMatch(k int, class func(byte) bool, lo, hi int) func(s []byte, p int) []int {
+	return func(s []byte, p int) []int {
+		i := p + k
+		for i < len(s) && class(s[i]) {
+			i++
+		}
+		if n := i - p - k; n < lo || n > hi || i < len(s) && isWordByte(s[i]) {
+			return nil
+		}
+		return []int{p, i}
+	}
+}
+
+// runMatch: k literal bytes, then class{lo,} (greedy, nothing after it).
+func runMatch(k int, class func(byte) bool, lo int) func(s []byte, p int) []int {
+	return func(s []byte, p int) []int {
+		i := p + k
+		for i < len(s) && class(s[i]) {
+			i++
+		}
+		if i-p-k < lo {
+			return nil
+		}
+		return []int{p, i}
+	}
+}
+
+// bearerMatch: (bearer)(\s+) then at least 8 token characters ((?i) adds ſ
+// and K to the class, one character each) and "=*". The token class holds
+// no space and no '=', so every run is taken whole.
+func bearerMatch(s []byte, p int) []int {
+	ws := p + 6
+	i := ws
+	for i < len(s) && isSpaceRE(s[i]) {
+		i++
+	}
+	if i == ws {
+		return nil
+	}
+	tok, n := i, 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/':
+			i++
+		case c == 0xc5 && i+1 < len(s) && s[i+1] == 0xbf: // ſ
+			i += 2
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x84 && s[i+2] == 0xaa: // K
+			i += 3
+		default:
+			goto done
+		}
+		n++
+	}
+done:
+	if n < 8 {
+		return nil
+	}
+	for i < len(s) && s[i] == '=' {
+		i++
+	}
+	return []int{p, i, p, ws, ws, tok}
+}
 
 // bearerEnd: "bearer", \s+, the token run (with (?i)'s ſ and K), "=*".
 func bearerEnd(s []byte, p int) int {

@@ -3,7 +3,9 @@ package guest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -295,6 +297,43 @@ func TestExactEq(t *testing.T) {
 		for i, c := range w {
 			if (m>>(8*i+7))&1 == 1 != (c == '\\') {
 				t.Fatalf("exactEq(%x) = %x", w, m)
+			}
+		}
+	}
+}
+
+// TestRuleMatchersAgreeWithRegexps: the hand-written matchers give what
+// the rule's anchored regexp gives on its window, at every anchor of
+// random texts.
+func TestRuleMatchersAgreeWithRegexps(t *testing.T) {
+	frags := append(redactCorpus(), "A", "AKIA", "ghp_", "github_pat_", "glpat-", "xoxb-", "bearer", "Bearer \t", "_", "-", "=", " ", "ſ", "K", "é",
+		strings.Repeat("a", 20), strings.Repeat("Z9", 9), strings.Repeat("x", 250), "\xe2\x84", "\xc5")
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 4000; n++ {
+		var sb strings.Builder
+		for k := rng.IntN(6); k >= 0; k-- {
+			sb.WriteString(frags[rng.IntN(len(frags))])
+		}
+		s := []byte(sb.String())
+		for i, b := range builtinRules {
+			if b.match == nil {
+				continue
+			}
+			re := regexp.MustCompile(`\A(?:` + b.expr + `)`)
+			for p := range s {
+				if startRules[s[p]]&(1<<i) == 0 || !b.at(s, p) {
+					continue
+				}
+				got := b.match(s, p)
+				want := re.FindSubmatchIndex(s[p:])
+				for k := range want {
+					if want[k] >= 0 {
+						want[k] += p
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s at %d of %q: matcher %v, regexp %v", b.name, p, s, got, want)
+				}
 			}
 		}
 	}
