@@ -324,8 +324,9 @@ func (rs *runState) callBuiltin(thread *starlark.Thread, b *starlark.Builtin, ar
 
 // parallel(calls, limit=8) -> list of struct(ok, value, error, kind, content)
 //
-// calls is a list of {"tool": t, "args": {...}} dicts or (t, {...})
-// tuples, t as for call(). At most `limit` (capped by Limits.MaxConcurrency)
+// calls is a list of {"tool": t, "args": {...}} dicts (also spelled
+// {"capability": t, "arguments": {...}}, as the call tool's arguments are)
+// or (t, {...}) tuples, t as for call(). At most `limit` (capped by Limits.MaxConcurrency)
 // calls run at once, and never more than the host allows per server.
 // Results come back in input order. Like call(), it raises only for limits.
 func (rs *runState) parallelBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -427,11 +428,25 @@ loop:
 func splitItem(it starlark.Value) (tool, args starlark.Value, err error) {
 	switch x := it.(type) {
 	case *starlark.Dict:
-		t, found, _ := x.Get(starlark.String("tool"))
-		if !found {
-			return nil, nil, fmt.Errorf(`want {"tool": ..., "args": {...}}, the dict has no "tool"`)
+		// {"tool", "args"}, or the call tool's own spelling
+		// {"capability", "arguments"}: a model moving between the two
+		// should not trip on the key names.
+		t, err := dictAlias(x, "tool", "capability")
+		if err != nil {
+			return nil, nil, err
 		}
-		a, _, _ := x.Get(starlark.String("args"))
+		if t == nil {
+			return nil, nil, fmt.Errorf(`want {"tool": ..., "args": {...}} (or {"capability": ..., "arguments": {...}}), the dict has neither "tool" nor "capability"`)
+		}
+		a, err := dictAlias(x, "args", "arguments")
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, k := range x.Keys() {
+			if ks, ok := k.(starlark.String); !ok || !parallelKeys[string(ks)] {
+				return nil, nil, fmt.Errorf(`unknown key %s in a parallel() call dict; use "tool" and "args" (or "capability" and "arguments")`, k.String())
+			}
+		}
 		return t, a, nil
 	case starlark.Tuple:
 		if len(x) == 1 || len(x) == 2 {
@@ -451,6 +466,24 @@ func splitItem(it starlark.Value) (tool, args starlark.Value, err error) {
 		return x, nil, nil
 	}
 	return nil, nil, fmt.Errorf(`want {"tool": ..., "args": {...}} or (tool, args), got %s`, it.Type())
+}
+
+var parallelKeys = map[string]bool{"tool": true, "capability": true, "args": true, "arguments": true}
+
+// dictAlias returns d[name] or d[alias] (nil when neither is set); both
+// set is an error.
+func dictAlias(d *starlark.Dict, name, alias string) (starlark.Value, error) {
+	v, ok, _ := d.Get(starlark.String(name))
+	w, okAlias, _ := d.Get(starlark.String(alias))
+	switch {
+	case ok && okAlias:
+		return nil, fmt.Errorf("a parallel() call dict has both %q and %q; they mean the same, keep one", name, alias)
+	case okAlias:
+		return w, nil
+	case ok:
+		return v, nil
+	}
+	return nil, nil
 }
 
 // serverSem returns the run's semaphore for a server, sized by the host.

@@ -27,7 +27,8 @@
 // Errors as values: call("db__query", {"sql": "..."}) (or call(db.query,
 // sql=...)) returns struct(ok, value, error, kind, content) and raises only
 // when a run limit is hit. parallel(calls, limit=8) runs a list of
-// {"tool": t, "args": {...}} dicts or (t, args) tuples on goroutines, at
+// {"tool": t, "args": {...}} dicts (or {"capability": t, "arguments":
+// {...}}, the call tool's spelling) or (t, args) tuples on goroutines, at
 // most limit at once (capped by Limits.MaxConcurrency) and never more per
 // server than Host.MaxConcurrency; results come back in input order as
 // call() structs. The Starlark thread itself stays single-threaded: it waits.

@@ -215,7 +215,7 @@ func parallelTargets(e syntax.Expr, capRef func(syntax.Expr) (*toolInfo, bool), 
 		case *syntax.DictExpr:
 			for _, en := range it.List {
 				de := en.(*syntax.DictEntry)
-				if k, ok := de.Key.(*syntax.Literal); ok && k.Value == "tool" {
+				if k, ok := de.Key.(*syntax.Literal); ok && (k.Value == "tool" || k.Value == "capability") {
 					t = de.Value
 				}
 			}

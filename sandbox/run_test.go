@@ -431,3 +431,38 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Errorf("%d goroutines before, %d after", before, n)
 	}
 }
+
+// TestParallelDictSpellings: parallel() takes the call tool's key names
+// too, and says so when a dict mixes or misspells them.
+func TestParallelDictSpellings(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, wantResult, wantErr string
+	}{
+		{"tool/args", `r = parallel([{"tool": "fs__slow", "args": {"n": 1}}])`, `[1]`, ""},
+		{"capability/arguments", `r = parallel([{"capability": "fs__slow", "arguments": {"n": 2}}])`, `[2]`, ""},
+		{"mixed", `r = parallel([{"capability": fs.slow, "args": {"n": 3}}, {"tool": "fs__slow", "arguments": {"n": 4}}])`, `[3,4]`, ""},
+		{"both", `r = parallel([{"tool": "fs__slow", "capability": "fs__slow"}])`, "", `both "tool" and "capability"`},
+		{"unknown key", `r = parallel([{"tool": "fs__slow", "arg": {"n": 1}}])`, "", `unknown key "arg"`},
+		{"no target", `r = parallel([{"args": {"n": 1}}])`, "", `neither "tool" nor "capability"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newFakeHost()
+			src := tc.src + "\nresult = [x.value[\"n\"] for x in r]\n"
+			r := Run(context.Background(), h, "p.star", src, nil)
+			if tc.wantErr != "" {
+				if r.Error == nil || !strings.Contains(r.Error.Message, tc.wantErr) {
+					t.Fatalf("error %+v, want one containing %q", r.Error, tc.wantErr)
+				}
+				return
+			}
+			if r.Error != nil || string(r.Result) != tc.wantResult {
+				t.Fatalf("result %s error %+v, want %s", r.Result, r.Error, tc.wantResult)
+			}
+		})
+	}
+	// Pre-flight sees a literal target under either key.
+	pf, err := Check("p.star", `r = parallel([{"capability": "fs__list"}, {"tool": "fs__slow"}])`, newFakeHost().Servers())
+	if err != nil || strings.Join(pf.Capabilities, ",") != "fs__list,fs__slow" || pf.Dynamic {
+		t.Fatalf("pre-flight %+v %v", pf, err)
+	}
+}

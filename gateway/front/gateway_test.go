@@ -291,3 +291,24 @@ func FuzzStripProtocolFields(f *testing.F) {
 		}
 	})
 }
+
+// TestExecuteDescriptionTeachesTheBuiltins: the execute tool's description
+// is all a model reads before writing a script: it must name call(),
+// parallel() with both dict spellings, and where signatures come from.
+func TestExecuteDescriptionTeachesTheBuiltins(t *testing.T) {
+	for _, gt := range gatewayTools {
+		if gt.name != toolExecute {
+			continue
+		}
+		for _, want := range []string{"call(", "parallel(", `{"tool","args"}`, `{"capability","arguments"}`, "describe", `{"server":`, "result"} {
+			if !strings.Contains(gt.desc, want) {
+				t.Errorf("execute description lacks %q: %s", want, gt.desc)
+			}
+		}
+		if !strings.Contains(gt.schema, `"timeoutMs"`) {
+			t.Errorf("execute schema lacks timeoutMs")
+		}
+		return
+	}
+	t.Fatal("no execute tool")
+}

@@ -101,8 +101,11 @@ var gatewayTools = []gatewayTool{
 		name:  toolExecute,
 		title: "Run a script",
 		desc: "Run a Starlark (Python-like) script that calls capabilities as functions: each server is a module named by its id, each tool a function with keyword arguments, " +
-			`e.g. text = fs.read_text_file(path="a.txt"). ` +
-			"Use it for loops, joins and filtering so only the final answer returns: set the global result to it (print() output comes back too). " +
+			`e.g. text = fs.read_text_file(path="a.txt"). describe shows a capability's signature; {"server":"fs"} all of one module's. ` +
+			"A failing tool raises; " + `r = call("fs__read_text_file", {"path": "a.txt"})` + " returns struct(ok, value, error) instead. " +
+			`parallel([("fs__read_text_file", {"path": p}) for p in paths])` + " runs calls at once and returns those structs in order " +
+			`(dicts {"tool","args"} or {"capability","arguments"} work too). ` +
+			"Use it for loops, joins and filtering so only the final answer returns: set the global result to it (the last print() lines and a per-capability call summary come back too). " +
 			"Scripts are bounded in steps, time and calls.",
 		schema: `{"type":"object","properties":{` +
 			`"script":{"type":"string","description":"Starlark source"},` +
