@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Why the built-in rules are not simply run over the whole text
@@ -88,7 +89,10 @@ var (
 	anchored []*regexp.Regexp
 )
 
-func init() {
+// redactTables fills startRules and anchored, once, on the first
+// NewRedactor (not at package init: the shape filter links this package
+// too and must not pay for compiling regexps it never runs).
+var redactTables = sync.OnceFunc(func() {
 	for i, b := range builtinRules {
 		for j := 0; j < len(b.first); j++ {
 			startRules[b.first[j]] |= 1 << i
@@ -100,7 +104,7 @@ func init() {
 		anchored = append(anchored, re)
 	}
 	startRules['\\'] |= uEscapeBit
-}
+})
 
 // A redaction rule: matches of re are replaced; when keep > 0 the first keep
 // submatch groups (e.g. a "Bearer " prefix) are written back unmasked.
@@ -173,6 +177,7 @@ func NewRedactor(config []byte) (*Redactor, error) {
 			return nil, errors.New("redact: config must be a JSON object")
 		}
 	}
+	redactTables()
 	r := &Redactor{}
 	for i, b := range builtinRules {
 		if !disabled[b.name] {
