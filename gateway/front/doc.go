@@ -86,4 +86,24 @@
 // correct them. Some are protocol answers the agent's client must see as
 // such (an upstream "unknown tool", a 2026-07-28 missing client
 // capability); a backend returns *ProtocolError for those.
+//
+// # Why a cancelled request goes unanswered on stdio only
+//
+// After notifications/cancelled the protocol asks the receiver not to
+// respond, but the SDK's connection answers every request it handled.
+// On stdio front owns the connection, so it wraps it and drops the
+// response to a request the agent cancelled. On streamable HTTP the SDK
+// owns the connection (and the POST stream waits for an answer), so there
+// the cancelled request gets a proper JSON-RPC error, -32800 "request
+// cancelled", instead of the bare context error the SDK would send with
+// code 0.
+//
+// # Why upstream results lose resultType and io.modelcontextprotocol/* meta
+//
+// Those fields describe the upstream hop's protocol era (a modern server's
+// "resultType":"complete", its serverInfo), not the content. Passed
+// through, a legacy agent would read fields of an era it never negotiated
+// and a modern one another server's identity as ours. front strips them
+// from every backend result and lets the SDK add what the agent's own
+// session needs.
 package front
