@@ -63,9 +63,15 @@ func fixture(t *testing.T, id string, args ...string) string {
 	return fmt.Sprintf("  %s:\n    command: %s\n    args: [%s]\n", id, strconv.Quote(exe), strings.Join(q, ", "))
 }
 
+// writeUser replaces the user file atomically, as an editor that saves by
+// rename does: a reload never sees it half written.
 func (w *world) writeUser(body string) {
 	w.t.Helper()
-	if err := os.WriteFile(filepath.Join(w.home, "mcp.yaml"), []byte(body), 0o600); err != nil {
+	tmp := filepath.Join(w.home, ".mcp.yaml.tmp")
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(w.home, "mcp.yaml")); err != nil {
 		w.t.Fatal(err)
 	}
 }
