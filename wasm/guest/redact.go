@@ -69,7 +69,10 @@ var builtinRules = []builtinRule{
 		keep: 2, lead: true, first: "bB", at: bearerAt, end: bearerEnd, match: bearerMatch},
 }
 
-const privateKeyRule = 0
+const (
+	privateKeyRule = 0
+	awsSecretRule  = 2
+)
 
 // atReach bounds the bytes builtinRule.at reads ("-----BEGIN " and
 // "github_pat_" are the longest anchors).
@@ -397,7 +400,11 @@ func (r *Redactor) matches(i int, s []byte) [][]int {
 			if b.match != nil {
 				loc = b.match(s, p)
 			} else {
-				loc = anchored[i].FindSubmatchIndex(s[p:b.end(s, p)])
+				e := b.end(s, p)
+				if i == awsSecretRule && !hasKeyRun(s[p:e]) {
+					continue // no 40-character key in reach: skip the regexp
+				}
+				loc = anchored[i].FindSubmatchIndex(s[p:e])
 				for k := range loc {
 					if loc[k] >= 0 {
 						loc[k] += p
@@ -573,6 +580,24 @@ func awsSecretEnd(s []byte, p int) int {
 		w++
 	}
 	return min(len(s), w+40*3+1)
+}
+
+// hasKeyRun reports whether w holds 40 bytes in a row that may be key
+// characters ([A-Za-z0-9/+=], or any non-ASCII byte: (?i) adds K and ſ).
+// Every aws-secret-access-key match has one, so without it the (costly)
+// regexp cannot match.
+func hasKeyRun(w []byte) bool {
+	run := 0
+	for _, c := range w {
+		if isAlnum(c) || c == '/' || c == '+' || c == '=' || c >= 0x80 {
+			if run++; run >= 40 {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
 }
 
 func isAWSSep(c byte) bool {

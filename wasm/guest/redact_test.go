@@ -309,6 +309,9 @@ func TestRuleMatchersAgreeWithRegexps(t *testing.T) {
 	frags := append(redactCorpus(), "A", "AKIA", "ghp_", "github_pat_", "glpat-", "xoxb-", "bearer", "Bearer \t", "_", "-", "=", " ", "ſ", "K", "é",
 		strings.Repeat("a", 20), strings.Repeat("Z9", 9), strings.Repeat("x", 250), "\xe2\x84", "\xc5")
 	redactTables()
+	if builtinRules[privateKeyRule].name != "private-key" || builtinRules[awsSecretRule].name != "aws-secret-access-key" {
+		t.Fatal("privateKeyRule / awsSecretRule do not index their rules")
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for n := 0; n < 4000; n++ {
 		var sb strings.Builder
