@@ -14,19 +14,22 @@ import (
 // Each rule's regexp over a whole text costs the regexp engine's per-byte
 // price for every byte, eight times over; in a guest, where every loop
 // back-edge pays the host's termination check, that was ~10 ms per KiB.
-// Instead one pass over the text looks up each byte in a table of the bytes
+// Instead one pass over the text, eight bytes a step, flags the byte pairs
 // a built-in match can start with and keeps the positions where a cheap
 // literal check (a rule's fixed anchor: "AKIA", "ghp_", "-----BEGIN ",
-// case-folded "bearer" ...) passes. Each rule then runs an anchored form of
-// its regexp only at its candidates, on a window that provably holds any
-// match starting there plus the byte after it (so \b sees the right
-// neighbour), and checks a leading \b against the byte before the window.
-// The result is, match for match, what the whole-text regexp finds
-// (leftmost-first, non-overlapping, rule after rule on the text the
-// previous rules left); redact_ref_test.go keeps the whole-text
-// implementation and a differential test and fuzz target hold the two
-// together. Configured patterns have no known anchor and still run over the
-// whole text.
+// case-folded "bearer" ...) passes; a raw JSON string with none (and no
+// \u escape) is not even decoded. Each rule is then matched only at its
+// candidates: the rules that are a literal and runs of a class by their
+// run lengths (exactly what greedy matching and \b decide), private-key by
+// its markers, and aws-secret-access-key by an anchored form of its regexp
+// on a window that provably holds any match starting there plus the byte
+// after it (so \b sees the right neighbour); a leading \b is checked
+// against the byte before. The result is, match for match, what the
+// whole-text regexps find (leftmost-first, non-overlapping, rule after rule
+// on the text the previous rules left); redact_ref_test.go keeps the
+// whole-text implementation, and differential tests and a fuzz target hold
+// the two together. Configured patterns have no known anchor and still run
+// over every decoded string in full.
 
 // builtinRule is one built-in secret rule.
 type builtinRule struct {
@@ -39,8 +42,9 @@ type builtinRule struct {
 	// and nothing before: redactBuiltins relies on it to keep candidates
 	// across masks.
 	at func(s []byte, p int) bool
-	// end returns an index such that any match starting at p ends strictly
-	// before it (or at len(s)); the anchored regexp runs on s[p:end].
+	// end, for a rule matched by its regexp, returns an index such that
+	// any match starting at p ends strictly before it (or at len(s)); the
+	// anchored regexp runs on s[p:end].
 	end func(s []byte, p int) int
 	// match, when set, replaces the regexp: the leftmost-first match at
 	// s[p] (leading \b already checked) as FindSubmatchIndex would report
@@ -54,19 +58,19 @@ var builtinRules = []builtinRule{
 	{name: "private-key", expr: `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)`,
 		first: "-", at: prefixAt(pemBegin)},
 	{name: "aws-access-key-id", expr: `\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b`,
-		lead: true, first: "A", at: awsKeyIDAt, end: fixedEnd(20 + 1), match: awsKeyIDMatch},
+		lead: true, first: "A", at: awsKeyIDAt, match: awsKeyIDMatch},
 	{name: "aws-secret-access-key", expr: `(?i)(aws.{0,20}?(?:secret|private).{0,20}?|secret_?access_?key)([\s"':=]+)[A-Za-z0-9/+=]{40}\b`,
 		keep: 2, first: "aAsS\xc5", at: awsSecretAt, end: awsSecretEnd},
 	{name: "github-token", expr: `\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b`,
-		lead: true, first: "g", at: githubTokenAt, end: fixedEnd(4 + 255 + 1), match: wordRunMatch(4, isAlnum, 36, 255)},
+		lead: true, first: "g", at: githubTokenAt, match: wordRunMatch(4, isAlnum, 36, 255)},
 	{name: "github-pat", expr: `\bgithub_pat_[A-Za-z0-9_]{22,255}\b`,
-		lead: true, first: "g", at: prefixAt("github_pat_"), end: fixedEnd(11 + 255 + 1), match: wordRunMatch(11, isWordByte, 22, 255)},
+		lead: true, first: "g", at: prefixAt("github_pat_"), match: wordRunMatch(11, isWordByte, 22, 255)},
 	{name: "gitlab-token", expr: `\bglpat-[A-Za-z0-9_\-]{20,}`,
-		lead: true, first: "g", at: prefixAt("glpat-"), end: runEnd(6, isGitlabByte), match: runMatch(6, isGitlabByte, 20)},
+		lead: true, first: "g", at: prefixAt("glpat-"), match: runMatch(6, isGitlabByte, 20)},
 	{name: "slack-token", expr: `\bxox[abposre]-[A-Za-z0-9-]{10,}`,
-		lead: true, first: "x", at: slackAt, end: runEnd(5, isSlackByte), match: runMatch(5, isSlackByte, 10)},
+		lead: true, first: "x", at: slackAt, match: runMatch(5, isSlackByte, 10)},
 	{name: "bearer-token", expr: `(?i)(\bbearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`,
-		keep: 2, lead: true, first: "bB", at: bearerAt, end: bearerEnd, match: bearerMatch},
+		keep: 2, lead: true, first: "bB", at: bearerAt, match: bearerMatch},
 }
 
 const (
@@ -491,21 +495,6 @@ func prefixAt(lit string) func(s []byte, p int) bool {
 	return func(s []byte, p int) bool { return bytes.HasPrefix(s[p:], b) }
 }
 
-func fixedEnd(n int) func(s []byte, p int) int {
-	return func(s []byte, p int) int { return min(len(s), p+n) }
-}
-
-// runEnd: the match is k fixed bytes and then a greedy run of class bytes.
-func runEnd(k int, class func(byte) bool) func(s []byte, p int) int {
-	return func(s []byte, p int) int {
-		i := min(len(s), p+k)
-		for i < len(s) && class(s[i]) {
-			i++
-		}
-		return min(len(s), i+1)
-	}
-}
-
 func awsKeyIDAt(s []byte, p int) bool {
 	if len(s)-p < 4 {
 		return false
@@ -691,33 +680,6 @@ done:
 		i++
 	}
 	return []int{p, i, p, ws, ws, tok}
-}
-
-// bearerEnd: "bearer", \s+, the token run (with (?i)'s ſ and K), "=*".
-func bearerEnd(s []byte, p int) int {
-	i := p + 6
-	for i < len(s) && isSpaceRE(s[i]) {
-		i++
-	}
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/':
-			i++
-			continue
-		case c == 0xc5 && i+1 < len(s) && s[i+1] == 0xbf: // ſ
-			i += 2
-			continue
-		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x84 && s[i+2] == 0xaa: // K
-			i += 3
-			continue
-		}
-		break
-	}
-	for i < len(s) && s[i] == '=' {
-		i++
-	}
-	return min(len(s), i+1)
 }
 
 // pemMarkerEnd matches `[A-Z0-9 ]*PRIVATE KEY-----` at s[i:]. The class run
