@@ -242,7 +242,8 @@ func (g *Gateway) reload() *config.Loaded {
 
 func (g *Gateway) reloadLocked() *config.Loaded {
 	if g.loaded != nil {
-		if stampOf(g.loaded.UserFile, g.loaded.ProjectFile) == g.stamp {
+		now := stampOf(g.loaded.UserFile, g.loaded.ProjectFile)
+		if now == g.stamp || g.midSave(now) {
 			return g.loaded
 		}
 	}
@@ -258,6 +259,24 @@ func (g *Gateway) reloadLocked() *config.Loaded {
 		}
 	}
 	return l
+}
+
+// saveWindow is how long a declaration file that just became empty is
+// taken to be mid-save rather than emptied on purpose.
+const saveWindow = time.Second
+
+// midSave reports whether a file that had content is now empty and was
+// modified within saveWindow: an editor that saves in place truncates the
+// file first, and reading it in that instant would mean "no filters, no
+// servers" — a redaction filter silently off. The previous declarations
+// stay in force until the file has content again or stays empty longer.
+func (g *Gateway) midSave(now fileStamps) bool {
+	for i := range now {
+		if g.stamp[i].ok && g.stamp[i].size > 0 && now[i].ok && now[i].size == 0 && g.opts.Now().Sub(now[i].mod) < saveWindow {
+			return true
+		}
+	}
+	return false
 }
 
 // Loaded returns the current declarations (reloaded if a file changed).

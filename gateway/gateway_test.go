@@ -605,3 +605,26 @@ func TestAllowListWarningsAreDiagnostics(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestEmptiedFileIsMidSaveForAMoment(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	now := time.Now()
+	g := w.open(func(o *Options) { o.Now = func() time.Time { return now } })
+	if len(g.Loaded().Servers) != 1 {
+		t.Fatal("want one server")
+	}
+	// An in-place save truncates first: for a moment the file is empty.
+	if err := os.WriteFile(filepath.Join(w.home, "mcp.yaml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Now()
+	if len(g.Loaded().Servers) != 1 {
+		t.Fatal("an empty file seen right after it changed must not drop the declarations")
+	}
+	// Still empty well after the change: emptied on purpose.
+	now = now.Add(2 * saveWindow)
+	if len(g.Loaded().Servers) != 0 {
+		t.Fatal("a file that stays empty must take effect")
+	}
+}
