@@ -260,9 +260,12 @@ func TestBridgeQuestionExpires(t *testing.T) {
 		return res, err
 	}
 	copts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		// Answer late: well past the 100 ms the question lives, but well
+		// inside the test client's own deadline (the client may handle
+		// this request before it reads the call's response).
 		select {
 		case <-cancelled:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Second):
 		}
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}}

@@ -70,7 +70,12 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 	case <-ctx.Done():
 		f.drain(f.opts.ShutdownTimeout)
 		_ = ss.Close()
-		err = <-done
+		// We closed the session: whatever Wait reports now ("server is
+		// closing", a closed connection) is the shutdown we asked for.
+		if werr := <-done; werr != nil {
+			f.log.Debug("stdio session closed on shutdown", "err", werr)
+		}
+		err = nil
 	}
 	f.log.Info("stdio session ended")
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !isClosedErr(err) {
