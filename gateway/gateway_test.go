@@ -102,38 +102,8 @@ func (w *world) open(mut ...func(*Options)) *Gateway {
 	return g
 }
 
-// children counts the process groups of live (non-zombie) direct children
-// of this process: one per running server (a server's watchdog shares its
-// group).
-func children() int {
-	me := os.Getpid()
-	ents, _ := os.ReadDir("/proc")
-	groups := map[int]bool{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 || f[0] == "Z" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == me && pid != me {
-			pgid, _ := strconv.Atoi(f[2])
-			groups[pgid] = true
-		}
-	}
-	return len(groups)
-}
+// children counts running servers: process groups of live children.
+func children() int { return mcptest.ChildGroups() }
 
 func waitNoChildren(t *testing.T) {
 	t.Helper()
