@@ -335,6 +335,12 @@ func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
 					Remedy: "use one of the built-in names or a path to a .wasm file"}
 			}
 			e.spec.Builtin = f.Builtin
+			if f.Builtin == "redact" && f.OnError == config.OnErrorOpen {
+				// A redaction filter that fails open hands the model the
+				// very text it exists to hide.
+				return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: builtin:redact must be fail-closed: when it fails, the model sees an error, never unredacted text", where(f), i),
+					Remedy: "remove 'onError: fail-open' from this filter (fail-closed is the default)"}
+			}
 			if f.Builtin == "shape" {
 				hasShape = true
 				e.isShape = true

@@ -408,6 +408,7 @@ func TestOpenRefusesBadFilterConfig(t *testing.T) {
 		{"invalid setting", "filters:\n  - module: nope\n", "filters[0].module"},
 		{"unknown key", "filters:\n  - module: builtin:redact\n    enabled: false\n", "filters[0].enabled"},
 		{"unknown builtin", "filters:\n  - module: builtin:nosuch\n", "unknown built-in filter"},
+		{"redact failing open", "filters:\n  - module: builtin:redact\n    onError: fail-open\n", "must be fail-closed"},
 		{"duplicate key", "filters:\n  - module: builtin:redact\nfilters: []\n", "is invalid"},
 		{"missing module file", "filters:\n  - module: " + filepath.Join(t.TempDir(), "gone.wasm") + "\n", "cannot read filter module"},
 	}
