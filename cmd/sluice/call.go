@@ -53,9 +53,9 @@ Output:
   object exactly as it arrived (after result filters).
 
 Approval:
-  Calls with action class read (declared, recorded on the trust record, or a
-  readOnlyHint tool of a trusted server) and capabilities matching the user
-  file's 'approve:' globs run at once. Any other call needs approval:
+  Calls with action class read (declared, recorded on the trust record, or,
+  when neither sets a class, a readOnlyHint tool of a trusted server) and
+  capabilities matching the user file's 'approve:' globs run at once. Any other call needs approval:
   - --yes approves it;
   - when stdin and stderr are both terminals (and --args - did not consume
     stdin), sluice asks on stderr and waits up to 5 minutes for y/N;
