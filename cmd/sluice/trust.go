@@ -41,7 +41,10 @@ Confirmation:
 
 Flags:
   --action-class CLASS  read (calls run without approval), execute or unknown
-                        (each call needs approval); default unknown
+                        (each call needs approval); default: none, so tools
+                        the server annotates read-only run and every other
+                        call needs approval (re-trusting keeps the class
+                        already recorded)
   --yes                 do not ask for confirmation
   --project DIR         the project root (default: found from the working
                         directory)
