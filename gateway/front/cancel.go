@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,14 +25,43 @@ var errRequestCancelled = &jsonrpc.Error{Code: codeRequestCancelled, Message: "r
 // wraps a stream transport (stdio), where front sees every message; on
 // streamable HTTP the SDK owns the connection and a cancelled request gets
 // errRequestCancelled instead.
-type cancelTransport struct{ mcp.Transport }
+type cancelTransport struct {
+	mcp.Transport
+	// conn is the connection Connect made, when the caller wants to wait
+	// for its responses (see cancelConn.waitAnswered).
+	conn **cancelConn
+}
 
 func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &cancelConn{Connection: c, inflight: map[any]bool{}}, nil
+	cc := &cancelConn{Connection: c, inflight: map[any]bool{}}
+	if t.conn != nil {
+		*t.conn = cc
+	}
+	return cc, nil
+}
+
+// waitAnswered waits up to bound until every request read so far has had
+// its response written (or withheld). A handler returning is not enough
+// on shutdown: the SDK writes the response after the handler returns, and
+// closing the session in between would lose a call that was drained.
+func (c *cancelConn) waitAnswered(bound time.Duration) bool {
+	deadline := time.Now().Add(bound)
+	for {
+		c.mu.Lock()
+		n := len(c.inflight)
+		c.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 type cancelConn struct {

@@ -66,7 +66,7 @@ func TestCancelConnWithholdsCancelledResponses(t *testing.T) {
 		cancel(`1`), cancel(`"a"`), cancel(`99`), cancel(`null`),
 		&jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`not json`)},
 	}}
-	c, err := cancelTransport{fakeTransport{fc}}.Connect(context.Background())
+	c, err := cancelTransport{Transport: fakeTransport{fc}}.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

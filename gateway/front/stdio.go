@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -56,7 +57,8 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		rc = io.NopCloser(stdin)
 	}
 	t := &mcp.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}, MaxLineLength: f.opts.MaxLineBytes}
-	ss, err := f.srv.Connect(ctx, cancelTransport{t}, nil)
+	var conn *cancelConn
+	ss, err := f.srv.Connect(ctx, cancelTransport{Transport: t, conn: &conn}, nil)
 	if err != nil {
 		return err
 	}
@@ -69,6 +71,9 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		f.drain(f.opts.ShutdownTimeout)
 	case <-ctx.Done():
 		f.drain(f.opts.ShutdownTimeout)
+		if conn != nil && !conn.waitAnswered(2*time.Second) {
+			f.log.Warn("closing with responses still unwritten")
+		}
 		_ = ss.Close()
 		// We closed the session: whatever Wait reports now ("server is
 		// closing", a closed connection) is the shutdown we asked for.
