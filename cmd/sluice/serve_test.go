@@ -295,3 +295,80 @@ func TestServeSIGTERMDrains(t *testing.T) {
 	}
 	noneLeft(t, name)
 }
+
+// TestServePipedRequestsAreAllAnswered: `printf ... | sluice serve` — the
+// requests are written and stdin is closed at once. Every request read
+// before EOF is answered (a running call included), a line that is not
+// JSON gets -32700 with id null without ending the session, and nothing
+// pipelined behind initialize overtakes it.
+func TestServePipedRequestsAreAllAnswered(t *testing.T) {
+	w := newWorld(t)
+	name := uniqueName(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-name", name))
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"call","arguments":{"capability":"fx__slow","arguments":{"ms":700}}}}`,
+		`not json at all`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"call","arguments":{"capability":"fx__echo","arguments":{"text":"after the bad line"}}}}`,
+	}, "\n") + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, "serve", "--log-level", "debug")
+	cmd.Stdin = strings.NewReader(in)
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exited with %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	answers := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.JSONRPC != "2.0" {
+			t.Fatalf("stdout line is not a JSON-RPC frame: %q", line)
+		}
+		if m.Method != "" {
+			continue
+		}
+		answers[string(m.ID)] = string(m.Result) + string(m.Error)
+	}
+	for id, frag := range map[string]string{
+		"1":    `"serverInfo"`,
+		"2":    `"name":"call"`,
+		"3":    `"isError"`, // checked below: not an error
+		"4":    `after the bad line`,
+		"null": `-32700`,
+	} {
+		got, ok := answers[id]
+		if !ok {
+			t.Errorf("no answer with id %s\nstdout:\n%s\nstderr:\n%s", id, out.String(), errb.String())
+			continue
+		}
+		if id == "3" {
+			if strings.Contains(got, `"isError":true`) || !strings.Contains(got, `"content"`) {
+				t.Errorf("the running call's answer = %s", got)
+			}
+			continue
+		}
+		if !strings.Contains(got, frag) {
+			t.Errorf("answer %s lacks %q: %s", id, frag, got)
+		}
+	}
+	if strings.Contains(errb.String(), "before initialize") || strings.Contains(errb.String(), "invalid during session initialization") {
+		t.Errorf("a pipelined request overtook initialize:\n%s", errb.String())
+	}
+	noneLeft(t, name)
+}

@@ -3,6 +3,8 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"sync"
 	"time"
 
@@ -25,11 +27,23 @@ var errRequestCancelled = &jsonrpc.Error{Code: codeRequestCancelled, Message: "r
 // wraps a stream transport (stdio), where front sees every message; on
 // streamable HTTP the SDK owns the connection and a cancelled request gets
 // errRequestCancelled instead.
+//
+// On stdio it also keeps the order and the end of input honest (see
+// "Why stdin EOF does not end the session at once" in doc.go): a request
+// read right behind initialize waits until initialize is answered, and
+// the end of input reaches the SDK only after onEOF returns.
 type cancelTransport struct {
 	mcp.Transport
 	// conn is the connection Connect made, when the caller wants to wait
 	// for its responses (see cancelConn.waitAnswered).
 	conn **cancelConn
+	// onEOF, when set, runs once when the input ends, before the SDK
+	// learns of it; it typically waits for every request read so far to
+	// be answered.
+	onEOF func(*cancelConn)
+	// bad, when set, answers a message the SDK refused to decode (id null)
+	// and reading goes on; without it such an error ends the session.
+	bad func(problem string)
 }
 
 func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -37,7 +51,7 @@ func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &cancelConn{Connection: c, inflight: map[any]bool{}}
+	cc := &cancelConn{Connection: c, inflight: map[any]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{}), onEOF: t.onEOF, bad: t.bad}
 	if t.conn != nil {
 		*t.conn = cc
 	}
@@ -45,11 +59,13 @@ func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // waitAnswered waits up to bound until every request read so far has had
-// its response written (or withheld). A handler returning is not enough
-// on shutdown: the SDK writes the response after the handler returns, and
-// closing the session in between would lose a call that was drained.
+// its response written (or withheld), or the connection is closed. A
+// handler returning is not enough on shutdown: the SDK writes the
+// response after the handler returns, and closing the session in between
+// would lose a call that was drained.
 func (c *cancelConn) waitAnswered(bound time.Duration) bool {
-	deadline := time.Now().Add(bound)
+	t := time.NewTimer(bound)
+	defer t.Stop()
 	for {
 		c.mu.Lock()
 		n := len(c.inflight)
@@ -57,22 +73,65 @@ func (c *cancelConn) waitAnswered(bound time.Duration) bool {
 		if n == 0 {
 			return true
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-c.changed:
+		case <-c.closed:
+			return false
+		case <-t.C:
 			return false
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
 type cancelConn struct {
 	mcp.Connection
 	mu       sync.Mutex
-	inflight map[any]bool // request id -> cancelled by the agent
+	inflight map[any]bool  // request id -> cancelled by the agent
+	changed  chan struct{} // cap 1: a response was written
+	initID   any           // the initialize request still unanswered, if any
+	initDone chan struct{} // closed when initID's response is written
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	// Only the (single) reading goroutine touches these.
+	onEOF    func(*cancelConn)
+	bad      func(problem string)
+	initWait chan struct{}
+}
+
+func (c *cancelConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }
 
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if w := c.initWait; w != nil {
+		// The SDK handles initialize in order, but a request read behind it
+		// can still overtake it at the end of input (the SDK cancels what is
+		// queued); nothing is read until initialize is answered.
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		}
+		c.initWait = nil
+	}
 	msg, err := c.Connection.Read(ctx)
+	for err != nil && c.bad != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil && !isClosedErr(err) {
+		// A frame the SDK's connection refused after decoding it (a batch
+		// in an era without batches): answer it and read on.
+		c.bad(err.Error())
+		msg, err = c.Connection.Read(ctx)
+	}
 	if err != nil {
+		if errors.Is(err, io.EOF) && c.onEOF != nil {
+			eof := c.onEOF
+			c.onEOF = nil
+			eof(c)
+		}
 		return msg, err
 	}
 	req, ok := msg.(*jsonrpc.Request)
@@ -83,6 +142,11 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case req.IsCall():
 		c.mu.Lock()
 		c.inflight[req.ID.Raw()] = false
+		if req.Method == "initialize" && c.initID == nil {
+			c.initID = req.ID.Raw()
+			c.initDone = make(chan struct{})
+			c.initWait = c.initDone
+		}
 		c.mu.Unlock()
 	case req.Method == "notifications/cancelled":
 		var p struct {
@@ -105,13 +169,27 @@ func (c *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
 		c.mu.Lock()
 		cancelled, tracked := c.inflight[resp.ID.Raw()]
+		c.mu.Unlock()
+		var err error
+		if !cancelled {
+			err = c.Connection.Write(ctx, msg)
+		}
+		// Forget the request only once its response is out: waitAnswered
+		// must not see it answered before it is.
+		c.mu.Lock()
 		if tracked {
 			delete(c.inflight, resp.ID.Raw())
 		}
-		c.mu.Unlock()
-		if cancelled {
-			return nil // the agent cancelled it: no response
+		if c.initID != nil && c.initID == resp.ID.Raw() {
+			c.initID = nil
+			close(c.initDone)
 		}
+		c.mu.Unlock()
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
+		return err // nil when withheld: the agent cancelled it
 	}
 	return c.Connection.Write(ctx, msg)
 }

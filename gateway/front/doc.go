@@ -80,6 +80,26 @@
 // ServeStdio writes frames to a private duplicate of fd 1 and points fd 1
 // at stderr until it returns, so stray writes end up in the log.
 //
+// # Why stdin EOF does not end the session at once
+//
+// A client may write its requests and close stdin straight away (a shell
+// pipe does). The SDK's connection treats the end of input as the end of
+// the session and cancels what it queued, initialize included, so such a
+// client got no answer at all and a request behind initialize could be
+// handled as if initialize never came. On stdio front holds the end of
+// input back from the SDK until every request read so far is answered
+// (at most ShutdownTimeout, then running calls are cancelled and answered
+// as such), and reads nothing behind initialize until it is answered.
+//
+// # Why stdin frames pass a filter before the SDK
+//
+// The SDK decodes stdin as one JSON stream: a single line that is not
+// JSON (or not a JSON-RPC message, or longer than the cap) ends the
+// session. front reads lines itself, bounded by MaxLineBytes, passes the
+// well-formed ones on and answers the rest: -32700 for a line that is not
+// JSON, -32600 for one that is not a message or too long (id null unless
+// the id could be read). The session goes on.
+//
 // # Why a call's error can also be a JSON-RPC error
 //
 // Most failures belong in the tool result, where the model can read and

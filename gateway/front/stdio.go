@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,14 +53,33 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 			stdout = proto
 		}
 	}
-	rc, ok := stdin.(io.ReadCloser)
-	if !ok {
-		rc = io.NopCloser(stdin)
-	}
-	t := &mcp.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}, MaxLineLength: f.opts.MaxLineBytes}
+	// Frames reach the SDK through filterFrames, which answers malformed
+	// lines itself; both write whole frames to out.
+	out := &lockedWriter{w: stdout}
+	pr, pw := io.Pipe()
+	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log)
+	t := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1} // filterFrames caps lines
 	var conn *cancelConn
-	ss, err := f.srv.Connect(ctx, cancelTransport{Transport: t, conn: &conn}, nil)
+	ss, err := f.srv.Connect(ctx, cancelTransport{
+		Transport: t,
+		conn:      &conn,
+		onEOF: func(c *cancelConn) {
+			// The agent closed stdin: answer what it asked first.
+			if c.waitAnswered(f.opts.ShutdownTimeout) {
+				return
+			}
+			f.log.Warn("drain bound reached after stdin EOF; cancelling in-flight calls", "bound", f.opts.ShutdownTimeout.String())
+			f.cancelHard()
+			if !c.waitAnswered(2 * time.Second) {
+				f.log.Warn("closing with responses still unwritten")
+			}
+		},
+		bad: func(problem string) {
+			answerBadFrame(out, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, f.log)
+		},
+	}, nil)
 	if err != nil {
+		_ = pr.Close()
 		return err
 	}
 	f.log.Info("serving MCP on stdio", "mode", string(f.opts.Mode))
