@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Sentinels for branch points. Typed errors below wrap one of them, so
@@ -28,6 +26,8 @@ var (
 	ErrCommandInvalid = errors.New("command invalid")
 	// ErrSpawn: the operating system refused to start the process.
 	ErrSpawn = errors.New("spawn failed")
+	// ErrSys: a process-wide system setting could not be applied.
+	ErrSys = errors.New("system call failed")
 )
 
 // Reason codes carried by the typed errors. They are stable strings that
@@ -162,7 +162,18 @@ type ExitError struct {
 
 func (e *ExitError) Error() string {
 	if e.Signal != 0 {
-		return fmt.Sprintf("%sprocess killed by signal %s", prefix(e.Server), unix.SignalName(e.Signal))
+		return fmt.Sprintf("%sprocess killed by signal %s", prefix(e.Server), signalName(e.Signal))
 	}
 	return fmt.Sprintf("%sprocess exited with status %d", prefix(e.Server), e.Code)
 }
+
+// SysError reports a system call that failed outside any one server's
+// life cycle (a process-wide setting such as SetNonDumpable).
+type SysError struct {
+	Op  string // the call, as a person would look it up
+	Err error
+}
+
+func (e *SysError) Error() string { return fmt.Sprintf("%s failed: %v", e.Op, e.Err) }
+
+func (e *SysError) Unwrap() []error { return []error{ErrSys, e.Err} }

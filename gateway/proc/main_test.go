@@ -85,6 +85,14 @@ func runChild(mode string) int {
 		}
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "nondump": // make ourselves non-dumpable and report what the kernel says
+		if err := SetNonDumpable(); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		fmt.Println(dumpableState())
+		io.Copy(io.Discard, os.Stdin)
+		return 0
 	case "gateway":
 		return runGateway(false, false)
 	case "gateway-nowatchdog":

@@ -337,3 +337,21 @@ func TestAllowListFromEnv(t *testing.T) {
 		t.Fatalf("got %v %q", a.Names(), w)
 	}
 }
+
+// TestSetNonDumpable runs SetNonDumpable in a child (it is process-wide
+// and would change how the rest of these tests see /proc) and checks the
+// kernel's answer there.
+func TestSetNonDumpable(t *testing.T) {
+	p := mustStart(t, childSpec(t, "nondump"))
+	got := readLine(t, p.Stdout())
+	want := "ok"
+	if runtime.GOOS == "linux" {
+		want = "dumpable=0"
+	}
+	if got != want {
+		t.Fatalf("child reported %q, want %q", got, want)
+	}
+	if out := p.Close(); !out.Complete {
+		t.Fatalf("outcome = %+v", out)
+	}
+}
