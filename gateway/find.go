@@ -198,7 +198,7 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 		return nil, err
 	}
 	res := &FindResult{Query: req.Query, Servers: []FindServer{}, Tools: []FindTool{}}
-	terms := queryTerms(req.Query)
+	terms := catalog.QueryTerms(req.Query)
 	var refreshErr error
 	for _, v := range views {
 		fs := FindServer{ID: v.ID, Scope: v.Scope, Trust: v.Trust, ActionClass: v.ActionClass, Run: v.Run}
@@ -239,7 +239,7 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 		for _, t := range l.entries {
 			ft := FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.Title, Description: firstLine(t.Description, 200), ReadOnly: t.ReadOnly}
 			if len(terms) > 0 {
-				ft.Score = score(terms, v.ID, t)
+				ft.Score = catalog.Score(terms, ft.Capability, t)
 				if ft.Score == 0 {
 					continue
 				}
@@ -302,48 +302,6 @@ func (g *Gateway) refresh(ctx context.Context, v ServerView) error {
 	u.mu.Unlock()
 	g.recordCatalog(u, c, tl)
 	return nil
-}
-
-func queryTerms(q string) []string {
-	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !(r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127)
-	})
-	return f
-}
-
-// score ranks a tool for the query terms: every term must match somewhere;
-// name matches weigh most, then title, then description.
-func score(terms []string, server string, t catalog.Entry) int {
-	name := strings.ToLower(t.Name)
-	full := strings.ToLower(Capability(server, t.Name))
-	title := strings.ToLower(t.Title)
-	desc := strings.ToLower(t.Description)
-	total := 0
-	for _, term := range terms {
-		s := 0
-		switch {
-		case name == term:
-			s = 100
-		case strings.Contains(name, term):
-			s = 40
-		case strings.Contains(full, term):
-			s = 25
-		}
-		if strings.Contains(title, term) {
-			s += 15
-		}
-		if n := strings.Count(desc, term); n > 0 {
-			if n > 3 {
-				n = 3
-			}
-			s += 5 * n
-		}
-		if s == 0 {
-			return 0
-		}
-		total += s
-	}
-	return total
 }
 
 func firstLine(s string, max int) string {

@@ -3,15 +3,8 @@ package gateway
 // This file is the gateway as front.Backend: what 'sluice serve' hands to
 // the MCP server surface. It maps gateway calls, errors and upstream traffic
 // onto the agent's request (its front.Peer) and the front's events.
-//
-// # Why upstream traffic goes to the most recent call on that server
-//
-// A stdio server's log messages and its requests to the client (sampling,
-// elicitation, roots) do not say which of our requests they belong to. The
-// Frontend keeps, per server, the agents' requests in flight on it and
-// hands such traffic to the most recent one; with none in flight, a log
-// message goes to every session (front.EventLog) and a request is refused
-// with -32601, never left waiting.
+// Traffic a server starts on its own is routed in upstreamtraffic.go;
+// Serve (serve.go) runs the whole process.
 //
 // # Why flat mode launches servers that have no recorded catalog
 //
@@ -29,17 +22,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
-	"net"
-	"os"
-	"os/signal"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"sluice/gateway/catalog"
@@ -51,10 +39,6 @@ import (
 // DefaultFindLimit caps a find that names no limit (a model's find
 // answer stays short).
 const DefaultFindLimit = 50
-
-// upstreamCapabilities are the client capabilities sluice serve declares
-// upstream: exactly the requests the Frontend forwards to an agent.
-const upstreamCapabilities = `{"sampling":{},"elicitation":{}}`
 
 // FrontendOptions configures a Frontend; nil means defaults.
 type FrontendOptions struct {
@@ -155,113 +139,6 @@ func (f *Frontend) Prepare(ctx context.Context) {
 	}
 	wg.Wait()
 	f.updateStates()
-}
-
-// ---------------------------------------------------------------------------
-// Peers and upstream traffic
-
-// track registers p as in flight on server until the returned func runs.
-func (f *Frontend) track(server string, p front.Peer) func() {
-	if p == nil {
-		return func() {}
-	}
-	f.mu.Lock()
-	f.seq++
-	k := f.seq
-	m := f.active[server]
-	if m == nil {
-		m = map[uint64]front.Peer{}
-		f.active[server] = m
-	}
-	m[k] = p
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		delete(f.active[server], k)
-		if len(f.active[server]) == 0 {
-			delete(f.active, server)
-		}
-		f.mu.Unlock()
-	}
-}
-
-// current is the most recent request in flight on server, or nil.
-func (f *Frontend) current(server string) front.Peer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var best front.Peer
-	var bestK uint64
-	for k, p := range f.active[server] {
-		if k >= bestK {
-			best, bestK = p, k
-		}
-	}
-	return best
-}
-
-// upstreamNotify handles a notification a server sent on its own. It runs
-// on the client's dispatch goroutine, before the response of a request that
-// follows it, so a call's log messages reach the agent before its result.
-func (f *Frontend) upstreamNotify(server, method string, params json.RawMessage) {
-	switch method {
-	case "notifications/message":
-		if p := f.current(server); p != nil {
-			var m struct {
-				Level  string          `json:"level"`
-				Logger string          `json:"logger"`
-				Data   json.RawMessage `json:"data"`
-			}
-			if json.Unmarshal(params, &m) == nil && m.Level != "" {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				err := p.Log(ctx, m.Level, m.Logger, m.Data)
-				cancel()
-				if err != nil {
-					f.log.Debug("forwarding an upstream log message failed", "server", server, "error", err.Error())
-				}
-				return
-			}
-		}
-		f.emit(front.Event{Kind: front.EventLog, Server: server, Params: params})
-	case "notifications/resources/updated":
-		f.emit(front.Event{Kind: front.EventResourceUpdated, Server: server, Params: params})
-	case "notifications/resources/list_changed":
-		f.emit(front.Event{Kind: front.EventResourcesChanged, Server: server})
-	case "notifications/prompts/list_changed":
-		f.emit(front.Event{Kind: front.EventPromptsChanged, Server: server})
-	default:
-		f.log.Debug("upstream notification not forwarded", "server", server, "method", method)
-	}
-}
-
-// upstreamRequest forwards a server's request (sampling, elicitation,
-// roots) to the agent whose request is in flight on that server.
-func (f *Frontend) upstreamRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	switch method {
-	case "sampling/createMessage", "elicitation/create", "roots/list":
-	default:
-		return nil, mcp.ErrMethodNotFound
-	}
-	p := f.current(server)
-	if p == nil {
-		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: no agent request is in flight on this server to forward it to", method)}
-	}
-	res, err := p.Request(ctx, method, params)
-	switch {
-	case errors.Is(err, front.ErrUnsupported):
-		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: the agent's client does not support it", method)}
-	case err != nil:
-		var pe *front.ProtocolError
-		if errors.As(err, &pe) {
-			return nil, &mcp.RPCError{Code: pe.Code, Message: pe.Message, Data: pe.Data}
-		}
-		f.log.Info("forwarding an upstream request to the agent failed", "server", server, "method", method, "error", err.Error())
-		why := "the agent did not answer"
-		if ctx.Err() == nil {
-			why = "the agent's answer could not be relayed: " + firstLine(strings.TrimPrefix(err.Error(), "front: "), 300)
-		}
-		return nil, &mcp.RPCError{Code: -32603, Message: method + ": " + why}
-	}
-	return res, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -587,7 +464,7 @@ func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 			release()
 			continue
 		}
-		got, err := listAll(ctx, c, method, field)
+		got, _, err := c.List(ctx, method, field)
 		release()
 		if err != nil {
 			f.log.Warn("flat mode: listing failed", "server", v.ID, "method", method, "error", err.Error())
@@ -617,46 +494,6 @@ func (f *Frontend) running(v ServerView) (*mcp.Client, func()) {
 	u.lastUsed = u.g.opts.Now()
 	u.mu.Unlock()
 	return c, func() { u.release(true) }
-}
-
-// listAll follows nextCursor through one list method (at most 100 pages).
-func listAll(ctx context.Context, c *mcp.Client, method, field string) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	var cursor json.RawMessage
-	seen := map[string]bool{}
-	for page := 0; page < 100; page++ {
-		params := json.RawMessage(`{}`)
-		if cursor != nil {
-			params = append(append(json.RawMessage(`{"cursor":`), cursor...), '}')
-		}
-		res, err := c.Request(ctx, method, params, nil)
-		if err != nil {
-			return nil, err
-		}
-		var body struct {
-			Items      map[string]json.RawMessage
-			NextCursor json.RawMessage `json:"nextCursor"`
-		}
-		var all map[string]json.RawMessage
-		if err := json.Unmarshal(res, &all); err != nil {
-			return nil, err
-		}
-		var list []json.RawMessage
-		if raw, ok := all[field]; ok {
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return nil, fmt.Errorf("%s: %q is not an array", method, field)
-			}
-		}
-		out = append(out, list...)
-		body.NextCursor = all["nextCursor"]
-		next := bytes.TrimSpace(body.NextCursor)
-		if len(next) == 0 || string(next) == "null" || string(next) == `""` || seen[string(next)] {
-			return out, nil
-		}
-		seen[string(next)] = true
-		cursor = next
-	}
-	return out, nil
 }
 
 // forward sends one request to a trusted server, launching it if needed.
@@ -948,116 +785,4 @@ func topMember(obj json.RawMessage, name string) json.RawMessage {
 		return nil
 	}
 	return m[name]
-}
-
-// ---------------------------------------------------------------------------
-// Serving
-
-// ServeOptions configures Serve. The zero value serves gateway mode over
-// stdio on os.Stdin and os.Stdout.
-type ServeOptions struct {
-	HTTP        string // listen address (host:port); "" = stdio
-	Flat        bool   // flat mode instead of gateway mode
-	NoPrefix    bool   // flat mode: keep upstream names that do not collide
-	AllowRemote bool   // HTTP: allow a non-loopback listen address
-	Token       string // HTTP: required bearer token ("" = none)
-	Name        string // serverInfo.name; default "sluice"
-	Version     string // serverInfo.version
-	Logger      *slog.Logger
-	// ShutdownTimeout bounds the drain on SIGTERM, SIGINT, stdin EOF or
-	// ctx; default 10s.
-	ShutdownTimeout time.Duration
-	// OnListen receives the bound HTTP address.
-	OnListen func(addr string)
-	// Stdin and Stdout carry stdio frames; nil = os.Stdin, os.Stdout.
-	Stdin  io.Reader
-	Stdout io.Writer
-	// NoSignals: the caller handles SIGTERM and SIGINT (cancel ctx).
-	NoSignals bool
-}
-
-// Serve serves g as an MCP server until ctx ends, stdin reaches EOF
-// (stdio), or SIGTERM or SIGINT arrives; it then drains within
-// ShutdownTimeout and tears every upstream server down (the gateway is
-// closed when Serve returns). Stdout carries protocol frames only.
-func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
-	metrics := front.NewMetrics(nil)
-	fe := NewFrontend(g, &FrontendOptions{Flat: o.Flat, Metrics: metrics})
-	fo := &front.Options{
-		Mode:            front.ModeGateway,
-		NoPrefix:        o.NoPrefix,
-		Name:            o.Name,
-		Version:         o.Version,
-		Logger:          o.Logger,
-		Metrics:         metrics,
-		AllowRemote:     o.AllowRemote,
-		Token:           o.Token,
-		ShutdownTimeout: o.ShutdownTimeout,
-		NoSignals:       o.NoSignals,
-	}
-	if o.Flat {
-		fo.Mode = front.ModeFlat
-	}
-	if fo.Logger == nil {
-		fo.Logger = g.log
-	}
-	if !o.NoSignals {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-		defer stop()
-	}
-	// Filters compile here, once, before the first request: a filter
-	// that cannot load refuses the start (fail closed) instead of failing
-	// calls later or paying the compile on the request path.
-	if err := g.LoadFilters(ctx); err != nil {
-		fe.Close()
-		if ctx.Err() != nil {
-			return nil
-		}
-		fo.Logger.Error("refusing to serve: a filter failed to load", "error", err.Error())
-		return err
-	}
-	fe.Prepare(ctx)
-	if ctx.Err() != nil {
-		fe.Close()
-		return nil
-	}
-	var err error
-	if o.HTTP == "" {
-		in, out := o.Stdin, o.Stdout
-		if in == nil {
-			in = os.Stdin
-		}
-		if out == nil {
-			out = os.Stdout
-		}
-		err = front.ServeStdio(ctx, fe, fo, in, out)
-	} else {
-		err = front.ServeHTTP(ctx, o.HTTP, fe, fo, func(a net.Addr) {
-			if o.OnListen != nil {
-				o.OnListen(a.String())
-			}
-		})
-	}
-	cerr := fe.Close() // idempotent: front closes it too, except when it never started
-	if err == nil {
-		err = cerr
-	}
-	var be *front.BindError
-	var oe *front.OptionError
-	switch {
-	case err == nil:
-		return nil
-	case KindOf(err) != "":
-		return err
-	case errors.As(err, &be):
-		remedy := "use a free loopback address such as 127.0.0.1:0"
-		if errors.Is(err, front.ErrRemoteBind) {
-			remedy = "listen on 127.0.0.1, or pass --allow-remote (and set a token with --token-file or SLUICE_TOKEN)"
-		}
-		return &Error{Kind: KindBadInput, Message: be.Error(), Remedy: remedy, Err: err}
-	case errors.As(err, &oe):
-		return &Error{Kind: KindBadInput, Message: oe.Error(), Err: err}
-	}
-	return &Error{Kind: KindGateway, Message: "serving failed: " + err.Error(), Err: err}
 }

@@ -1077,61 +1077,93 @@ type ToolList struct {
 // protocol error. In the modern era an empty-string cursor is a cursor; in
 // the legacy era it ends the list.
 func (c *Client) ListTools(ctx context.Context) (*ToolList, error) {
-	if err := c.ready("tools/list"); err != nil {
+	out := &ToolList{}
+	truncated, err := c.paginate(ctx, "tools/list", "tools", MaxTools, func(page, i int, raw json.RawMessage) error {
+		t, err := parseTool(raw)
+		if err != nil {
+			return &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list",
+				Message: fmt.Sprintf("malformed tool %d on page %d: %s", i, page+1, err.Error())}
+		}
+		out.Tools = append(out.Tools, t)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	out.Truncated = truncated
+	return out, nil
+}
+
+// List returns every item of a paginated list method (resources/list,
+// resources/templates/list, prompts/list ...): the raw members of the
+// result's field array across pages, under the same rules and bounds as
+// ListTools (at most MaxTools items and MaxToolPages pages; truncated says
+// the server offered more).
+func (c *Client) List(ctx context.Context, method, field string) (items []json.RawMessage, truncated bool, err error) {
+	truncated, err = c.paginate(ctx, method, field, MaxTools, func(_, _ int, raw json.RawMessage) error {
+		items = append(items, raw)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return items, truncated, nil
+}
+
+// paginate is the one cursor loop: it requests method page by page and
+// hands each member of field to each, stopping after max items or
+// MaxToolPages pages (truncated). A repeated cursor is a protocol error; in
+// the modern era an empty-string cursor is a cursor, in the legacy era it
+// ends the list.
+func (c *Client) paginate(ctx context.Context, method, field string, max int, each func(page, i int, raw json.RawMessage) error) (truncated bool, err error) {
+	if err := c.ready(method); err != nil {
+		return false, err
+	}
 	modern := c.Era() == "modern"
-	out := &ToolList{}
 	seen := map[string]bool{}
+	n := 0
 	var cursor json.RawMessage
 	for page := 0; ; page++ {
 		if page == MaxToolPages {
-			out.Truncated = true
-			return out, nil
+			return true, nil
 		}
 		var params json.RawMessage
 		if cursor != nil {
 			params = append(append(json.RawMessage(`{"cursor":`), cursor...), '}')
 		}
-		res, err := c.request(ctx, "tools/list", params, nil)
+		res, err := c.request(ctx, method, params, nil)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		var pg struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor json.RawMessage   `json:"nextCursor"`
+		var pg map[string]json.RawMessage
+		var list []json.RawMessage
+		if err := json.Unmarshal(res, &pg); err != nil || json.Unmarshal(pg[field], &list) != nil || list == nil && pg[field] == nil {
+			return false, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: fmt.Sprintf("malformed result: %q is not an array", field), Err: err}
 		}
-		if err := json.Unmarshal(res, &pg); err != nil || pg.Tools == nil && member(res, "tools") == nil {
-			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list", Message: "malformed result: \"tools\" is not an array", Err: err}
-		}
-		for i, raw := range pg.Tools {
-			t, err := parseTool(raw)
-			if err != nil {
-				return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list",
-					Message: fmt.Sprintf("malformed tool %d on page %d: %s", i, page+1, err.Error())}
+		for i, raw := range list {
+			if n == max {
+				return true, nil
 			}
-			if len(out.Tools) == MaxTools {
-				out.Truncated = true
-				return out, nil
+			if err := each(page, i, raw); err != nil {
+				return false, err
 			}
-			out.Tools = append(out.Tools, t)
+			n++
 		}
-		next := pg.NextCursor
+		next := pg["nextCursor"]
 		if len(next) == 0 || string(next) == "null" || (!modern && string(next) == `""`) {
-			return out, nil
+			return false, nil
 		}
 		if next[0] != '"' {
-			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list", Message: "malformed result: \"nextCursor\" is not a string"}
+			return false, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "malformed result: \"nextCursor\" is not a string"}
 		}
 		k := idKey(next)
 		if seen[k] {
-			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/list",
+			return false, &Error{Code: CodeProtocol, Server: c.server, Op: method,
 				Message: fmt.Sprintf("server repeated cursor %s on page %d; stopping to avoid a loop", truncUTF8(next, 64), page+1)}
 		}
 		seen[k] = true
-		if len(out.Tools) == MaxTools {
-			out.Truncated = true
-			return out, nil
+		if n == max {
+			return true, nil
 		}
 		cursor = next
 	}

@@ -1,0 +1,45 @@
+package catalog
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestQueryTerms(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"Read FILE", []string{"read", "file"}},
+		{"read_text-file.v2, grep!", []string{"read_text-file.v2", "grep"}},
+		{"  ", nil},
+		{"ünïcode", []string{"ünïcode"}},
+	} {
+		if got := QueryTerms(c.q); !slices.Equal(got, c.want) {
+			t.Errorf("QueryTerms(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+}
+
+func TestScore(t *testing.T) {
+	read := Entry{Name: "read", Title: "Read a file", Description: "Reads a file. The file must exist."}
+	for _, c := range []struct {
+		name  string
+		terms []string
+		cap   string
+		e     Entry
+		want  int
+	}{
+		{"exact name", []string{"read"}, "fs__read", read, 100 + 15 + 5},
+		{"name contains", []string{"rea"}, "fs__read", read, 40 + 15 + 5},
+		{"server part of the capability", []string{"fs"}, "fs__read", read, 25},
+		{"description only, counted up to 3", []string{"file"}, "fs__read", read, 15 + 5*2},
+		{"every term must match", []string{"read", "absent"}, "fs__read", read, 0},
+		{"no match", []string{"zzz"}, "fs__read", read, 0},
+		{"case folded", []string{"read"}, "fs__READ", Entry{Name: "READ"}, 100},
+	} {
+		if got := Score(c.terms, c.cap, c.e); got != c.want {
+			t.Errorf("%s: Score = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
