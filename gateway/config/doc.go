@@ -6,7 +6,8 @@
 //
 // It is the only package that imports gopkg.in/yaml.v3, and no yaml type
 // appears in its API. It must never import the gateway root, trust, catalog,
-// mcp, front, sandbox or wasm: it reads files and returns plain values.
+// mcp, front, sandbox or wasm: it reads files and returns plain values. Its
+// one import of sluice is gateway/clitool, for the cli block (below).
 //
 // Two files are read, both optional: the user file <config dir>/mcp.yaml
 // (trusted by authorship) and the project file <project root>/.sluice/mcp.yaml
@@ -62,4 +63,21 @@
 // operator a file position before anything runs. The launcher checks again
 // at spawn, because the filesystem can change between the two; a cwd that
 // does not exist yet is a warning here and an error there.
+//
+// # Why a cli block is compiled here
+//
+// A server may be a cli block: tools that are argv templates over an
+// existing program (see package clitool). The template language, its
+// schema subset and its rules belong to clitool, which runs the tools;
+// checking them a second time here would mean two parsers that can
+// disagree. So the parser builds the clitool.Spec and calls
+// clitool.Compile, and maps the error's field path back to the YAML node
+// that wrote it: a bad template is a diagnostic with file and line that
+// drops its server, like every other declaration problem. Compile runs
+// nothing and resolves nothing. argv[0] gets the rules of a server's
+// command (no shells or launchers), and an interpreter handed inline code
+// (python -c, node -e, awk) is refused. The whole block is in the digest,
+// descriptions included: what a tool tells the model can change what the
+// model does. A server without a cli block digests exactly as before, so
+// existing trust records stay valid.
 package config

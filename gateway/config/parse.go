@@ -24,7 +24,7 @@ const (
 
 var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results"}
 
-var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes"}
+var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes", "cli"}
 
 // parser collects diagnostics for one file.
 type parser struct {
@@ -399,7 +399,12 @@ func (p *parser) server(kv kv) Server {
 		return s
 	}
 	var cmdSeen bool
-	var cwdNode *yaml.Node
+	var cwdNode, cliNode *yaml.Node
+	for _, f := range pairs {
+		if f.key == "cli" && !dup[f.key] {
+			cliNode = f.v
+		}
+	}
 	for _, f := range pairs {
 		if dup[f.key] {
 			continue
@@ -444,12 +449,19 @@ func (p *parser) server(kv kv) Server {
 			if v, ok := p.integer(f.v, ff, MinMaxLineBytes, MaxMaxLineBytes); ok {
 				s.MaxLineBytes = int(v)
 			}
+		case "cli":
+			cwdNode = p.cliBlock(&s, f.v, ff)
 		default:
 			p.unknown(f.k, field, f.key, serverKeys)
 		}
 	}
+	if cliNode != nil {
+		p.cliExclusive(pairs, field)
+		p.cwd(&s, cwdNode, joinField(field, "cli.cwd"))
+		return s
+	}
 	if !cmdSeen {
-		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`", "command is required")
+		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`, or a `cli:` block of argv templates", "command is required")
 	}
 	p.cwd(&s, cwdNode, joinField(field, "cwd"))
 	return s

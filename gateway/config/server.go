@@ -54,6 +54,10 @@ type Server struct {
 	StdoutNoise  string // NoiseIgnore or NoiseFatal
 	MaxLineBytes int    // 0 = the client's default
 
+	// CLI is set when the server is a cli block: its tools are argv
+	// templates the gateway runs itself, and Command and Args are empty.
+	CLI *CLI
+
 	// Digest is the SHA-256 (hex) of the canonical declaration; see Digest.
 	Digest string
 }
@@ -109,8 +113,20 @@ func (s *Server) encField(b []byte, name string) []byte {
 		}
 	case "timeoutMs":
 		b = str(b, strconv.Itoa(s.TimeoutMs))
+	case "cli":
+		b = str(b, s.CLI.encode())
 	}
 	return b
+}
+
+// digestFields is DigestFields, plus "cli" for a cli server. A server
+// without a cli block encodes exactly as before the block existed, so its
+// trust records stay valid.
+func (s *Server) digestFields() []string {
+	if s.CLI == nil {
+		return DigestFields
+	}
+	return append(append([]string(nil), DigestFields...), "cli")
 }
 
 func sum(b []byte) string {
@@ -120,24 +136,27 @@ func sum(b []byte) string {
 
 // ComputeDigest returns the declaration digest: SHA-256 (hex) over the
 // canonical encoding of id, command, args, cwd (as written), env
-// (references unexpanded), passEnv and timeoutMs. Key order and YAML
+// (references unexpanded), passEnv, timeoutMs and, for a cli server, the
+// whole cli block (every tool, everything it declares). Key order and YAML
 // formatting do not affect it, nil and empty collections are the same, and
 // actionClass, stdoutNoise and maxLineBytes are not bound (they change how
 // the gateway treats the server, not what runs).
 func (s *Server) ComputeDigest() string {
 	b := append([]byte(nil), digestTag...)
 	b = append(b, 0)
-	for _, f := range DigestFields {
+	for _, f := range s.digestFields() {
 		b = s.encField(b, f)
 	}
 	return sum(b)
 }
 
-// FieldDigests returns one digest per bound field (keys: DigestFields), so
+// FieldDigests returns one digest per bound field (keys: DigestFields, and
+// "cli" for a cli server), so
 // a trust check can name the fields that changed.
 func (s *Server) FieldDigests() map[string]string {
-	out := make(map[string]string, len(DigestFields))
-	for _, f := range DigestFields {
+	fields := s.digestFields()
+	out := make(map[string]string, len(fields))
+	for _, f := range fields {
 		b := append([]byte(nil), fieldTag...)
 		b = append(b, 0)
 		out[f] = sum(s.encField(b, f))
