@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"sluice/gateway/clitool"
 )
 
 func FuzzParse(f *testing.F) {
@@ -22,6 +24,8 @@ func FuzzParse(f *testing.F) {
 		"servers:\n  s: {command: x, cwd: ../../etc}\n",
 		"servers:\n  s: {command: x, env: {A: \"$${env:X} ${env:\"}}\n",
 		"{servers: {s: {command: !!str 12, args: !custom [a]}}}\n",
+		"servers:\n  g:\n    cli:\n      cwd: sub\n      env: {P: cat}\n      tools:\n        log:\n          argv: [git, log, \"--n={n}\", [\"--a={a}\", [\"{b}\"]], \"{p...}\"]\n          input: {n: {type: integer, default: 1e1, minimum: -1}, a: {type: string, enum: [x, y]}, b: {type: boolean}, p: {type: array, items: {type: number}, default: [1, 2.5]}}\n          output: json\n          annotations: {readOnlyHint: true}\n",
+		"servers: {c: {cli: {tools: {t: {argv: [python3, [\"-c\", \"{x}\"]], input: {x: {type: string}}}}}}}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), false)
@@ -54,7 +58,20 @@ func FuzzParse(f *testing.F) {
 			if s.Digest != s.ComputeDigest() || len(s.Digest) != 64 {
 				t.Fatalf("digest mismatch for %q", s.ID)
 			}
-			if s.Command == "" || isShell(s.Command) || strings.ContainsAny(s.Command, " \x00") {
+			if s.CLI != nil {
+				if s.Command != "" || len(s.CLI.Tools) == 0 {
+					t.Fatalf("cli server %q with command %q and %d tools", s.ID, s.Command, len(s.CLI.Tools))
+				}
+				for _, tl := range s.CLI.Tools {
+					c := tl.Spec.Argv[0].Text
+					if c == "" || isShell(c) || strings.ContainsAny(c, " \x00") {
+						t.Fatalf("bad cli command accepted: %q", c)
+					}
+					if _, err := clitool.Compile(tl.Spec); err != nil {
+						t.Fatalf("accepted cli tool does not compile: %v", err)
+					}
+				}
+			} else if s.Command == "" || isShell(s.Command) || strings.ContainsAny(s.Command, " \x00") {
 				t.Fatalf("bad command accepted: %q", s.Command)
 			}
 			if len(s.Args) > MaxArgs || len(s.Env) > MaxEnvEntries || s.TimeoutMs > MaxTimeoutMs || s.TimeoutMs < 0 {
