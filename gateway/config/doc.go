@@ -42,6 +42,48 @@
 // an absolute path or a bare program name; `./x` and `a/b` are refused
 // because their meaning depends on the working directory.
 //
+// An interpreter given program text on its command line (python3 -c,
+// node -e/--eval/-p, perl -e, ruby -e, php -r, lua -e, deno eval, bun -e
+// ...), a program whose operand is code (awk, sed), find -exec, a package
+// launcher asked for a shell command line or a package.json script (npx
+// -c, npm run) and a launcher whose inner program is any of these (npx
+// bash -c, uv run python -c) are the same thing under another name, and
+// are refused the same way (CommandProblem). Names are compared without
+// version suffixes (python3.12, node22), and once the command is resolved
+// every symlink is followed and the file is compared with the installed
+// shells (CheckProgram): /usr/local/bin/tool linking to bash is bash. This
+// is a deny-list, so it cannot be complete; the operator's allow-list
+// (SLUICE_ALLOW_COMMANDS) is the positive control.
+//
+// # Why the command is resolved on the gateway's PATH, and bound by trust
+//
+// A bare name such as `node` means whatever the first PATH entry holding
+// it says. Resolving it on a PATH the declaration sets would let a
+// repository run its own `node` under an allowed name, so Load resolves
+// every command on the gateway's PATH (Server.Program) and the gateway
+// launches exactly that path. Program is not in the digest (it depends on
+// the machine, not the declaration); trust records bind it separately.
+//
+// # Why project declarations may not set PATH, loader or interpreter variables
+//
+// Trusting a project declaration means trusting its command, args and cwd.
+// PATH, LD_*, DYLD_*, NODE_OPTIONS, PYTHONPATH, GIT_*, HOME, XDG_* and the
+// rest of projectEnvDeny change what those run — which program a name
+// finds, code loaded before main, startup files and settings read from a
+// place the repository chooses — so a project env key on that list is an
+// error at its own line and the server does not load. User declarations
+// may set them: the operator is the author.
+//
+// # Why relative SLUICE_HOME and SLUICE_CACHE_DIR are refused
+//
+// A relative override means a different directory in every working
+// directory. SLUICE_HOME=.sluice inside a repository would make the
+// repository's .sluice/mcp.yaml the user file, trusted by authorship; a
+// relative cache would let a repository ship tool catalogs and compiled
+// filter code. Both are errors (OverrideError), never resolved against the
+// working directory. Relative XDG_* and HOME values are ignored, as the
+// XDG specification says.
+//
 // # Why passEnv is part of the digest
 //
 // The digest binds every field that changes what runs or what it can see.

@@ -26,6 +26,9 @@ var (
 	ErrTooLarge = errors.New("config: file exceeds its size cap")
 	// ErrEscapes means a working directory leaves its containment root.
 	ErrEscapes = errors.New("config: directory escapes its root")
+	// ErrRelativeOverride means SLUICE_HOME or SLUICE_CACHE_DIR holds a
+	// relative path (see OverrideError).
+	ErrRelativeOverride = errors.New("config: directory override is a relative path")
 )
 
 // Severity grades a Diagnostic. An error drops what it is attached to (a
@@ -123,3 +126,16 @@ func (e *PathError) Error() string {
 }
 
 func (e *PathError) Unwrap() error { return e.Err }
+
+// OverrideError reports a directory override variable (SLUICE_HOME,
+// SLUICE_CACHE_DIR) holding a relative path. It wraps ErrRelativeOverride.
+type OverrideError struct {
+	Var   string // the variable name
+	Value string // its value (a path, never a secret)
+}
+
+func (e *OverrideError) Error() string {
+	return fmt.Sprintf("%s=%q is a relative path; it would mean a different directory in every working directory, and inside a repository it would make the repository's files yours; set %s to an absolute path or unset it", e.Var, e.Value, e.Var)
+}
+
+func (e *OverrideError) Unwrap() error { return ErrRelativeOverride }

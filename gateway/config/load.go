@@ -112,6 +112,9 @@ func Load(opts LoadOptions) *Loaded {
 		}
 	}
 
+	path := getenv("PATH")
+	user, project = l.resolve(user, path), l.resolve(project, path)
+
 	seen := map[string]Server{}
 	for _, s := range user {
 		seen[s.ID] = s
@@ -130,6 +133,30 @@ func Load(opts LoadOptions) *Loaded {
 		l.Servers = append(l.Servers, s)
 	}
 	return l
+}
+
+// resolve sets each server's Program: its command resolved on the
+// gateway's PATH (never on a PATH the declaration sets), "" when not found
+// (launching then fails with the launcher's "not found"). A program that turns out to be a shell or an interpreter given inline
+// code once symlinks are resolved is an error and drops the server.
+func (l *Loaded) resolve(servers []Server, path string) []Server {
+	out := servers[:0:0]
+	for _, s := range servers {
+		diag := func(sev Severity, msg, fix string) {
+			l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: sev, File: s.File, Line: s.Line, Column: s.Column,
+				Field: joinField(serverField(s.ID), "command"), Message: msg, Fix: fix})
+		}
+		s.Program = ResolveProgram(s.Command, path)
+		if s.Program != "" {
+			if why := CheckProgram(s.Scope, s.Program, s.Args); why != "" {
+				diag(SeverityError, why+", which is not allowed; the server is not loaded",
+					"run the server's program directly: a script file or a package binary, with each argument in args")
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // read reads a config file with the size cap. A missing file is not a

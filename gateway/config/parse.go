@@ -399,7 +399,7 @@ func (p *parser) server(kv kv) Server {
 		return s
 	}
 	var cmdSeen bool
-	var cwdNode, cliNode *yaml.Node
+	var cwdNode, cliNode, cmdNode *yaml.Node
 	for _, f := range pairs {
 		if f.key == "cli" && !dup[f.key] {
 			cliNode = f.v
@@ -414,7 +414,7 @@ func (p *parser) server(kv kv) Server {
 		case "command":
 			cmdSeen = true
 			if c, ok := p.str(f.v, ff, 0); ok && p.command(f.v, ff, c) {
-				s.Command = c
+				s.Command, cmdNode = c, f.v
 			}
 		case "args":
 			if a, ok := p.strList(f.v, ff, MaxArgs, MaxArgBytes); ok {
@@ -462,6 +462,11 @@ func (p *parser) server(kv kv) Server {
 	}
 	if !cmdSeen {
 		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`, or a `cli:` block of argv templates", "command is required")
+	}
+	if cmdNode != nil {
+		if why := CommandProblem(p.scope, s.Command, s.Args); why != "" {
+			p.errf(cmdNode, joinField(field, "command"), "run the server's program directly: a script file or a package binary, with each argument in args; inline code and shells bypass the argv, env and cwd checks and make the digest describe a launcher", "%s, which is not allowed", why)
+		}
 	}
 	p.cwd(&s, cwdNode, joinField(field, "cwd"))
 	return s
@@ -513,18 +518,11 @@ func hasControl(s string) bool {
 	return false
 }
 
-// isShell reports whether the command's program is a shell or a launcher.
+// isShell reports whether the command's program is a shell or a launcher
+// (versioned names too: bash5, bash-5.2, zsh5.9, pwsh7 ...).
 func isShell(c string) bool {
-	b := strings.ToLower(path.Base(path.Clean(c)))
-	for _, ext := range []string{".exe", ".com", ".bat", ".cmd", ".ps1", ".bin"} {
-		b = strings.TrimSuffix(b, ext)
-	}
-	if shells[b] {
-		return true
-	}
-	// Versioned names: bash5, bash-5.2, zsh5.9, pwsh7, busybox.static ...
-	base := strings.TrimRight(b, "0123456789.-_")
-	return base != b && shells[base]
+	_, _, ok := lookup(shells, c)
+	return ok
 }
 
 func (p *parser) env(n *yaml.Node, field string) map[string]string {
@@ -548,6 +546,14 @@ func (p *parser) env(n *yaml.Node, field string) map[string]string {
 		}
 		if !envKeyRe.MatchString(e.key) {
 			p.errf(e.k, field, "use uppercase letters, digits and _, not starting with a digit", "env key %q does not match %s", e.key, envKeyRe.String())
+			continue
+		}
+		if why := projectEnvDenied(e.key); why != "" && p.scope == ScopeProject {
+			fix := "remove it; if the server really needs it, declare the server in your user config (<config dir>/mcp.yaml), where you are the author"
+			if e.key == "PATH" {
+				fix = "remove it; bare command names are resolved on your PATH, never on a declared one"
+			}
+			p.errf(e.k, ff, fix, "a project declaration may not set %s: %s; nothing from this declaration runs", e.key, why)
 			continue
 		}
 		v, ok := p.str(e.v, ff, MaxEnvValueBytes)

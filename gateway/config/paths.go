@@ -24,18 +24,21 @@ func envOr(getenv func(string) string) func(string) string {
 	return getenv
 }
 
-// absEnv returns the value of name when it is set; a relative value is made
-// absolute against the process working directory.
-func absEnv(getenv func(string) string, name string) (string, bool) {
+// overrideEnv returns the value of a sluice directory override when it is
+// set. A relative value is an *OverrideError, never resolved against the
+// working directory: SLUICE_HOME=.sluice run inside a repository would turn
+// the repository's .sluice/mcp.yaml into user scope (trusted by
+// authorship), and a relative cache directory would let a repository ship
+// catalogs and compiled filter code.
+func overrideEnv(getenv func(string) string, name string) (string, bool, error) {
 	v := getenv(name)
 	if v == "" {
-		return "", false
+		return "", false, nil
 	}
-	a, err := filepath.Abs(v)
-	if err != nil {
-		return "", false
+	if !filepath.IsAbs(v) {
+		return "", false, &OverrideError{Var: name, Value: v}
 	}
-	return a, true
+	return filepath.Clean(v), true, nil
 }
 
 // xdgEnv returns an XDG base directory variable. The XDG spec says relative
@@ -50,11 +53,12 @@ func xdgEnv(getenv func(string) string, name string) (string, bool) {
 
 // ConfigDir returns the user config directory: $SLUICE_HOME, else
 // $XDG_CONFIG_HOME/sluice, else $HOME/.config/sluice. getenv nil means
-// os.Getenv.
+// os.Getenv. A relative SLUICE_HOME is an *OverrideError; relative XDG and
+// HOME values are ignored, as the XDG specification says.
 func ConfigDir(getenv func(string) string) (string, error) {
 	getenv = envOr(getenv)
-	if d, ok := absEnv(getenv, "SLUICE_HOME"); ok {
-		return d, nil
+	if d, ok, err := overrideEnv(getenv, "SLUICE_HOME"); err != nil || ok {
+		return d, err
 	}
 	if d, ok := xdgEnv(getenv, "XDG_CONFIG_HOME"); ok {
 		return filepath.Join(d, AppName), nil
@@ -66,11 +70,12 @@ func ConfigDir(getenv func(string) string) (string, error) {
 }
 
 // CacheDir returns the cache directory: $SLUICE_CACHE_DIR, else
-// $XDG_CACHE_HOME/sluice, else $HOME/.cache/sluice.
+// $XDG_CACHE_HOME/sluice, else $HOME/.cache/sluice. A relative
+// SLUICE_CACHE_DIR is an *OverrideError.
 func CacheDir(getenv func(string) string) (string, error) {
 	getenv = envOr(getenv)
-	if d, ok := absEnv(getenv, "SLUICE_CACHE_DIR"); ok {
-		return d, nil
+	if d, ok, err := overrideEnv(getenv, "SLUICE_CACHE_DIR"); err != nil || ok {
+		return d, err
 	}
 	if d, ok := xdgEnv(getenv, "XDG_CACHE_HOME"); ok {
 		return filepath.Join(d, AppName), nil

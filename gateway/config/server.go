@@ -41,7 +41,13 @@ type Server struct {
 	Line   int    // position of the id key
 	Column int
 
-	Command string            // absolute path or bare name; never a shell
+	Command string // absolute path or bare name; never a shell
+	// Program is Command resolved to an absolute path on the gateway's
+	// PATH when the declarations were loaded ("" when not found, and
+	// after Parse alone). It is not part of the digest: trust records
+	// bind it separately, so a different program behind the same name
+	// makes a record stale.
+	Program string
 	Args    []string          // never nil
 	Cwd     string            // as written ("" when absent)
 	Dir     string            // resolved absolute working directory
