@@ -18,7 +18,7 @@ servers:
     actionClass: read
     cli:
       cwd: repo
-      env: {GIT_PAGER: cat}
+      env: {TERM: dumb}
       tools:
         log:
           description: Recent commits, newest first
@@ -49,7 +49,7 @@ func TestCLIParse(t *testing.T) {
 	if s.CLI == nil || len(s.CLI.Tools) != 2 || s.Command != "" || s.ActionClass != ActionRead {
 		t.Fatalf("server %+v", s)
 	}
-	if s.Cwd != "repo" || s.Env["GIT_PAGER"] != "cat" || !strings.HasSuffix(s.Dir, "repo") {
+	if s.Cwd != "repo" || s.Env["TERM"] != "dumb" || !strings.HasSuffix(s.Dir, "repo") {
 		t.Fatalf("cwd %q dir %q env %v", s.Cwd, s.Dir, s.Env)
 	}
 	log, ok := s.CLI.Tool("log")
