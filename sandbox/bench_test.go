@@ -125,3 +125,43 @@ result = work()
 	b.ReportMetric(float64(bare.Microseconds())/float64(b.N), "bare-µs/run")
 	b.ReportMetric(float64(checked)/float64(bare), "checked/bare")
 }
+
+// BenchmarkCheckedComparisons: a loop made of comparisons and indexing
+// with variables on both sides, which go through <cmp> and <key>.
+func BenchmarkCheckedComparisons(b *testing.B) {
+	src := `
+def work():
+    d = {"k%d" % i: i for i in range(100)}
+    keys = list(d.keys())
+    rows = [{"id": i, "tags": ["a", "b"]} for i in range(100)]
+    n = 0
+    lim = 50
+    for i in range(100000):
+        k = keys[i % 100]
+        r = rows[i % 100]
+        if d[k] < lim and k in d and r["tags"] == rows[0]["tags"]:
+            n = n + 1
+    return n
+result = work()
+`
+	ctx := context.Background()
+	var checked, bare time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		th := &starlark.Thread{}
+		th.SetMaxExecutionSteps(1 << 40)
+		if _, err := starlark.ExecFileOptions(fileOptions, th, "bare.star", src, nil); err != nil {
+			b.Fatal(err)
+		}
+		bare += time.Since(t0)
+		t0 = time.Now()
+		r := Run(ctx, trivialHost{}, "checked.star", src, nil)
+		checked += time.Since(t0)
+		if r.Error != nil {
+			b.Fatal(r.Error)
+		}
+	}
+	b.ReportMetric(float64(checked.Microseconds())/float64(b.N), "checked-µs/run")
+	b.ReportMetric(float64(bare.Microseconds())/float64(b.N), "bare-µs/run")
+	b.ReportMetric(float64(checked)/float64(bare), "checked/bare")
+}

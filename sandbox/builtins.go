@@ -8,6 +8,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -22,19 +23,31 @@ func (rs *runState) predeclared() starlark.StringDict {
 		"parallel":   starlark.NewBuiltin("parallel", rs.parallelBuiltin),
 		"struct":     starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"elapsed_ms": starlark.NewBuiltin("elapsed_ms", rs.elapsedMs),
-		"group_by":   starlark.NewBuiltin("group_by", groupBy),
+		"group_by":   starlark.NewBuiltin("group_by", rs.groupBy),
 		"json": &starlarkstruct.Module{Name: "json", Members: starlark.StringDict{
 			"encode": starlark.NewBuiltin("json.encode", rs.jsonEncode),
 			"decode": starlark.NewBuiltin("json.decode", rs.jsonDecode),
 		}},
-		"print":  starlark.NewBuiltin("print", rs.print),
-		"str":    rs.sized("str", func(args starlark.Tuple) int64 { return reprArg(args, rs.memBudget()) }),
-		"repr":   rs.sized("repr", func(args starlark.Tuple) int64 { return reprArg(args, rs.memBudget()) }),
-		"list":   rs.sized("list", seqArg),
-		"tuple":  rs.sized("tuple", seqArg),
-		opBinary: starlark.NewBuiltin(opBinary, rs.binaryOp),
-		opGrow:   starlark.NewBuiltin(opGrow, rs.growOp),
-		opMethod: starlark.NewBuiltin(opMethod, rs.methodOp),
+		"print":     starlark.NewBuiltin("print", rs.print),
+		"str":       rs.strFn(false),
+		"repr":      rs.strFn(true),
+		"fail":      starlark.NewBuiltin("fail", rs.fail),
+		"sorted":    starlark.NewBuiltin("sorted", rs.sorted),
+		"min":       starlark.NewBuiltin("min", rs.minmax),
+		"max":       starlark.NewBuiltin("max", rs.minmax),
+		"all":       starlark.NewBuiltin("all", rs.allAny),
+		"any":       starlark.NewBuiltin("any", rs.allAny),
+		"dict":      starlark.NewBuiltin("dict", rs.dict),
+		"list":      rs.sized("list", seqArg),
+		"tuple":     rs.sized("tuple", seqArg),
+		"reversed":  rs.sized("reversed", seqArg),
+		"enumerate": rs.sized("enumerate", func(args starlark.Tuple) int64 { return 2 * seqArg(args) }),
+		"zip":       rs.sized("zip", zipArgs),
+		opBinary:    starlark.NewBuiltin(opBinary, rs.binaryOp),
+		opGrow:      starlark.NewBuiltin(opGrow, rs.growOp),
+		opMethod:    starlark.NewBuiltin(opMethod, rs.methodOp),
+		opCompare:   starlark.NewBuiltin(opCompare, rs.compareOp),
+		opKey:       starlark.NewBuiltin(opKey, rs.keyOp),
 	}
 	for name, m := range rs.modules {
 		d[name] = m
@@ -73,6 +86,24 @@ func seqArg(args starlark.Tuple) int64 {
 	return 0
 }
 
+// zipArgs: zip allocates one tuple per row of the shortest argument.
+func zipArgs(args starlark.Tuple) int64 {
+	rows := int64(-1)
+	for _, a := range args {
+		n := int64(starlark.Len(a))
+		if n < 0 {
+			continue
+		}
+		if rows < 0 || n < rows {
+			rows = n
+		}
+	}
+	if rows <= 0 {
+		return 0
+	}
+	return rows * (elemCost + int64(len(args))*wordSize)
+}
+
 func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	op := syntax.Token(mustInt(args[0]))
 	x, y := args[1], args[2]
@@ -83,6 +114,17 @@ func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	}
 	if err := rs.checkIntMul(op, x, y); err != nil {
 		return nil, err
+	}
+	if _, ok := x.(starlark.String); ok && op == syntax.PERCENT {
+		budget := rs.memBudget()
+		args, err := rs.walker().percentArgs(y, budget)
+		if errors.Is(err, errReprBudget) {
+			return nil, rs.charge(budget+1, "string % "+y.Type())
+		}
+		if err != nil {
+			return nil, rs.valueErr(err, "string % "+y.Type())
+		}
+		y = args
 	}
 	return starlark.Binary(op, x, y)
 }
@@ -145,6 +187,75 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 			return nil, err
 		}
 	}
+	what := recv.Type() + "." + name + "()"
+	switch recv := recv.(type) {
+	case *starlark.List:
+		switch name {
+		case "index", "remove":
+			i, err := rs.listIndex(recv, rest, kwargs)
+			if err != nil {
+				return nil, err
+			}
+			if i < 0 && name == "index" {
+				return nil, fmt.Errorf("index: value not in list")
+			}
+			if i < 0 {
+				return nil, fmt.Errorf("remove: element not found")
+			}
+			if name == "index" {
+				return starlark.MakeInt(i), nil
+			}
+			pop, _ := recv.Attr("pop")
+			if _, err := starlark.Call(thread, pop, starlark.Tuple{starlark.MakeInt(i)}, nil); err != nil {
+				return nil, err
+			}
+			return starlark.None, nil
+		}
+	case *starlark.Dict:
+		w := rs.walker()
+		switch name {
+		case "get", "pop", "setdefault":
+			if len(rest) > 0 {
+				if err := w.checkKey(rest[0]); err != nil {
+					return nil, rs.valueErr(err, what)
+				}
+			}
+		case "update":
+			if len(rest) == 1 {
+				if err := w.checkPairKeys(rest[0]); err != nil {
+					return nil, rs.valueErr(err, what)
+				}
+			}
+		}
+	case starlark.String:
+		if name == "format" {
+			budget := rs.memBudget()
+			w := rs.walker()
+			var err error
+			args := make(starlark.Tuple, len(rest))
+			for i, a := range rest {
+				if args[i], err = w.preRender(a, budget); err != nil {
+					break
+				}
+			}
+			kws := make([]starlark.Tuple, len(kwargs))
+			for i, kv := range kwargs {
+				if err != nil {
+					break
+				}
+				var v starlark.Value
+				v, err = w.preRender(kv[1], budget)
+				kws[i] = starlark.Tuple{kv[0], v}
+			}
+			if errors.Is(err, errReprBudget) {
+				return nil, rs.charge(budget+1, what)
+			}
+			if err != nil {
+				return nil, rs.valueErr(err, what)
+			}
+			rest, kwargs = args, kws
+		}
+	}
 	return starlark.Call(thread, m, rest, kwargs)
 }
 
@@ -183,7 +294,15 @@ func (rs *runState) print(thread *starlark.Thread, b *starlark.Builtin, args sta
 		} else if reprSize(a, room+1) > room {
 			fmt.Fprintf(&buf, "<%s too large to print>", a.Type())
 		} else {
-			buf.WriteString(a.String())
+			text, err := rs.walker().render(a, false, room)
+			switch {
+			case errors.Is(err, errReprBudget):
+				fmt.Fprintf(&buf, "<%s too large to print>", a.Type())
+			case err != nil:
+				return nil, rs.valueErr(err, "print()")
+			default:
+				buf.WriteString(text)
+			}
 		}
 		if int64(buf.Len()) > room {
 			break
@@ -211,11 +330,16 @@ func (rs *runState) jsonEncode(thread *starlark.Thread, b *starlark.Builtin, arg
 	if err := rs.charge(reprSize(x, budget+1), "json.encode()"); err != nil {
 		return nil, err
 	}
-	out, err := toJSON(x, int(min(budget, 1<<40)))
+	out, err := toJSONWalk(x, int(min(budget, 1<<40)), rs.walker())
 	if err != nil {
 		var tb *errTooBig
-		if errors.As(err, &tb) {
+		switch {
+		case errors.As(err, &tb):
 			return nil, rs.charge(budget+1, "json.encode")
+		case errors.Is(err, errTooDeep):
+			return nil, rs.valueErr(errValueDepth, "json.encode()")
+		case errors.As(err, new(*scriptErr)):
+			return nil, err
 		}
 		return nil, fmt.Errorf("json.encode: %v", err)
 	}
@@ -241,7 +365,7 @@ func (rs *runState) jsonDecode(thread *starlark.Thread, b *starlark.Builtin, arg
 
 // group_by(iterable, key) -> dict mapping key(x) to the list of x, in
 // first-seen order.
-func groupBy(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (rs *runState) groupBy(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var it starlark.Iterable
 	var key starlark.Callable
 	if err := starlark.UnpackArgs("group_by", args, kwargs, "iterable", &it, "key", &key); err != nil {
@@ -255,6 +379,9 @@ func groupBy(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		k, err := starlark.Call(thread, key, starlark.Tuple{x}, nil)
 		if err != nil {
 			return nil, err
+		}
+		if err := rs.walker().checkKey(k); err != nil {
+			return nil, rs.valueErr(err, "group_by()")
 		}
 		cur, found, err := out.Get(k)
 		if err != nil {
@@ -271,4 +398,323 @@ func groupBy(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		}
 	}
 	return out, nil
+}
+
+// ---- built-ins that walk values (see values.go) ----
+
+// walker starts a walk for the run.
+func (rs *runState) walker() *walker { return &walker{rs: rs} }
+
+// text renders v for what, within the run's memory budget.
+func (rs *runState) text(v starlark.Value, quote bool, what string) (string, error) {
+	budget := rs.memBudget()
+	s, err := rs.walker().render(v, quote, budget)
+	if errors.Is(err, errReprBudget) {
+		return "", rs.charge(budget+1, what)
+	}
+	if err != nil {
+		return "", rs.valueErr(err, what)
+	}
+	return s, nil
+}
+
+// strFn is str() and repr(): charged by their estimated size, rendered by
+// the sandbox's bounded walk.
+func (rs *runState) strFn(quote bool) *starlark.Builtin {
+	name := "str"
+	if quote {
+		name = "repr"
+	}
+	orig := starlark.Universe[name]
+	return starlark.NewBuiltin(name, func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if err := rs.charge(reprArg(args, rs.memBudget()), name+"()"); err != nil {
+			return nil, err
+		}
+		if len(args) != 1 || len(kwargs) != 0 || !isContainer(args[0]) {
+			return starlark.Call(thread, orig, args, kwargs)
+		}
+		s, err := rs.text(args[0], quote, name+"()")
+		if err != nil {
+			return nil, err
+		}
+		return starlark.String(s), nil
+	})
+}
+
+// fail(*args, sep=" ") with its arguments rendered by the bounded walk.
+func (rs *runState) fail(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	out := make(starlark.Tuple, len(args))
+	for i, a := range args {
+		if s, ok := a.(starlark.String); ok {
+			out[i] = s
+			continue
+		}
+		s, err := rs.text(a, true, "fail()")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = starlark.String(s)
+	}
+	return starlark.Call(thread, starlark.Universe["fail"], out, kwargs)
+}
+
+// compareOp is <cmp>(tok, x, y): x tok y for ==, !=, <, <=, >, >=, in and
+// not in. Flat operands go straight to starlark.
+func (rs *runState) compareOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	op := syntax.Token(mustInt(args[0]))
+	x, y := args[1], args[2]
+	switch op {
+	case syntax.IN, syntax.NOT_IN:
+		if isFlat(y) {
+			return starlark.Binary(op, x, y)
+		}
+		in, err := rs.walker().contains(x, y)
+		if err != nil {
+			return nil, rs.valueErr(err, "`in`")
+		}
+		return starlark.Bool(in == (op == syntax.IN)), nil
+	}
+	if isFlat(x) || isFlat(y) {
+		ok, err := starlark.Compare(op, x, y)
+		return starlark.Bool(ok), err
+	}
+	ok, err := rs.walker().compare(op, x, y, 0)
+	if err != nil {
+		return nil, rs.valueErr(err, "`"+op.String()+"`")
+	}
+	return starlark.Bool(ok), nil
+}
+
+// keyOp is <key>(k): k, after sizing it as a dict key (an index
+// expression's key or a dict literal's).
+func (rs *runState) keyOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	k := args[0]
+	if isFlat(k) {
+		return k, nil
+	}
+	if err := rs.walker().checkKey(k); err != nil {
+		return nil, rs.valueErr(err, "a "+k.Type()+" used as a key")
+	}
+	return k, nil
+}
+
+// dict(...) with the keys of its pairs sized first.
+func (rs *runState) dict(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) == 1 {
+		if err := rs.walker().checkPairKeys(args[0]); err != nil {
+			return nil, rs.valueErr(err, "dict()")
+		}
+	}
+	return starlark.Call(thread, starlark.Universe["dict"], args, kwargs)
+}
+
+// sorted(iterable, key=None, reverse=False), as starlark-go's, comparing
+// with the bounded walk.
+func (rs *runState) sorted(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var iterable starlark.Iterable
+	var key starlark.Callable
+	var reverse bool
+	if err := starlark.UnpackArgs("sorted", args, kwargs, "iterable", &iterable, "key?", &key, "reverse?", &reverse); err != nil {
+		return nil, err
+	}
+	if n := starlark.Len(iterable); n > 0 {
+		est := int64(n) * elemCost
+		if key != nil {
+			est *= 2
+		}
+		if err := rs.charge(est, "sorted()"); err != nil {
+			return nil, err
+		}
+	}
+	w := rs.walker()
+	var values []starlark.Value
+	iter := iterable.Iterate()
+	var x starlark.Value
+	for iter.Next(&x) {
+		if err := w.tick(); err != nil {
+			iter.Done()
+			return nil, err
+		}
+		values = append(values, x)
+	}
+	iter.Done()
+	keys := values
+	if key != nil {
+		keys = make([]starlark.Value, len(values))
+		for i, v := range values {
+			k, err := starlark.Call(thread, key, starlark.Tuple{v}, nil)
+			if err != nil {
+				return nil, err
+			}
+			keys[i] = k
+		}
+	}
+	s := &sortSlice{w: w, keys: keys, values: values}
+	if reverse {
+		sort.Stable(sort.Reverse(s))
+	} else {
+		sort.Stable(s)
+	}
+	if s.err != nil {
+		return nil, rs.valueErr(s.err, "sorted()")
+	}
+	return starlark.NewList(values), nil
+}
+
+type sortSlice struct {
+	w            *walker
+	keys, values []starlark.Value // keys may be values
+	err          error
+}
+
+func (s *sortSlice) Len() int { return len(s.values) }
+func (s *sortSlice) Less(i, j int) bool {
+	if s.err != nil {
+		return false
+	}
+	var ok bool
+	if isFlat(s.keys[i]) || isFlat(s.keys[j]) {
+		ok, s.err = starlark.Compare(syntax.LT, s.keys[i], s.keys[j])
+	} else {
+		ok, s.err = s.w.compare(syntax.LT, s.keys[i], s.keys[j], 0)
+	}
+	return ok
+}
+func (s *sortSlice) Swap(i, j int) {
+	if &s.keys[0] != &s.values[0] {
+		s.keys[i], s.keys[j] = s.keys[j], s.keys[i]
+	}
+	s.values[i], s.values[j] = s.values[j], s.values[i]
+}
+
+// minmax is min() and max() as starlark-go's, comparing with the bounded
+// walk and interruptible over a long iterable.
+func (rs *runState) minmax(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	name := b.Name()
+	if len(args) == 0 {
+		return nil, fmt.Errorf("%s requires at least one positional argument", name)
+	}
+	var keyFunc starlark.Callable
+	if err := starlark.UnpackArgs(name, nil, kwargs, "key?", &keyFunc); err != nil {
+		return nil, err
+	}
+	op := syntax.LT
+	if name == "max" {
+		op = syntax.GT
+	}
+	var iterable starlark.Value = args
+	if len(args) == 1 {
+		iterable = args[0]
+	}
+	iter := starlark.Iterate(iterable)
+	if iter == nil {
+		return nil, fmt.Errorf("%s: %s value is not iterable", name, iterable.Type())
+	}
+	defer iter.Done()
+	keyOf := func(v starlark.Value) (starlark.Value, error) {
+		if keyFunc == nil {
+			return v, nil
+		}
+		return starlark.Call(thread, keyFunc, starlark.Tuple{v}, nil)
+	}
+	var best starlark.Value
+	if !iter.Next(&best) {
+		return nil, fmt.Errorf("%s: argument is an empty sequence", name)
+	}
+	bestKey, err := keyOf(best)
+	if err != nil {
+		return nil, err
+	}
+	w := rs.walker()
+	var x starlark.Value
+	for iter.Next(&x) {
+		if err := w.tick(); err != nil {
+			return nil, err
+		}
+		k, err := keyOf(x)
+		if err != nil {
+			return nil, err
+		}
+		var better bool
+		if isFlat(k) || isFlat(bestKey) {
+			better, err = starlark.Compare(op, k, bestKey)
+		} else {
+			better, err = w.compare(op, k, bestKey, 0)
+		}
+		if err != nil {
+			if errors.Is(err, errValueDepth) {
+				return nil, rs.valueErr(err, name+"()")
+			}
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		if better {
+			best, bestKey = x, k
+		}
+	}
+	return best, nil
+}
+
+// allAny is all() and any(), interruptible over a long iterable.
+func (rs *runState) allAny(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var iterable starlark.Iterable
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &iterable); err != nil {
+		return nil, err
+	}
+	want := b.Name() == "any" // the truth value that decides
+	w := rs.walker()
+	iter := iterable.Iterate()
+	defer iter.Done()
+	var x starlark.Value
+	for iter.Next(&x) {
+		if err := w.tick(); err != nil {
+			return nil, err
+		}
+		if bool(x.Truth()) == want {
+			return starlark.Bool(want), nil
+		}
+	}
+	return starlark.Bool(!want), nil
+}
+
+// listIndex is list.index(x[, start[, end]]) with the bounded comparison.
+func (rs *runState) listIndex(l *starlark.List, args starlark.Tuple, kwargs []starlark.Tuple) (int, error) {
+	var value, start, end starlark.Value
+	if err := starlark.UnpackPositionalArgs("index", args, kwargs, 1, &value, &start, &end); err != nil {
+		return 0, err
+	}
+	n := l.Len()
+	lo, err := clampIndex(start, n, 0)
+	if err != nil {
+		return 0, fmt.Errorf("index: invalid start index: %v", err)
+	}
+	hi, err := clampIndex(end, n, n)
+	if err != nil {
+		return 0, fmt.Errorf("index: invalid end index: %v", err)
+	}
+	w := rs.walker()
+	for i := lo; i < hi && i < l.Len(); i++ {
+		eq, err := w.compare(syntax.EQL, l.Index(i), value, 0)
+		if err != nil {
+			return 0, rs.valueErr(err, "list.index()")
+		}
+		if eq {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+// clampIndex reads an optional start/end argument of list.index.
+func clampIndex(v starlark.Value, n, dflt int) (int, error) {
+	if v == nil || v == starlark.None {
+		return dflt, nil
+	}
+	i, err := starlark.AsInt32(v)
+	if err != nil {
+		return 0, err
+	}
+	if i < 0 {
+		i += n
+	}
+	return max(0, min(i, n)), nil
 }

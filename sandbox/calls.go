@@ -290,7 +290,10 @@ func (rs *runState) target(v starlark.Value) (*toolInfo, string) {
 		}
 		return nil, x.Name()
 	}
-	return nil, v.String()
+	if isFlat(v) {
+		return nil, v.String()
+	}
+	return nil, "a " + v.Type() // never printed whole: it may be huge or deep
 }
 
 // call(tool, args=None, **kwargs) -> struct(ok, value, error, kind, content)

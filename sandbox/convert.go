@@ -177,14 +177,21 @@ func (e *errTooBig) Error() string { return fmt.Sprintf("JSON larger than %d byt
 
 // encoder writes Starlark values as JSON with a byte cap.
 type encoder struct {
-	buf bytes.Buffer
-	max int // 0 = no cap
+	buf  bytes.Buffer
+	max  int     // 0 = no cap
+	walk *walker // nil, or the run whose cancellation ends the encoding
 }
 
 // toJSON encodes v. Dicts need string keys; structs (such as call()
 // results) become objects; a $literal dict becomes its number text.
 func toJSON(v starlark.Value, max int) ([]byte, error) {
-	e := &encoder{max: max}
+	return toJSONWalk(v, max, nil)
+}
+
+// toJSONWalk is toJSON that stops when the run of w trips a limit or is
+// cancelled.
+func toJSONWalk(v starlark.Value, max int, w *walker) ([]byte, error) {
+	e := &encoder{max: max, walk: w}
 	if err := e.value(v, 0); err != nil {
 		return nil, err
 	}
@@ -201,6 +208,11 @@ func (e *encoder) check() error {
 func (e *encoder) value(v starlark.Value, depth int) error {
 	if depth > maxJSONDepth {
 		return errTooDeep
+	}
+	if e.walk != nil {
+		if err := e.walk.tick(); err != nil {
+			return err
+		}
 	}
 	switch x := v.(type) {
 	case starlark.NoneType:

@@ -62,7 +62,7 @@
 // and the lazy views elems, codepoints, elem_ords and codepoint_ords (whose
 // materialization happens inside one built-in that cannot be sized later)
 // go through "<method>". str, repr, list, tuple, sorted, reversed,
-// enumerate, print and json.encode are wrapped the same way. Each estimates the bytes the result
+// enumerate, zip, print and json.encode are charged the same way. Each estimates the bytes the result
 // will take from its operands (string and bytes lengths, 32 bytes per list
 // element, 64 per dict entry, a bounded walk for str/repr/format/encode
 // that stops as soon as it passes the budget, so even a value that shares
@@ -70,6 +70,38 @@
 // `limit` error naming `memory` when the estimate plus the run's current
 // heap growth would pass MaxMemoryBytes. Nothing is allocated before the
 // check.
+//
+// # Why built-ins walk values themselves
+//
+// starlark-go checks Thread.Cancel only between steps, and one step can
+// be a built-in that walks a value in Go for minutes: str() of a list
+// nested a million deep (its cycle check makes printing quadratic in the
+// depth), `==` or sorted() over lists that share their parts (x = [l] *
+// 1000 three times over is a billion comparisons in a few kilobytes),
+// or hashing a tuple that shares itself (t = (t, t) sixty times). Such
+// a run ignored its timeout, its memory limit and SIGTERM. So the
+// sandbox does those walks itself (values.go): str, repr, print, fail,
+// % and str.format (container arguments are rendered first), json.encode,
+// the comparison operators and `in` (rewritten to the hidden built-in
+// "<cmp>" unless one side is a number or string literal), sorted, min,
+// max, all, any, list.index and list.remove. Every walk refuses values
+// nested deeper than MaxValueDepth (200, the JSON bound) with a `limit`
+// error naming valueDepth, and looks at the run's cancellation every 256
+// values, so the wall clock and the caller's cancellation end a run
+// within milliseconds even inside one built-in. Results and error
+// messages are starlark-go's (TestRewritePreservesSemantics compares
+// them), except that comparisons reach MaxValueDepth instead of
+// starlark-go's 10 and a struct inside a list that holds it prints as
+// `[...]` instead of recursing forever.
+//
+// Hashing cannot be interrupted, since the dict calls Hash itself. So a
+// key is sized before it reaches a dict: index expressions and dict
+// literal keys pass through the hidden "<key>" (literals and plain
+// strings and numbers skip it), and dict(), dict.get/pop/setdefault/
+// update, group_by and `in` size theirs; a tuple or struct key with more
+// than MaxKeyParts (65,536) parts, shared parts counted each time, is a
+// `limit` error naming keySize. reversed, enumerate and zip are charged
+// for the list they build before they allocate it.
 //
 // # Why memory is bounded twice
 //

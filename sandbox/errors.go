@@ -29,6 +29,8 @@ const (
 	LimitOutputBytes = "outputBytes" // Limits.MaxOutputBytes (the script's result)
 	LimitMemory      = "memory"      // Limits.MaxMemoryBytes
 	LimitDepth       = "depth"       // Limits.MaxDepth
+	LimitValueDepth  = "valueDepth"  // MaxValueDepth: nesting of one value (fixed)
+	LimitKeySize     = "keySize"     // MaxKeyParts: parts of one dict key (fixed)
 )
 
 // Error is a failed run, as carried in Result.Error. It is written for a
@@ -164,6 +166,10 @@ func limitRemedy(limit string) string {
 		return "keep fewer or smaller values alive (aggregate as you go, avoid repeated doubling) or raise sandbox.maxMemoryBytes"
 	case LimitDepth:
 		return "use a loop instead of deep recursion or raise sandbox.maxDepth"
+	case LimitValueDepth:
+		return "keep values flatter than 200 levels (a list of rows, not a list inside a list inside ...); this bound is fixed"
+	case LimitKeySize:
+		return "use a string or a small flat tuple as the key (e.g. a joined id); this bound is fixed"
 	}
 	return ""
 }

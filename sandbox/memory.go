@@ -23,10 +23,15 @@ import (
 // Names of the checking built-ins the rewrite inserts. They are not
 // identifiers, so a script can neither call nor shadow them.
 const (
-	opBinary = "<op>"     // <op>(tok, x, y): x tok y
-	opGrow   = "<op=>"    // <op=>(tok, x, y): returns y after checking x tok y
-	opMethod = "<method>" // <method>(x, name, args...): x.name(args...)
+	opBinary  = "<op>"     // <op>(tok, x, y): x tok y
+	opGrow    = "<op=>"    // <op=>(tok, x, y): returns y after checking x tok y
+	opMethod  = "<method>" // <method>(x, name, args...): x.name(args...)
+	opCompare = "<cmp>"    // <cmp>(tok, x, y): x tok y for comparisons and in
+	opKey     = "<key>"    // <key>(k): k, sized as a dict key
 )
+
+// hiddenBuiltins are the names above; backtraces leave them out.
+var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: true, opCompare: true, opKey: true}
 
 // checkedMethods are the methods whose result can be much larger than the
 // receiver or arguments.
@@ -36,6 +41,8 @@ var checkedMethods = map[string]bool{
 	// lazy views whose materialization (list(s.codepoints())) happens in
 	// one built-in call that cannot be sized: charged when created
 	"elems": true, "codepoints": true, "elem_ords": true, "codepoint_ords": true,
+	// methods that compare or hash values (see values.go)
+	"index": true, "remove": true, "get": true, "pop": true, "setdefault": true,
 }
 
 const (
@@ -106,7 +113,7 @@ func rwTarget(e syntax.Expr) syntax.Expr {
 	switch x := e.(type) {
 	case *syntax.IndexExpr:
 		x.X = rwExpr(x.X)
-		x.Y = rwExpr(x.Y)
+		x.Y = keyed(rwExpr(x.Y))
 	case *syntax.DotExpr:
 		x.X = rwExpr(x.X)
 	case *syntax.TupleExpr:
@@ -135,6 +142,10 @@ func pureTarget(e syntax.Expr) bool {
 		return pureTarget(x.X)
 	case *syntax.ParenExpr:
 		return pureTarget(x.X)
+	case *syntax.CallExpr:
+		// <key>(pure): sizing a key has no side effects
+		fn, ok := x.Fn.(*syntax.Ident)
+		return ok && fn.Name == opKey && len(x.Args) == 1 && pureTarget(x.Args[0])
 	}
 	return false
 }
@@ -154,6 +165,9 @@ func cloneTarget(e syntax.Expr) syntax.Expr {
 		return &syntax.DotExpr{X: cloneTarget(x.X), Dot: x.Dot, NamePos: x.NamePos, Name: &syntax.Ident{NamePos: x.Name.NamePos, Name: x.Name.Name}}
 	case *syntax.ParenExpr:
 		return &syntax.ParenExpr{Lparen: x.Lparen, X: cloneTarget(x.X), Rparen: x.Rparen}
+	case *syntax.CallExpr:
+		fn := x.Fn.(*syntax.Ident)
+		return mkCall(fn.Name, fn.NamePos, cloneTarget(x.Args[0]))
 	}
 	return e
 }
@@ -174,6 +188,12 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 			}
 		case syntax.STAR, syntax.PERCENT:
 			return mkCall(opBinary, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
+		case syntax.EQL, syntax.NEQ, syntax.LT, syntax.LE, syntax.GT, syntax.GE, syntax.IN, syntax.NOT_IN:
+			// a scalar literal on either side compares flat (or fails
+			// at once): `n < 10`, `k == "x"`, `"a" in d`
+			if !isScalarLit(x.X) && !isScalarLit(x.Y) {
+				return mkCall(opCompare, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
+			}
 		}
 	case *syntax.CallExpr:
 		for i, a := range x.Args {
@@ -197,7 +217,7 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 		x.X = rwExpr(x.X)
 	case *syntax.IndexExpr:
 		x.X = rwExpr(x.X)
-		x.Y = rwExpr(x.Y)
+		x.Y = keyed(rwExpr(x.Y))
 	case *syntax.SliceExpr:
 		x.X = rwExpr(x.X)
 		x.Lo, x.Hi, x.Step = rwExpr(x.Lo), rwExpr(x.Hi), rwExpr(x.Step)
@@ -214,7 +234,7 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 	case *syntax.DictExpr:
 		for _, it := range x.List {
 			if de, ok := it.(*syntax.DictEntry); ok {
-				de.Key, de.Value = rwExpr(de.Key), rwExpr(de.Value)
+				de.Key, de.Value = keyed(rwExpr(de.Key)), rwExpr(de.Value)
 			}
 		}
 	case *syntax.LambdaExpr:
@@ -223,7 +243,7 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 	case *syntax.Comprehension:
 		x.Body = rwExpr(x.Body)
 		if de, ok := x.Body.(*syntax.DictEntry); ok {
-			de.Key, de.Value = rwExpr(de.Key), rwExpr(de.Value)
+			de.Key, de.Value = keyed(rwExpr(de.Key)), rwExpr(de.Value)
 		}
 		for _, c := range x.Clauses {
 			switch c := c.(type) {
@@ -236,6 +256,23 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 		}
 	}
 	return e
+}
+
+// isScalarLit: a number, string or bytes literal.
+func isScalarLit(e syntax.Expr) bool {
+	if u, ok := e.(*syntax.UnaryExpr); ok && (u.Op == syntax.MINUS || u.Op == syntax.PLUS) {
+		e = u.X
+	}
+	l, ok := e.(*syntax.Literal)
+	return ok && (l.Token == syntax.INT || l.Token == syntax.FLOAT || l.Token == syntax.STRING || l.Token == syntax.BYTES)
+}
+
+// keyed wraps an index or dict key in <key>() unless it is a literal.
+func keyed(e syntax.Expr) syntax.Expr {
+	if e == nil || isScalarLit(e) {
+		return e
+	}
+	return mkCall(opKey, syntax.Start(e), e)
 }
 
 func isNumLit(e syntax.Expr) bool {

@@ -35,16 +35,45 @@ func TestRewritePreservesSemantics(t *testing.T) {
 		`x = 1.5 * 1000000000000`, `x = 1000000000000 * 2.5`, `x = 2.0 * 123456789012345678901234567890`, `x = 10000000000 * 10000000000`,
 		`x = True * 3`,
 		`x = (1).join([])`, `x = "a".nope()`, `x = "ab".replace("a")`,
+		// comparisons, membership, keys and the built-ins that compare
+		"a = [1, [2, 3]]\nb = [1, [2, 3]]\nx = (a == b, a != b, a < b, a <= b, a > b, a >= b)",
+		"a = [1, [2, 3]]\nb = [1, [2, 4]]\nx = (a == b, a != b, a < b, a <= b, a > b, a >= b)",
+		"a = (1, 'a')\nb = (1, 'b', 0)\nx = (a == b, a < b, b > a, a == a)", "a = [1]\nb = (1,)\nx = (a == b, a != b)",
+		"a = [1]\nb = (1,)\nx = a < b", "a = {'k': [1]}\nb = {'k': [1]}\nx = (a == b, a != b)", "a = {'k': 1}\nb = {'k': 1}\nx = a < b",
+		"a = 1\nb = 1.0\nx = (a == b, a < b, a >= b)", "a = None\nb = None\nx = (a == b, a != b)", "a = None\nb = 1\nx = a < b",
+		"a = float('nan')\nx = ([a] == [a], a == a, [a] != [a])", "a = 'abc'\nb = 'abd'\nx = (a < b, a == b)",
+		"l = [1]\nl.append(l)\nx = str(l)", "d = {}\nd['d'] = d\nx = repr(d)",
+		"a = [1, [2]]\nx = ([2] in a, [3] in a, [2] not in a, (1,) in [(1,)], 'b' in {'b': 1}, 2 in (1, 2), 'bc' in 'abc')",
+		"a = [1]\nx = a in 'abc'", "a = [1]\nx = a in {}", "a = [1]\nx = a in 5", "x = [1] in range(3)",
+		"k = (1, (2, 'x'))\nd = {k: 1}\nd[k] += 1\nx = (d[k], k in d, d.get(k), d.get((9,), 'no'), d.pop(k), d)",
+		"d = {}\nk = [1]\nd[k] = 1", "d = {}\nk = [1]\nx = d.get(k)", "d = {'a': 1}\nk = 'b'\nx = d[k]", "l = [1, 2]\ni = 5\nx = l[i]",
+		"l = [10, 20]\ni = -1\nx = l[i]", "d = {}\nd.setdefault((1, 2), []).append(3)\nx = d", "x = dict([((1, 2), 3)], a=4)", "x = dict([[1]])",
+		"x = {(i, i): i for i in range(3)}", "k = (1,)\nx = {k: 1, (2,): 2}",
+		"a = [[3], [1, 2], [1]]\nx = (sorted(a), sorted(a, reverse=True), sorted(a, key=len), min(a), max(a), max(a, key=len), min(1, 2), max('ab'.elems()))",
+		"x = sorted([2, 'a'])", "x = sorted([[1], ['a']])", "x = min([])", "x = max(1)", "x = min([1], key=1)", "x = max([[1], [1.5], [0]])",
+		"x = sorted([(1, 'b'), (1, 'a'), (0, 'z')], key=lambda p: p[0])", "x = sorted({'b': 1, 'a': 2})",
+		"l = [[1], [2], [1]]\nx = (l.index([1]), l.index([1], 1), l.index([1], -1), l.index([2], 0, 2))", "l = [[1]]\nx = l.index([2])",
+		"l = [[1], [2], [1]]\nl.remove([1])\nx = l", "l = [[1]]\nl.remove([3])", "x = 'abc'.index('c')", "x = [1].index(1, 'a')",
+		"x = (all([]), all([1, 0]), any([]), any([0, [1]]), all('ab'.elems()))", "x = all(1)",
+		"x = '%s and %r' % ([1, 'a'], {'k': (1,)})", "x = '%s' % [1]", "x = '%d' % [1]", "x = '%(a)s %(b)r' % {'a': [1], 'b': 'q'}",
+		"x = '{} {!r} {k}'.format([1], ('a',), k={'x': None})", "x = '{0}'.format([[]])",
+		"fail([1, 'a'], 'b', 3)", "fail('x', [1], sep='-')",
+		"x = (str([]), str(()), str((1,)), repr({}), str({1: 2, 'a': [True, None]}), str('s'), repr('s\\n'), str(1e100), str(b'q'))",
+		"x = (zip([1, 2], 'ab'.elems()), list(enumerate([[1]])), list(reversed([1, 2])))",
 	}
 	for _, p := range progs {
-		src := p + "\nresult = repr(x)\n"
+		src := "x = None\n" + p + "\nresult = repr(x)\n"
 		// bare Starlark
 		th := &starlark.Thread{}
 		th.SetMaxExecutionSteps(1 << 30)
 		var want string
 		globals, err := starlark.ExecFileOptions(fileOptions, th, "bare.star", src, nil)
 		if err != nil {
-			want = "error: " + err.(*starlark.EvalError).Msg
+			ee, ok := err.(*starlark.EvalError)
+			if !ok {
+				t.Fatalf("%q: %v", p, err)
+			}
+			want = "error: " + ee.Msg
 		} else {
 			want = string(globals["result"].(starlark.String))
 		}

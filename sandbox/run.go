@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -408,7 +407,7 @@ func (rs *runState) classify(err error) *Error {
 		}
 		var bt []string
 		for _, fr := range frames {
-			if strings.HasPrefix(fr.Name, "<op") || fr.Name == opMethod {
+			if hiddenBuiltins[fr.Name] {
 				continue
 			}
 			if fr.Pos.Line > 0 {
