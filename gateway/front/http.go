@@ -26,6 +26,9 @@ import (
 // MCPPath is the single MCP endpoint of the HTTP front.
 const MCPPath = "/mcp"
 
+// maxHeaderBytes bounds one request's headers.
+const maxHeaderBytes = 64 << 10
+
 // Handler is the HTTP front: /mcp (streamable HTTP, both protocol eras),
 // /healthz, /readyz and /metrics, behind Host, Origin and token checks.
 // Create it with NewHTTPHandler and end it with Shutdown.
@@ -36,6 +39,7 @@ type Handler struct {
 	token     [32]byte
 	hasToken  bool
 	posts     atomic.Int64 // /mcp POSTs being served
+	sessions  *sessionTable
 }
 
 // NewHTTPHandler builds the HTTP front for b and registers its initial
@@ -46,7 +50,7 @@ func NewHTTPHandler(b Backend, opts *Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{f: f}
+	h := &Handler{f: f, sessions: newSessionTable(f.opts.MaxSessions)}
 	if f.opts.Token != "" {
 		h.token, h.hasToken = sha256.Sum256([]byte(f.opts.Token)), true
 	}
@@ -103,13 +107,19 @@ func (h *Handler) Shutdown(ctx context.Context) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r.Host) {
 		h.f.log.Warn("rejected request: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
-		http.Error(w, "Forbidden: Host header not allowed (DNS rebinding protection)", http.StatusForbidden)
+		reject(w, "Forbidden: Host header not allowed (DNS rebinding protection)", http.StatusForbidden)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
 		h.f.log.Warn("rejected request: Origin not allowed", "origin", o, "remote", r.RemoteAddr)
-		http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+		reject(w, "Forbidden: Origin not allowed", http.StatusForbidden)
 		return
+	}
+	if r.URL.Path != MCPPath && r.ContentLength != 0 {
+		// Only /mcp reads a body; elsewhere the server would wait for one
+		// before answering, and after. Answer and close instead.
+		w.Header().Set("Connection", "close")
+		defer dropBody(w)
 	}
 	if r.URL.Path == "/healthz" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -121,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
 		}
-		http.Error(w, "Unauthorized: send Authorization: Bearer <token> (the token sluice serve was started with)", http.StatusUnauthorized)
+		reject(w, "Unauthorized: send Authorization: Bearer <token> (the token sluice serve was started with)", http.StatusUnauthorized)
 		return
 	}
 	switch r.URL.Path {
@@ -140,8 +150,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case MCPPath:
 		h.serveMCP(w, r)
 	default:
-		http.NotFound(w, r)
+		reject(w, "404 page not found", http.StatusNotFound)
 	}
+}
+
+// reject answers a request front will not serve and closes its
+// connection: the server then neither waits for the rest of a body nobody
+// reads (a client trickling one would hold the answer back) nor keeps the
+// connection for another request.
+func reject(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+	dropBody(w)
+}
+
+// dropBody stops the server from reading what is left of a request body
+// after the handler (it would otherwise read up to 256 KiB, for as long
+// as the client takes): the answer is flushed, then reads fail at once
+// and the connection closes.
+func dropBody(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	_ = rc.SetReadDeadline(time.Now())
 }
 
 // serveMCP routes a request to the legacy (session) or modern (stateless)
@@ -153,7 +183,27 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.posts.Add(1)
 		defer h.posts.Add(-1)
 	}
-	if r.Header.Get("Mcp-Session-Id") != "" {
+	// The whole body is read here, within the read timeout and the size
+	// cap, before any SDK handler sees the request.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.f.opts.MaxRequestBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			reject(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		case errors.As(err, &ne) && ne.Timeout():
+			h.f.opts.Metrics.HTTPLimit("read_timeout")
+			h.f.log.Warn("rejected request: body not received within the read timeout", "remote", r.RemoteAddr, "read_timeout", h.f.opts.ReadTimeout.String())
+			reject(w, fmt.Sprintf("Request Timeout: the request was not received within %s", h.f.opts.ReadTimeout), http.StatusRequestTimeout)
+		default:
+			reject(w, "cannot read request body", http.StatusBadRequest)
+		}
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		defer h.sessions.use(id, r.Method == http.MethodPost)()
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
@@ -166,26 +216,54 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion || modernBody(body) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.f.opts.MaxRequestBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+	h.newSession(w, r)
+}
+
+// newSession serves a legacy POST without a session id (initialize), which
+// opens a session, within MaxSessions.
+func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) {
+	evicted, ok := h.sessions.admit(h.liveSessions, h.closeSession)
+	if evicted != "" {
+		h.f.opts.Metrics.HTTPLimit("session_evicted")
+		h.f.log.Info("session cap reached: closed the session idle the longest", "evicted_session", evicted, "cap", h.f.opts.MaxSessions)
+	}
+	if !ok {
+		h.f.opts.Metrics.HTTPLimit("session_refused")
+		h.f.log.Warn("refused a new session: the session cap is reached and every session is busy", "cap", h.f.opts.MaxSessions, "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", "5")
+		reject(w, fmt.Sprintf("Service Unavailable: sluice already serves %d sessions and none is idle; retry later, or end unused sessions (DELETE with their Mcp-Session-Id)", h.f.opts.MaxSessions), http.StatusServiceUnavailable)
+		return
+	}
+	id := ""
+	defer func() { h.sessions.admitted(id) }()
+	h.stateful.ServeHTTP(w, r)
+	if sid := w.Header().Get("Mcp-Session-Id"); sid != "" && h.liveSessions()[sid] {
+		id = sid
+	}
+}
+
+// liveSessions is the set of session ids the SDK server holds open.
+func (h *Handler) liveSessions() map[string]bool {
+	m := map[string]bool{}
+	for ss := range h.f.srv.Sessions() {
+		if id := ss.ID(); id != "" {
+			m[id] = true
+		}
+	}
+	return m
+}
+
+func (h *Handler) closeSession(id string) {
+	for ss := range h.f.srv.Sessions() {
+		if ss.ID() == id {
+			_ = ss.Close()
 			return
 		}
-		http.Error(w, "cannot read request body", http.StatusBadRequest)
-		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if modernBody(body) {
-		h.stateless.ServeHTTP(w, r)
-		return
-	}
-	h.stateful.ServeHTTP(w, r)
 }
 
 // modernBody reports whether a JSON-RPC request follows the 2026-07-28
@@ -290,9 +368,18 @@ func ServeHTTP(ctx context.Context, addr string, b Backend, opts *Options, onLis
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 		defer stop()
 	}
+	// Slow and greedy clients are bounded four ways: headers within
+	// readHeaderTimeout, the whole request within ReadTimeout, idle
+	// keep-alives closed after IdleTimeout, and at most MaxConnsPerClient
+	// connections per remote address (the rest answered 503 at accept).
+	// There is no write timeout: a response may be a long SSE stream.
+	ln = newConnLimiter(ln, h.f.opts.MaxConnsPerClient, h.f.opts.Metrics, h.f.log)
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       h.f.opts.ReadTimeout,
+		IdleTimeout:       h.f.opts.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.f.log.Handler(), slog.LevelWarn),
 	}
 	if h.f.opts.AllowRemote && !h.hasToken {

@@ -48,6 +48,7 @@ type Metrics struct {
 	caps       *labelCap
 	servers    *labelCap
 	filterCaps *labelCap
+	httpLimits *prometheus.CounterVec
 
 	srcMu   sync.Mutex
 	sources map[int]func() int // session counters of live fronts
@@ -84,6 +85,10 @@ func NewMetrics(o *MetricsOptions) *Metrics {
 			Name: "sluice_sandbox_outcomes_total",
 			Help: "Code-mode script runs, by outcome.",
 		}, []string{"outcome"}),
+		httpLimits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_http_limit_events_total",
+			Help: "HTTP limits that acted, by event: connection_refused (per-client connection cap), session_evicted (oldest idle session closed at the session cap), session_refused (session cap reached and no session idle), read_timeout (a request not read within the read timeout).",
+		}, []string{"event"}),
 		caps:       &labelCap{max: max},
 		servers:    &labelCap{max: max},
 		filterCaps: &labelCap{max: max},
@@ -92,7 +97,10 @@ func NewMetrics(o *MetricsOptions) *Metrics {
 		Name: "sluice_active_sessions",
 		Help: "MCP sessions currently open (stdio counts as one; stateless HTTP requests are not sessions).",
 	}, m.activeSessions)
-	m.reg.MustRegister(m.calls, m.durations, m.states, m.filters, m.sandbox, active,
+	for _, ev := range []string{"connection_refused", "session_evicted", "session_refused", "read_timeout"} {
+		m.httpLimits.WithLabelValues(ev) // present at 0 from the start
+	}
+	m.reg.MustRegister(m.calls, m.durations, m.states, m.filters, m.sandbox, active, m.httpLimits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -149,6 +157,18 @@ func (m *Metrics) SandboxOutcome(outcome string) {
 		return
 	}
 	m.sandbox.WithLabelValues(closed(sandboxOutcomes, outcome)).Inc()
+}
+
+// httpLimitEvents is the closed set of HTTPLimit event labels.
+var httpLimitEvents = set("connection_refused", "session_evicted", "session_refused", "read_timeout")
+
+// HTTPLimit counts one act of an HTTP limit: "connection_refused",
+// "session_evicted", "session_refused" or "read_timeout".
+func (m *Metrics) HTTPLimit(event string) {
+	if m == nil {
+		return
+	}
+	m.httpLimits.WithLabelValues(closed(httpLimitEvents, event)).Inc()
 }
 
 // Handler serves the registry in the Prometheus exposition format.

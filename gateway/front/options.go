@@ -72,6 +72,8 @@ type Options struct {
 	SessionTimeout time.Duration
 	// ShutdownTimeout bounds the graceful drain on shutdown; default 10s.
 	ShutdownTimeout time.Duration
+	// HTTPLimits bounds what one client can hold on the HTTP front.
+	HTTPLimits
 	// MaxMetricLabels caps distinct capability (and server, filter)
 	// label values; the rest are counted as "other". Default 200.
 	MaxMetricLabels int
@@ -79,6 +81,34 @@ type Options struct {
 	// SIGINT as a shutdown request (the caller handles signals itself).
 	NoSignals bool
 }
+
+// HTTPLimits bound the HTTP front against slow and greedy clients. Zero
+// values mean the documented defaults.
+type HTTPLimits struct {
+	// ReadTimeout bounds reading one whole request, headers and body
+	// (headers alone: 10s); default 30s. A request not read in time is
+	// answered 408 and its connection closed.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request in
+	// flight; default 2m.
+	IdleTimeout time.Duration
+	// MaxConnsPerClient caps open connections per remote IP address;
+	// default 64. A connection over the cap is answered 503 and closed.
+	MaxConnsPerClient int
+	// MaxSessions caps legacy (initialize) sessions; default 256. A new
+	// session over the cap evicts the session idle the longest (no POST
+	// in flight), or is refused with 503 when none is idle.
+	MaxSessions int
+}
+
+const (
+	defaultReadTimeout       = 30 * time.Second
+	defaultIdleTimeout       = 2 * time.Minute
+	defaultMaxConnsPerClient = 64
+	defaultMaxSessions       = 256
+	// readHeaderTimeout bounds reading a request's headers.
+	readHeaderTimeout = 10 * time.Second
+)
 
 const (
 	defaultName                 = "sluice"
@@ -139,6 +169,18 @@ func (o *Options) resolved() (Options, error) {
 	if r.MaxMetricLabels == 0 {
 		r.MaxMetricLabels = defaultMaxMetricLabels
 	}
+	if r.ReadTimeout == 0 {
+		r.ReadTimeout = defaultReadTimeout
+	}
+	if r.IdleTimeout == 0 {
+		r.IdleTimeout = defaultIdleTimeout
+	}
+	if r.MaxConnsPerClient == 0 {
+		r.MaxConnsPerClient = defaultMaxConnsPerClient
+	}
+	if r.MaxSessions == 0 {
+		r.MaxSessions = defaultMaxSessions
+	}
 	for _, c := range []struct {
 		field string
 		bad   bool
@@ -152,6 +194,10 @@ func (o *Options) resolved() (Options, error) {
 		{"MaxRequestBytes", r.MaxRequestBytes < 4096, r.MaxRequestBytes, ">= 4096"},
 		{"ShutdownTimeout", r.ShutdownTimeout < 0, r.ShutdownTimeout, "> 0"},
 		{"MaxMetricLabels", r.MaxMetricLabels < 1, r.MaxMetricLabels, ">= 1"},
+		{"ReadTimeout", r.ReadTimeout < 0, r.ReadTimeout, "> 0"},
+		{"IdleTimeout", r.IdleTimeout < 0, r.IdleTimeout, "> 0"},
+		{"MaxConnsPerClient", r.MaxConnsPerClient < 1, r.MaxConnsPerClient, ">= 1"},
+		{"MaxSessions", r.MaxSessions < 1, r.MaxSessions, ">= 1"},
 	} {
 		if c.bad {
 			return r, &OptionError{Field: c.field, Value: fmt.Sprint(c.value), Want: c.want}
