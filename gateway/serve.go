@@ -38,7 +38,14 @@ type ServeOptions struct {
 	Stdout io.Writer
 	// NoSignals: the caller handles SIGTERM and SIGINT (cancel ctx).
 	NoSignals bool
+	// HTTPLimits bound slow and greedy HTTP clients (read and idle
+	// timeouts, connections per client, sessions); zero = front's defaults.
+	HTTPLimits HTTPLimits
 }
+
+// HTTPLimits are the HTTP front's bounds on slow and greedy clients (see
+// front.HTTPLimits).
+type HTTPLimits = front.HTTPLimits
 
 // Serve serves g as an MCP server until ctx ends, stdin reaches EOF
 // (stdio), or SIGTERM or SIGINT arrives; it then drains within
@@ -58,6 +65,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		Token:           o.Token,
 		ShutdownTimeout: o.ShutdownTimeout,
 		NoSignals:       o.NoSignals,
+		HTTPLimits:      o.HTTPLimits,
 	}
 	if o.Flat {
 		fo.Mode = front.ModeFlat

@@ -20,7 +20,8 @@ func init() {
 		summary: "serve the gateway to agents as an MCP server (stdio or HTTP)",
 		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat] [--no-prefix]
                     [--allow-remote] [--token-file FILE] [--log-level LEVEL]
-                    [--project DIR]
+                    [--project DIR] [--read-timeout DUR] [--idle-timeout DUR]
+                    [--max-conns-per-client N] [--max-sessions N]
 
 Serves sluice as an MCP server for agents, in both protocol eras (2025-11-25
 and older with initialize, 2026-07-28 without). Servers are launched on
@@ -65,6 +66,18 @@ Flags:
   --project DIR       the project root (default: found from the working
                       directory)
 
+HTTP limits (slow or greedy clients cannot hold the gateway):
+  --read-timeout DUR  a whole request (headers and body) must arrive within
+                      DUR (default 30s; headers alone 10s), else 408
+  --idle-timeout DUR  close keep-alive connections idle for DUR (default 2m)
+  --max-conns-per-client N
+                      open connections per remote IP address (default 64);
+                      one more is answered 503 and closed
+  --max-sessions N    legacy (initialize) sessions (default 256); one more
+                      closes the session idle the longest, or is refused
+                      with 503 when every session has a request running.
+                      Counted in sluice_http_limit_events_total on /metrics.
+
 Shutdown: on stdin EOF (stdio), SIGTERM or SIGINT, running calls get up to
 10 seconds to finish, then every launched server is torn down (process
 groups, SIGTERM then SIGKILL).
@@ -87,6 +100,10 @@ func runServe(e *env) int {
 	tokenFile := fs.String("token-file", "", "")
 	level := fs.String("log-level", "", "")
 	project := fs.String("project", "", "")
+	readTimeout := fs.Duration("read-timeout", 0, "")
+	idleTimeout := fs.Duration("idle-timeout", 0, "")
+	maxConns := fs.Int("max-conns-per-client", 0, "")
+	maxSessions := fs.Int("max-sessions", 0, "")
 	pos, code, ok := flagsOrExit(e, "serve", fs)
 	if !ok {
 		return code
@@ -99,6 +116,25 @@ func runServe(e *env) int {
 	}
 	if *noPrefix && *mode != "flat" {
 		return usageErr(e, "serve", "--no-prefix applies to --mode flat only")
+	}
+	limits := gateway.HTTPLimits{ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, MaxConnsPerClient: *maxConns, MaxSessions: *maxSessions}
+	for _, c := range []struct {
+		name string
+		set  bool
+		bad  bool
+		want string
+	}{
+		{"--read-timeout", *readTimeout != 0, *readTimeout < 0, "a positive duration such as 30s"},
+		{"--idle-timeout", *idleTimeout != 0, *idleTimeout < 0, "a positive duration such as 2m"},
+		{"--max-conns-per-client", *maxConns != 0, *maxConns < 0, "a positive number"},
+		{"--max-sessions", *maxSessions != 0, *maxSessions < 0, "a positive number"},
+	} {
+		if c.bad {
+			return usageErr(e, "serve", "%s must be %s", c.name, c.want)
+		}
+		if c.set && *httpAddr == "" {
+			return usageErr(e, "serve", "%s applies to --http only", c.name)
+		}
 	}
 	lockStderr(e)
 	lv := logLevel(e.stderr)
@@ -143,6 +179,7 @@ func runServe(e *env) int {
 		Logger:      log,
 		Stdin:       e.stdin,
 		Stdout:      e.stdout,
+		HTTPLimits:  limits,
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
 		return reportErr(e.stderr, "serve", err)

@@ -196,7 +196,16 @@ func TestServeInspector(t *testing.T) {
 // bounded wait for status 0).
 func startHTTPServe(t *testing.T, args ...string) (string, func()) {
 	t.Helper()
+	addr, _, stop := startHTTPServeProc(t, nil, args...)
+	return "http://" + addr + "/mcp", stop
+}
+
+// startHTTPServeProc is startHTTPServe with extra environment, returning
+// the bound address (host:port) and serve's pid.
+func startHTTPServeProc(t *testing.T, env []string, args ...string) (string, int, func()) {
+	t.Helper()
 	cmd := exec.Command(sluiceBin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -245,7 +254,7 @@ func startHTTPServe(t *testing.T, args ...string) (string, func()) {
 			t.Error("a process of serve's group survived its exit")
 		}
 	}
-	return "http://" + addr + "/mcp", stop
+	return addr, pgid, stop
 }
 
 // TestServeSIGTERMDrains: SIGTERM lets a running call finish (within the

@@ -45,6 +45,22 @@
 // anything else (403), so a remote deployment can name its hosts without
 // switching the protection off.
 //
+// # Why HTTP limits act at accept and before the SDK
+//
+// A client that trickles a body, or simply opens connections, costs a
+// descriptor and a goroutine each for as long as it likes unless
+// something bounds it. front bounds it four ways (HTTPLimits): headers
+// within 10s and the whole request within ReadTimeout (408), idle
+// keep-alives closed after IdleTimeout, and at most MaxConnsPerClient
+// connections per remote address, refused with 503 at accept before the
+// HTTP server reads a byte. A request front will not serve (403, 401, 404,
+// too large) is answered and its connection closed at once: Go's server
+// would otherwise read the rest of the body, first before answering and
+// then after, for as long as the client takes. Legacy sessions are capped
+// by MaxSessions: a new one closes the session idle the longest (no POST
+// in flight) and counts it, or is refused with 503 when all are busy.
+// There is no write timeout: a response may be a long SSE stream.
+//
 // # Why backend errors are not shown to the model
 //
 // Only a *ToolError's text reaches the model; any other error is logged in

@@ -250,7 +250,17 @@ func TestHTTPSessionCap(t *testing.T) {
 
 	// Every session busy: a new one is refused, and nothing is evicted.
 	for _, sid := range []string{sids[0], sids[2], fourth} {
-		go post(sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"call","arguments":{"capability":"up__block","arguments":{}}}}`)
+		go func() {
+			req, _ := http.NewRequest("POST", url+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"call","arguments":{"capability":"up__block","arguments":{}}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
 	}
 	for range 3 {
 		select {
