@@ -379,7 +379,7 @@ func TestMessageCaps(t *testing.T) {
 	if m := recv(t, c); !strings.Contains(m, "small") {
 		t.Fatalf("the connection is unusable after a capped message: %s", m)
 	}
-	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"x","params":"`+big+`"}`)); err == nil {
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"x","params":"` + big + `"}`)); err == nil {
 		t.Fatal("an oversized outbound message was accepted")
 	}
 }
