@@ -125,6 +125,9 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	if v.decl.TimeoutMs > 0 {
 		timeout = time.Duration(v.decl.TimeoutMs) * time.Millisecond
 	}
+	if t, ok := cliCallTimeout(v.decl, tool); ok {
+		timeout = t
+	}
 	if req.Timeout > 0 && req.Timeout < timeout {
 		timeout = req.Timeout
 	}

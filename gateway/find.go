@@ -20,6 +20,8 @@ const (
 	ProvLive    Provenance = "live"    // listed by the running server this session
 	ProvCached  Provenance = "cached"  // read from a recorded catalog
 	ProvMissing Provenance = "missing" // no catalog: a scoped refresh records one
+	// ProvDeclared: a cli server's tools, read from its declaration.
+	ProvDeclared Provenance = "declared"
 )
 
 // FindRequest asks what capabilities exist.
@@ -134,6 +136,9 @@ func (g *Gateway) known(v ServerView) listing {
 			return l
 		}
 	}
+	if v.decl.CLI != nil {
+		return cliListing(v.decl)
+	}
 	c, err := catalog.Load(g.cacheDir, g.catalogIdentity(v.decl), nil)
 	if err != nil {
 		return listing{prov: ProvMissing}
@@ -168,7 +173,7 @@ func (g *Gateway) summaries(v ServerView) summary {
 		}
 	}
 	id := g.catalogIdentity(v.decl)
-	if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil {
+	if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil && v.decl.CLI == nil {
 		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt}
 	}
 	l := g.known(v)

@@ -25,6 +25,8 @@ type ServerView struct {
 	EnvNames []string `json:"envNames,omitempty"` // names only, never values
 	PassEnv  []string `json:"passEnv,omitempty"`
 	Digest   string   `json:"digest"`
+	// CLI lists a cli server's tools (Command and Args are then empty).
+	CLI []CLIToolView `json:"cli,omitempty"`
 
 	Trust       string `json:"trust"` // trusted | untrusted | stale
 	ActionClass string `json:"actionClass"`
@@ -148,6 +150,7 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 	for k := range d.Env {
 		v.EnvNames = append(v.EnvNames, k)
 	}
+	v.CLI = cliViews(d)
 	sort.Strings(v.EnvNames)
 	ts := trust.Resolve(trust.Decl{
 		Scope:        trust.Scope(d.Scope),

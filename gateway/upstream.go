@@ -333,7 +333,12 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 			return hooks.Request(ctx, u.id, method, params)
 		}
 	}
-	c, err := mcp.Start(ctx, spec, opts)
+	var c *mcp.Client
+	if d.CLI != nil {
+		c, err = g.startCLI(ctx, d, env, opts)
+	} else {
+		c, err = mcp.Start(ctx, spec, opts)
+	}
 	if err != nil {
 		return nil, nil, upstreamErr(u.id, "start", err)
 	}

@@ -124,8 +124,16 @@ func printPlan(w io.Writer, p *gateway.TrustPlan) {
 	fmt.Fprintf(w, "Trusting project server %s\n", v.ID)
 	fmt.Fprintf(w, "  project root:  %s\n", p.ProjectRoot)
 	fmt.Fprintf(w, "  declared at:   %s:%d:%d\n", v.File, v.Line, v.Column)
-	fmt.Fprintf(w, "  command:       %s\n", v.Command)
-	fmt.Fprintf(w, "  args:          %s\n", jsonList(v.Args))
+	if len(v.CLI) > 0 {
+		fmt.Fprintf(w, "  cli tools:     %d (each runs its argv; no shell)\n", len(v.CLI))
+		for _, t := range v.CLI {
+			fmt.Fprintf(w, "    %s: %s\n", t.Name, t.Argv)
+			fmt.Fprintf(w, "      description: %s\n", strings.ReplaceAll(t.Description, "\n", "\n        "))
+		}
+	} else {
+		fmt.Fprintf(w, "  command:       %s\n", v.Command)
+		fmt.Fprintf(w, "  args:          %s\n", jsonList(v.Args))
+	}
 	fmt.Fprintf(w, "  cwd:           %s\n", v.Cwd)
 	names := "(none)"
 	if len(v.EnvNames) > 0 {

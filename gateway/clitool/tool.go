@@ -212,7 +212,7 @@ func (t *Tool) definition() json.RawMessage {
 	writeString(&b, t.spec.Name)
 	desc := t.spec.Description
 	if desc == "" {
-		desc = "Runs " + t.templateText() + "."
+		desc = "Runs " + t.templateText(filepath.Base(t.command)) + "."
 	}
 	b.WriteString(`,"description":`)
 	writeString(&b, desc)
@@ -229,9 +229,12 @@ func (t *Tool) definition() json.RawMessage {
 	return b.Bytes()
 }
 
-// templateText renders the template for people: `git log --max-count={limit} [--author={author}]`.
-func (t *Tool) templateText() string {
-	parts := []string{filepath.Base(t.command)}
+// Template renders the template for people, argv[0] as declared and
+// optional groups in brackets: `git log --max-count={limit} [--author={author}]`.
+func (t *Tool) Template() string { return t.templateText(t.command) }
+
+func (t *Tool) templateText(cmd string) string {
+	parts := []string{cmd}
 	var walk func(es []Elem) []string
 	walk = func(es []Elem) []string {
 		var out []string

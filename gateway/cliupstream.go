@@ -1,0 +1,173 @@
+package gateway
+
+// This file is the in-process upstream of a cli declaration: its tools
+// are compiled by clitool and served by a clitool.Conn, and the gateway
+// talks to that Conn through the same mcp.Client as to a server process.
+// Every path a tool takes (catalog, find, describe, call, admission and
+// action classes, code mode, filters, flat and gateway mode) is therefore
+// the same for a CLI tool as for any other.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"sluice/gateway/clitool"
+	"sluice/gateway/config"
+	"sluice/gateway/mcp"
+	"sluice/gateway/proc"
+)
+
+// cliTools compiles a cli declaration's tools with how they run filled in:
+// the server's cwd and env, the operator's allow-list, the gateway's
+// teardown graces, and a timeout (the tool's, else the server's, else the
+// gateway's default call timeout).
+func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.Tool, error) {
+	tools := make([]*clitool.Tool, 0, len(d.CLI.Tools))
+	for _, t := range d.CLI.Tools {
+		s := t.Spec
+		s.Server = d.ID
+		s.Dir, s.Root, s.Env, s.PassEnv = d.Dir, d.Root, env, d.PassEnv
+		s.AllowCommands = g.allow
+		s.KillGrace, s.StdinGrace = g.opts.KillGrace, g.opts.StdinGrace
+		s.Timeout = cliTimeout(d, t)
+		tool, err := clitool.Compile(s)
+		if err != nil {
+			return nil, &Error{Kind: KindGateway, Server: d.ID, Message: err.Error(), Err: err}
+		}
+		tools = append(tools, tool)
+	}
+	return tools, nil
+}
+
+// cliTimeout is a CLI tool's own deadline.
+func cliTimeout(d config.Server, t config.CLITool) time.Duration {
+	switch {
+	case t.TimeoutMs > 0:
+		return time.Duration(t.TimeoutMs) * time.Millisecond
+	case d.TimeoutMs > 0:
+		return time.Duration(d.TimeoutMs) * time.Millisecond
+	}
+	return DefaultCallTimeout
+}
+
+// cliCallTimeout is how long the gateway waits for a call of tool on a
+// cli server: a little over the tool's own deadline, so that the tool's
+// timeout (which names the tool and tears its process group down) is the
+// one that fires.
+func cliCallTimeout(d config.Server, tool string) (time.Duration, bool) {
+	if d.CLI == nil {
+		return 0, false
+	}
+	t, ok := d.CLI.Tool(tool)
+	if !ok {
+		return 0, false
+	}
+	return cliTimeout(d, t) + cliTimeoutMargin, true
+}
+
+// cliTimeoutMargin covers the teardown of a timed-out tool's group.
+const cliTimeoutMargin = 10 * time.Second
+
+// startCLI is mcp.Start for a cli declaration: nothing is spawned until a
+// tool is called.
+func (g *Gateway) startCLI(ctx context.Context, d config.Server, env map[string]string, opts *mcp.Options) (*mcp.Client, error) {
+	tools, err := g.cliTools(d, env)
+	if err != nil {
+		return nil, err
+	}
+	conn := clitool.NewConn(d.ID, g.opts.ClientVersion, tools)
+	c := connClient(conn, opts)
+	if err := c.Handshake(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// connClient runs an mcp.Client over a clitool.Conn through a pair of
+// in-memory pipes carrying one message per line.
+func connClient(conn *clitool.Conn, opts *mcp.Options) *mcp.Client {
+	toConn, fromClient := io.Pipe()
+	toClient, fromConn := io.Pipe()
+	go func() { // client -> conn
+		sc := bufio.NewScanner(toConn)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			if conn.Send(append([]byte(nil), sc.Bytes()...)) != nil {
+				break
+			}
+		}
+		toConn.CloseWithError(io.ErrClosedPipe)
+	}()
+	go func() { // conn -> client
+		for {
+			m, err := conn.Receive()
+			if err != nil {
+				fromConn.Close()
+				return
+			}
+			if _, err := fromConn.Write(append(m, '\n')); err != nil {
+				return
+			}
+		}
+	}()
+	closer := func() proc.Outcome {
+		conn.Close()
+		fromConn.Close()
+		toConn.Close()
+		return proc.Outcome{Complete: true, Stage: proc.StageExited}
+	}
+	return mcp.NewClient(toClient, fromClient, closer, opts)
+}
+
+// cliListing is a cli server's tools as its declaration defines them:
+// known without running anything, so find and describe answer at once.
+func cliListing(d config.Server) listing {
+	l := listing{prov: ProvDeclared}
+	for _, t := range d.CLI.Tools {
+		tool, err := clitool.Compile(t.Spec)
+		if err != nil {
+			continue // config compiled it already; cannot happen
+		}
+		if ti, ok := fromRaw(tool.Definition()); ok {
+			l.tools = append(l.tools, ti)
+		}
+	}
+	return l
+}
+
+// CLIToolView is one tool of a cli server as a person reviews it: what it
+// tells the model and the argv it runs.
+type CLIToolView struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Argv        string `json:"argv"` // the template, optional groups in [brackets]
+	Output      string `json:"output"`
+}
+
+func cliViews(d config.Server) []CLIToolView {
+	if d.CLI == nil {
+		return nil
+	}
+	out := make([]CLIToolView, 0, len(d.CLI.Tools))
+	for _, t := range d.CLI.Tools {
+		v := CLIToolView{Name: t.Name, Description: t.Spec.Description, Output: t.Spec.Output}
+		if tool, err := clitool.Compile(t.Spec); err == nil {
+			v.Argv = tool.Template()
+			var def struct {
+				Description string `json:"description"`
+			}
+			if json.Unmarshal(tool.Definition(), &def) == nil {
+				v.Description = def.Description
+			}
+		}
+		if v.Output == "" {
+			v.Output = clitool.OutputText
+		}
+		out = append(out, v)
+	}
+	return out
+}
