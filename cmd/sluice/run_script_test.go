@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"sluice/gateway"
 )
@@ -144,4 +148,81 @@ func TestRunExitTable(t *testing.T) {
 			t.Errorf("%+v: exit %d, want %d", tc.err, got, tc.code)
 		}
 	}
+}
+
+// aliasedEqual compares two values that share their parts: 10^12 leaves in
+// a few kilobytes, so the comparison is one built-in call that would run
+// for hours if it were not interruptible.
+const aliasedEqual = `a = [list(range(1000))] * 1000
+b = [list(range(1000))] * 1000
+x = [[a] * 1000] * 1000
+y = [[b] * 1000] * 1000
+r = x == y
+result = r
+`
+
+// TestRunSignalEndsBuiltin: SIGTERM ends a run whose time is spent inside
+// one built-in (a comparison, a sort of shared lists): the process exits
+// with the documented status and message.
+func TestRunSignalEndsBuiltin(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers: {}\n")
+	for _, tc := range []struct {
+		name, src string
+		after     time.Duration // when SIGTERM is sent
+	}{
+		{"equal", aliasedEqual, 500 * time.Millisecond},
+		{"sorted", "result = len(sorted([list(range(100000))] * 20000))\n", 500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeScript(t, w, "sig.star", tc.src)
+			cmd := exec.Command(sluiceBin, "run", p)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			time.Sleep(tc.after)
+			sent := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("sluice run did not exit within 10 s of SIGTERM:\n%s", out.String())
+			}
+			took := time.Since(sent)
+			code := cmd.ProcessState.ExitCode()
+			// A script that ended on its own before the signal would exit
+			// 0 or with a limit: both mean the case tested nothing.
+			if code != exitInterrupted || !strings.Contains(out.String(), "interrupted") {
+				t.Fatalf("exit %d, want %d (interrupted):\n%s", code, exitInterrupted, out.String())
+			}
+			t.Logf("%s: exited %d %v after SIGTERM", tc.name, code, took.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestRunLimitsHoldInsideBuiltin: the issue's two runs through the binary.
+// str() of a list nested a million deep ends with the valueDepth limit;
+// sorted() of shared lists ends at --timeout 1s.
+func TestRunLimitsHoldInsideBuiltin(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers: {}\n")
+	deep := writeScript(t, w, "deep.star", "x = []\nfor i in range(1000000):\n    x = [x]\nresult = len(str(x))\n")
+	start := time.Now()
+	r := sluiceProc(t, "", "run", deep)
+	want(t, r, exitFailure, "limit (valueDepth) error at line 4", "nested more than 200 levels deep", "fix: keep values flatter")
+	t.Logf("str(deep): exit %d after %v", r.code, time.Since(start).Round(time.Millisecond))
+
+	sorted := writeScript(t, w, "sorted.star", "result = len(sorted([list(range(10000))] * 20000))\n")
+	start = time.Now()
+	r = sluiceProc(t, "", "run", "--timeout", "1s", sorted)
+	want(t, r, exitFailure, "limit (time) error at line 1", "longer than 1s")
+	t.Logf("sorted with --timeout 1s: exit %d after %v", r.code, time.Since(start).Round(time.Millisecond))
 }
