@@ -2,8 +2,9 @@
 // bounded, strict read (Read, Decode), a locked atomic write (Upsert,
 // Remove), and the status of a declaration (Resolve).
 //
-// A record binds three values: the canonical (symlink-free) project root,
-// the server id and the SHA-256 digest of the server's declaration. It also
+// A record binds four values: the canonical (symlink-free) project root,
+// the server id, the SHA-256 digest of the server's declaration and the
+// absolute path its command resolved to (Program). It also
 // carries per-field digests, so a stale status can say which fields
 // changed, and the action class the operator chose, which is a policy
 // annotation and never part of the binding.
@@ -28,6 +29,16 @@
 // The lock lives on trust.json.lock, which is never replaced, and the whole
 // read-modify-write happens under it, so two concurrent `sluice trust` runs
 // both land.
+//
+// # Why the program is bound besides the digest
+//
+// The digest covers the declaration as written, and `command: node` is
+// the same text whichever node the name finds. The program the gateway
+// would launch is bound separately (it depends on the machine, not the
+// declaration), so a different program behind the same name — another
+// PATH, a new install in an earlier PATH entry — makes the record stale
+// until a person looks again. A record without a program (written before
+// programs were bound) is stale: the safe direction.
 //
 // # Why the action class is not bound
 //

@@ -13,8 +13,12 @@ import (
 // declOf is what the gateway does: turn a config declaration into plain
 // values for trust.
 func declOf(s config.Server, root string) trust.Decl {
-	return trust.Decl{Scope: trust.Scope(s.Scope), ProjectRoot: root, ID: s.ID, Digest: s.Digest, FieldDigests: s.FieldDigests(), ActionClass: s.ActionClass}
+	return trust.Decl{Scope: trust.Scope(s.Scope), ProjectRoot: root, ID: s.ID, Digest: s.Digest, FieldDigests: s.FieldDigests(), ActionClass: s.ActionClass, Program: program}
 }
+
+// program stands for the path the declared command resolves to (Parse
+// alone does not resolve it).
+const program = "/opt/tools/bin/server"
 
 // TestDeclarationBinding trusts a project declaration through the real
 // config parser and checks which edits make the record stale.
@@ -53,7 +57,7 @@ func TestDeclarationBinding(t *testing.T) {
 	if got := trust.Resolve(declOf(s, root), st); got.Status != trust.Untrusted || got.Remedy != "sluice trust fs --project "+root {
 		t.Fatalf("before trust: %+v", got)
 	}
-	if err := trust.Upsert(file, trust.Record{ProjectRoot: root, ID: s.ID, Digest: s.Digest, Fields: s.FieldDigests(), ActionClass: trust.ActionRead}); err != nil {
+	if err := trust.Upsert(file, trust.Record{ProjectRoot: root, ID: s.ID, Digest: s.Digest, Fields: s.FieldDigests(), Program: program, ActionClass: trust.ActionRead}); err != nil {
 		t.Fatal(err)
 	}
 	if got := trust.Resolve(declOf(s, root), trust.Read(file)); got.Status != trust.Trusted || got.ActionClass != trust.ActionRead {
@@ -101,7 +105,7 @@ func TestDeclarationBinding(t *testing.T) {
 		})
 	}
 	// Re-trusting with another action class changes only the class.
-	if err := trust.Upsert(file, trust.Record{ProjectRoot: root, ID: s.ID, Digest: s.Digest, Fields: s.FieldDigests(), ActionClass: trust.ActionExecute}); err != nil {
+	if err := trust.Upsert(file, trust.Record{ProjectRoot: root, ID: s.ID, Digest: s.Digest, Fields: s.FieldDigests(), Program: program, ActionClass: trust.ActionExecute}); err != nil {
 		t.Fatal(err)
 	}
 	s, root = load(t, original)

@@ -35,6 +35,9 @@ type Decl struct {
 	Digest       string            // declaration digest
 	FieldDigests map[string]string // per-field digests, to name changed fields
 	ActionClass  string            // user scope: the declared class ("" = unknown)
+	// Program is the absolute path the command resolves to now ("" when
+	// it is not found). Project scope: it must equal the record's.
+	Program string
 }
 
 // Status is the trust status of one declaration.
@@ -83,14 +86,33 @@ func Resolve(decl Decl, st *State) Status {
 		}
 		return Status{Status: Untrusted, ActionClass: ActionUnknown, Reason: reason, Remedy: remedy}
 	}
-	if rec.Digest == decl.Digest {
+	sameProgram := rec.Program != "" && rec.Program == decl.Program
+	if rec.Digest == decl.Digest && sameProgram {
 		return Status{Status: Trusted, ActionClass: classOr(rec.ActionClass), ClassSet: rec.ActionClass != ""}
 	}
-	changed := changedFields(rec.Fields, decl.FieldDigests)
-	what := "its declaration changed"
-	if len(changed) > 0 {
-		what = "its declaration changed (" + strings.Join(changed, ", ") + ")"
+	var changed []string
+	var whats []string
+	if rec.Digest != decl.Digest {
+		changed = changedFields(rec.Fields, decl.FieldDigests)
+		what := "its declaration changed"
+		if len(changed) > 0 {
+			what = "its declaration changed (" + strings.Join(changed, ", ") + ")"
+		}
+		whats = append(whats, what)
 	}
+	if !sameProgram {
+		switch {
+		case rec.Program == "":
+			whats = append(whats, "the record names no program (it predates binding the program a command resolves to)")
+		case decl.Program == "":
+			whats = append(whats, fmt.Sprintf("its command no longer resolves to a program (it ran %s)", rec.Program))
+		default:
+			whats = append(whats, fmt.Sprintf("its command now runs %s, not %s", decl.Program, rec.Program))
+		}
+		changed = append(changed, "program")
+		sort.Strings(changed)
+	}
+	what := strings.Join(whats, " and ")
 	review := ReviewCommand(root)
 	return Status{
 		Status:      Stale,

@@ -43,7 +43,12 @@ type Record struct {
 	ID          string            `json:"id"`
 	Digest      string            `json:"digest"`           // 64 lowercase hex
 	Fields      map[string]string `json:"fields,omitempty"` // per-field digests, to name what changed
-	ActionClass string            `json:"actionClass"`
+	// Program is the absolute path the declared command resolved to when
+	// it was trusted; a different program behind the same name makes the
+	// record stale. Records written before programs were bound have none
+	// and are stale.
+	Program     string `json:"program,omitempty"`
+	ActionClass string `json:"actionClass"`
 	TrustedAt   time.Time         `json:"trustedAt"`
 }
 
@@ -110,6 +115,12 @@ func validate(r *Record, index int) error {
 		return bad("digest", "must be 64 lowercase hex digits")
 	case len(r.Fields) > maxFields:
 		return bad("fields", fmt.Sprintf("more than %d entries", maxFields))
+	case r.Program != "" && (!filepath.IsAbs(r.Program) || filepath.Clean(r.Program) != r.Program):
+		return bad("program", "must be a clean absolute path")
+	case len(r.Program) > maxRootBytes:
+		return bad("program", fmt.Sprintf("longer than %d bytes", maxRootBytes))
+	case strings.IndexByte(r.Program, 0) >= 0:
+		return bad("program", "contains a NUL byte")
 	}
 	for k, v := range r.Fields {
 		if !fieldRe.MatchString(k) || !digestRe.MatchString(v) {

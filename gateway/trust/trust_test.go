@@ -249,7 +249,7 @@ func TestUpsertRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	croot, _ := CanonicalRoot(root)
-	if err := Upsert(file, Record{ProjectRoot: link, ID: "fs", Digest: hexDigest("1"), Fields: map[string]string{"command": hexDigest("c")}}); err != nil {
+	if err := Upsert(file, Record{ProjectRoot: link, ID: "fs", Digest: hexDigest("1"), Fields: map[string]string{"command": hexDigest("c")}, Program: "/usr/bin/fs"}); err != nil {
 		t.Fatal(err)
 	}
 	st := Read(file)
@@ -257,7 +257,7 @@ func TestUpsertRemove(t *testing.T) {
 	if !ok || r.ActionClass != "" || r.TrustedAt.IsZero() || r.Fields["command"] != hexDigest("c") {
 		t.Fatalf("record %+v (found %v) in %+v", r, ok, st)
 	}
-	if s := Resolve(Decl{Scope: ScopeProject, ProjectRoot: croot, ID: "fs", Digest: hexDigest("1")}, st); s.Status != Trusted || s.ActionClass != ActionUnknown || s.ClassSet {
+	if s := Resolve(Decl{Scope: ScopeProject, ProjectRoot: croot, ID: "fs", Digest: hexDigest("1"), Program: "/usr/bin/fs"}, st); s.Status != Trusted || s.ActionClass != ActionUnknown || s.ClassSet {
 		t.Fatalf("a record without a class resolves to unknown, not set: %+v", s)
 	}
 	// Upsert replaces in place.
@@ -324,7 +324,7 @@ func TestResolve(t *testing.T) {
 	root := t.TempDir()
 	croot, _ := CanonicalRoot(root)
 	fields := map[string]string{"command": hexDigest("c"), "args": hexDigest("a"), "env": hexDigest("e")}
-	st := &State{Records: []Record{{ProjectRoot: croot, ID: "fs", Digest: hexDigest("d"), Fields: fields, ActionClass: ActionRead, TrustedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}}}
+	st := &State{Records: []Record{{ProjectRoot: croot, ID: "fs", Digest: hexDigest("d"), Fields: fields, Program: "/usr/bin/fs", ActionClass: ActionRead, TrustedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}}}
 	remedy := "sluice trust fs --project " + croot
 
 	s := Resolve(Decl{Scope: ScopeUser, ID: "fs", ActionClass: ActionExecute}, st)
@@ -342,19 +342,19 @@ func TestResolve(t *testing.T) {
 
 	// Matching digest: trusted with the record's class, whatever the
 	// declaration says.
-	s = Resolve(Decl{Scope: ScopeProject, ProjectRoot: root, ID: "fs", Digest: hexDigest("d"), ActionClass: ActionExecute}, st)
+	s = Resolve(Decl{Scope: ScopeProject, ProjectRoot: root, ID: "fs", Digest: hexDigest("d"), ActionClass: ActionExecute, Program: "/usr/bin/fs"}, st)
 	if s.Status != Trusted || s.ActionClass != ActionRead {
 		t.Errorf("trusted: %+v", s)
 	}
 
 	changed := map[string]string{"command": hexDigest("c"), "args": hexDigest("A"), "env": hexDigest("e"), "passEnv": hexDigest("p")}
-	s = Resolve(Decl{Scope: ScopeProject, ProjectRoot: root, ID: "fs", Digest: hexDigest("D"), FieldDigests: changed}, st)
+	s = Resolve(Decl{Scope: ScopeProject, ProjectRoot: root, ID: "fs", Digest: hexDigest("D"), FieldDigests: changed, Program: "/usr/bin/fs"}, st)
 	if s.Status != Stale || s.ActionClass != ActionUnknown || s.Remedy != remedy || strings.Join(s.Changed, ",") != "args,passEnv" ||
 		!strings.Contains(s.Reason, "(args, passEnv)") || !strings.Contains(s.Reason, "sluice servers --project "+croot) || s.Review != "sluice servers --project "+croot {
 		t.Errorf("stale: %+v", s)
 	}
 	// Without per-field digests the status is still stale, Changed nil.
-	s = Resolve(Decl{Scope: ScopeProject, ProjectRoot: root, ID: "fs", Digest: hexDigest("D")}, st)
+	s = Resolve(Decl{Scope: ScopeProject, ProjectRoot: root, ID: "fs", Digest: hexDigest("D"), Program: "/usr/bin/fs"}, st)
 	if s.Status != Stale || s.Changed != nil {
 		t.Errorf("stale without fields: %+v", s)
 	}
@@ -368,7 +368,7 @@ func TestResolve(t *testing.T) {
 	if err := os.Symlink(root, link); err != nil {
 		t.Fatal(err)
 	}
-	if s := Resolve(Decl{Scope: ScopeProject, ProjectRoot: link, ID: "fs", Digest: hexDigest("d")}, st); s.Status != Trusted {
+	if s := Resolve(Decl{Scope: ScopeProject, ProjectRoot: link, ID: "fs", Digest: hexDigest("d"), Program: "/usr/bin/fs"}, st); s.Status != Trusted {
 		t.Errorf("via symlink: %+v", s)
 	}
 	if s := Resolve(Decl{Scope: ScopeProject, ID: "fs"}, st); s.Status != Untrusted {
@@ -390,6 +390,50 @@ func TestRemedyQuoting(t *testing.T) {
 	for root, want := range cases {
 		if got := RemedyCommand("fs", root); got != want {
 			t.Errorf("%q: got %s want %s", root, got, want)
+		}
+	}
+}
+
+// TestResolveProgram: the record binds the program the command resolved
+// to; another program behind the same declaration is stale, and so is a
+// record that names none.
+func TestResolveProgram(t *testing.T) {
+	root := t.TempDir()
+	croot, _ := CanonicalRoot(root)
+	rec := Record{ProjectRoot: croot, ID: "web", Digest: hexDigest("d"), Program: "/usr/bin/node", TrustedAt: time.Unix(0, 0).UTC()}
+	decl := Decl{Scope: ScopeProject, ProjectRoot: croot, ID: "web", Digest: hexDigest("d"), Program: "/usr/bin/node"}
+	if s := Resolve(decl, &State{Records: []Record{rec}}); s.Status != Trusted {
+		t.Fatalf("same program: %+v", s)
+	}
+	for _, c := range []struct {
+		recProg, declProg, reason string
+	}{
+		{"/usr/bin/node", "/home/u/repo/bin/node", "now runs /home/u/repo/bin/node, not /usr/bin/node"},
+		{"/usr/bin/node", "", "no longer resolves to a program (it ran /usr/bin/node)"},
+		{"", "/usr/bin/node", "names no program"},
+	} {
+		r, d := rec, decl
+		r.Program, d.Program = c.recProg, c.declProg
+		s := Resolve(d, &State{Records: []Record{r}})
+		if s.Status != Stale || strings.Join(s.Changed, ",") != "program" || !strings.Contains(s.Reason, c.reason) || s.Remedy == "" {
+			t.Errorf("record %q, now %q: %+v", c.recProg, c.declProg, s)
+		}
+	}
+	// Both changed: both are named.
+	d := decl
+	d.Digest, d.Program = hexDigest("e"), "/opt/node"
+	d.FieldDigests = map[string]string{"args": hexDigest("a")}
+	r := rec
+	r.Fields = map[string]string{"args": hexDigest("b")}
+	if s := Resolve(d, &State{Records: []Record{r}}); s.Status != Stale || strings.Join(s.Changed, ",") != "args,program" {
+		t.Errorf("both: %+v", s)
+	}
+	// The program is validated like the rest of a record.
+	for _, bad := range []string{"node", "/usr/bin/../bin/node", "/usr/bin/no\x00de"} {
+		r := rec
+		r.Program = bad
+		if err := Upsert(FilePath(t.TempDir()), r); err == nil {
+			t.Errorf("program %q accepted", bad)
 		}
 	}
 }
