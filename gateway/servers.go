@@ -22,9 +22,15 @@ type ServerView struct {
 	Command  string   `json:"command"`
 	Args     []string `json:"args"`
 	Cwd      string   `json:"cwd"`
-	EnvNames []string `json:"envNames,omitempty"` // names only, never values
-	PassEnv  []string `json:"passEnv,omitempty"`
-	Digest   string   `json:"digest"`
+	// Env is the env as declared: ${env:NAME} references are shown as
+	// written, never expanded, so no gateway value appears here.
+	Env      map[string]string `json:"env,omitempty"`
+	PassEnv  []string          `json:"passEnv,omitempty"`
+	Receives []config.Grant    `json:"receives,omitempty"` // gateway variables the server receives (names only)
+	// Program is the absolute path the command resolves to on the
+	// gateway's PATH ("" when not found); trust records bind it.
+	Program string `json:"program,omitempty"`
+	Digest  string `json:"digest"`
 	// CLI lists a cli server's tools (Command and Args are then empty).
 	CLI []CLIToolView `json:"cli,omitempty"`
 
@@ -145,14 +151,15 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 	v := ServerView{
 		ID: d.ID, Scope: string(d.Scope), File: d.File, Line: d.Line, Column: d.Column,
 		Command: d.Command, Args: d.Args, Cwd: d.Dir, PassEnv: d.PassEnv, Digest: d.Digest,
+		Receives: d.Grants(), Program: d.Program,
 		decl: d,
 	}
-	for k := range d.Env {
-		v.EnvNames = append(v.EnvNames, k)
+	if len(d.Env) > 0 {
+		v.Env = d.Env
 	}
 	v.CLI = cliViews(d)
-	sort.Strings(v.EnvNames)
 	ts := trust.Resolve(trust.Decl{
+		Program:      d.Program,
 		Scope:        trust.Scope(d.Scope),
 		ProjectRoot:  l.ProjectRoot,
 		ID:           d.ID,
@@ -225,6 +232,11 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s is declared in user scope (%s) and is trusted by authorship; trust records are for project declarations", id, v.File),
 			Remedy: "set actionClass in the user declaration instead"}
 	}
+	if v.Program == "" && v.decl.Command != "" {
+		// Trust binds the program the command resolves to; there is none.
+		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s: command %q is not found on your PATH, so there is no program to trust", id, v.Command),
+			Remedy: "install the program, then run 'sluice trust " + id + "' again"}
+	}
 	if actionClass == "" {
 		// Re-trusting keeps the class already recorded; a first record has
 		// none: tools annotated read-only run, every other call asks.
@@ -246,6 +258,7 @@ func (g *Gateway) Trust(p *TrustPlan) error {
 		ID:          d.ID,
 		Digest:      d.Digest,
 		Fields:      d.FieldDigests(),
+		Program:     d.Program,
 		ActionClass: p.ActionClass,
 		TrustedAt:   g.opts.Now(),
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,7 @@ func (g *Gateway) upstreamFor(d config.Server) (*upstream, error) {
 		return nil, ErrClosed
 	}
 	u := g.ups[d.ID]
-	if u != nil && u.digest == d.Digest {
+	if u != nil && u.digest == d.Digest && u.decl.Program == d.Program {
 		return u, nil
 	}
 	if u != nil {
@@ -292,9 +293,21 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 	if err != nil {
 		return nil, nil, &Error{Kind: KindGateway, Server: u.id, Message: err.Error(), Err: err}
 	}
+	// Launch exactly the program the declarations resolved on the
+	// gateway's PATH (the one trust binds), never a name a declared PATH
+	// could redirect. The allow-list names bare commands, so it is
+	// checked here, on the declared name, before the path is handed on.
+	if !filepath.IsAbs(d.Command) && !g.allow.Allows(d.Command) {
+		err := &proc.CommandError{Server: u.id, Command: d.Command, Reason: proc.ReasonCommandNotAllowed, Err: proc.ErrCommandNotAllowed}
+		return nil, nil, upstreamErr(u.id, "start", err)
+	}
+	if d.Program == "" {
+		err := &proc.CommandError{Server: u.id, Command: d.Command, Reason: proc.ReasonCommandNotFound, Err: proc.ErrCommandNotFound}
+		return nil, nil, upstreamErr(u.id, "start", err)
+	}
 	spec := proc.Spec{
 		Server:        u.id,
-		Command:       d.Command,
+		Command:       d.Program,
 		Args:          d.Args,
 		Dir:           d.Dir,
 		Root:          d.Root,

@@ -17,7 +17,9 @@ declaration file (<project root>/.sluice/mcp.yaml) and the trust file
 
   file:line:col: severity: field: message (fix: ...)
 
-then a one-line summary. A missing file is not an error. Nothing is launched.
+then each server's env as declared and the variables of yours each project
+server receives (as in 'sluice servers'), then a one-line summary. A missing
+file is not an error. Nothing is launched.
 
 Flags:
   --project DIR  the project root (default: found from the working directory)
@@ -41,6 +43,7 @@ func runCheck(e *env) int {
 	if len(pos) > 0 {
 		return usageErr(e, "check", "unexpected argument %q; check takes no arguments", pos[0])
 	}
+	safeOutput(e, false)
 	g, closeFn, code, ok := openGateway(e, "check", *project)
 	if !ok {
 		return code
@@ -50,6 +53,7 @@ func runCheck(e *env) int {
 	for _, d := range rep.Diagnostics {
 		fmt.Fprintln(e.stdout, d.String())
 	}
+	printDetails(e.stdout, rep.Servers, false)
 	files := 0
 	for _, f := range []string{rep.UserFile, rep.ProjectFile} {
 		if f != "" && fileExists(f) {

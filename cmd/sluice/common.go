@@ -11,10 +11,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"sluice/gateway"
 )
@@ -273,14 +278,29 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// clean makes text that came from a server safe to print on a terminal:
-// control characters other than newline and tab (ESC sequences, carriage
-// returns, C1 controls such as CSI) are shown as \xNN or \uNNNN escapes, so
-// a tool description or an error tail cannot rewrite the screen.
+// clean makes text that came from a server or a repository safe to print
+// on a terminal: control characters other than newline and tab (ESC
+// sequences, carriage returns, C1 controls such as CSI U+009B and NEL
+// U+0085), bidirectional overrides and isolates (U+202A-U+202E,
+// U+2066-U+2069), zero-width and other invisible format characters
+// (U+200B-U+200F, U+2060, U+FEFF, tag characters), line and paragraph
+// separators and invalid UTF-8 are shown as \xNN, \uNNNN or \UNNNNNNNN
+// escapes, so a tool description, a path or an error tail cannot rewrite
+// the screen or make text read differently from what it is.
 func clean(s string) string {
+	return escapeText(s, true)
+}
+
+// cleanLine is clean for one table cell or one-line field: newline and
+// tab are escaped too.
+func cleanLine(s string) string {
+	return escapeText(s, false)
+}
+
+func escapeText(s string, keepLayout bool) string {
 	ok := true
-	for _, r := range s {
-		if isControl(r) {
+	for i, r := range s {
+		if r == utf8.RuneError && !validAt(s, i) || unsafeRune(r, keepLayout) {
 			ok = false
 			break
 		}
@@ -289,21 +309,91 @@ func clean(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
+	for i, r := range s {
 		switch {
-		case !isControl(r):
+		case r == utf8.RuneError && !validAt(s, i):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case !unsafeRune(r, keepLayout):
 			b.WriteRune(r)
 		case r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
+		case r <= 0xffff:
 			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		}
 	}
 	return b.String()
 }
 
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f)
+// validAt reports whether the U+FFFD at byte i of s is really written
+// there (and is not a decoding error).
+func validAt(s string, i int) bool {
+	return strings.HasPrefix(s[i:], "\uFFFD")
+}
+
+// unsafeRune reports the runes clean escapes.
+func unsafeRune(r rune, keepLayout bool) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return !keepLayout
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
+		return true
+	}
+	return r > 0x7f && unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs)
+}
+
+// escapingWriter passes output through clean (text) or, for JSON, writes
+// the same runes as JSON \u escapes, which mean the same JSON value: the
+// encoder leaves bidi, zero-width, C1 and separator characters raw inside
+// strings, where a terminal or an editor would act on them. Each Write
+// must hold whole runes (every caller writes whole strings).
+type escapingWriter struct {
+	w    io.Writer
+	json bool
+}
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	var out string
+	if e.json {
+		out = escapeJSON(string(p))
+	} else {
+		out = clean(string(p))
+	}
+	if _, err := io.WriteString(e.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// escapeJSON rewrites the unsafe runes of encoded JSON as \u escapes
+// (surrogate pairs above U+FFFF). Outside strings JSON holds only ASCII
+// structure and layout newlines, which are kept.
+func escapeJSON(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\n' || !unsafeRune(r, true) {
+			b.WriteRune(r)
+			continue
+		}
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			continue
+		}
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+// safeOutput makes e's stdout and stderr escape what clean escapes, for
+// the commands whose every line is a listing or a prompt (servers, trust,
+// check): nothing from a declaration, a path or a server reaches the
+// terminal raw, whichever field it came through.
+func safeOutput(e *env, asJSON bool) {
+	e.stdout = escapingWriter{w: e.stdout, json: asJSON}
+	lockStderr(e)
+	e.stderr = &lockedWriter{w: escapingWriter{w: e.stderr}}
 }
 
 // table writes tab-separated rows aligned, without trailing spaces.
@@ -325,4 +415,32 @@ func table(w io.Writer, rows []string) {
 // indent prefixes every line of s with p.
 func indent(s, p string) string {
 	return p + strings.ReplaceAll(s, "\n", "\n"+p)
+}
+
+// envLines renders a server's env as declared, one KEY="value" per entry
+// in key order; values are quoted so spaces and references are visible.
+func envLines(v gateway.ServerView) []string {
+	keys := make([]string, 0, len(v.Env))
+	for k := range v.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+strconv.Quote(v.Env[k]))
+	}
+	return out
+}
+
+// grantText says in plain words which variable of the gateway's
+// environment a server receives, and under which name.
+func grantText(varName, as, via string) string {
+	switch {
+	case via == "passEnv":
+		return fmt.Sprintf("receives your %s (passEnv copies it from your environment)", varName)
+	case as == varName:
+		return fmt.Sprintf("receives your %s (env %s=${env:%s})", varName, as, varName)
+	default:
+		return fmt.Sprintf("receives your %s, under the name %s (env %s references ${env:%s})", varName, as, as, varName)
+	}
 }

@@ -25,7 +25,10 @@ project file (<project root>/.sluice/mcp.yaml), with:
   run       idle, starting, ready, backoff or crash-loop
 
 Servers that may not run are followed by the reason and the exact command
-that fixes it. Then every diagnostic of both declaration files and the trust
+that fixes it. Then, for every server with env, passEnv or a command that
+resolves to another path, the program it runs, each env entry as declared (a
+${env:NAME} reference is shown as that text, never as your value) and, for
+project servers, one line "receives your NAME" per variable of yours it gets. Then every diagnostic of both declaration files and the trust
 file is printed as
 
   file:line:col: severity: field: message (fix: ...)
@@ -56,6 +59,7 @@ func runServers(e *env) int {
 	if len(pos) > 0 {
 		return usageErr(e, "servers", "unexpected argument %q; servers takes no arguments", pos[0])
 	}
+	safeOutput(e, *asJSON)
 	g, closeFn, code, ok := openGateway(e, "servers", *project)
 	if !ok {
 		return code
@@ -93,7 +97,7 @@ func printReport(w io.Writer, rep *gateway.Report) {
 	} else {
 		rows := []string{"ID\tSCOPE\tDECLARED AT\tTRUST\tCLASS\tDIGEST\tRUN"}
 		for _, s := range rep.Servers {
-			rows = append(rows, fmt.Sprintf("%s\t%s\t%s:%d:%d\t%s\t%s\t%s\t%s", s.ID, s.Scope, s.File, s.Line, s.Column, s.Trust, s.ActionClass, shortDigest(s.Digest), s.Run))
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s:%d:%d\t%s\t%s\t%s\t%s", s.ID, s.Scope, cleanLine(s.File), s.Line, s.Column, s.Trust, s.ActionClass, shortDigest(s.Digest), s.Run))
 		}
 		table(w, rows)
 		var notes []string
@@ -116,6 +120,7 @@ func printReport(w io.Writer, rep *gateway.Report) {
 			}
 		}
 	}
+	printDetails(w, rep.Servers, true)
 	if len(rep.Diagnostics) > 0 {
 		fmt.Fprintf(w, "\nDiagnostics (%s):\n", countDiags(rep.Diagnostics))
 		for _, d := range rep.Diagnostics {
@@ -139,4 +144,40 @@ func countDiags(ds []gateway.Diagnostic) string {
 
 func indentRest(s, prefix string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}
+
+// printDetails shows, for every server that has any, the program its
+// command resolves to (project servers, withProgram), its env as declared and — for project servers —
+// each variable of the operator's environment it receives, in plain
+// words.
+func printDetails(w io.Writer, servers []gateway.ServerView, withProgram bool) {
+	header := false
+	for _, s := range servers {
+		env := envLines(s)
+		project := s.Scope == "project"
+		showProgram := withProgram && project && s.Program != "" && s.Program != s.Command
+		if len(env) == 0 && len(s.PassEnv) == 0 && !showProgram {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nEnv as declared (a ${env:NAME} reference is shown as written, never as your value):\n")
+			header = true
+		}
+		fmt.Fprintf(w, "  %s (%s):", s.ID, s.Scope)
+		if showProgram {
+			fmt.Fprintf(w, " command %s runs %s", cleanLine(s.Command), cleanLine(s.Program))
+		}
+		fmt.Fprintln(w)
+		for _, l := range env {
+			fmt.Fprintf(w, "    env %s\n", l)
+		}
+		if len(s.PassEnv) > 0 {
+			fmt.Fprintf(w, "    passEnv %s\n", strings.Join(s.PassEnv, ", "))
+		}
+		if project {
+			for _, g := range s.Receives {
+				fmt.Fprintf(w, "    !! project server %s %s\n", s.ID, grantText(g.Var, g.As, g.Via))
+			}
+		}
+	}
 }

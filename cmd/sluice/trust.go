@@ -27,9 +27,12 @@ the trust file (<config dir>/trust.json), bound to:
 Any later change to the declaration makes the record stale: the server stops
 launching until you review it ('sluice servers') and trust it again.
 
-What is shown first: project root, file:line of the declaration, command,
-args, cwd, the NAMES of the env entries (never their values), passEnv, the
-action class and the digest.
+What is shown first: project root, file:line of the declaration, command
+and the program it resolves to on your PATH, args, cwd, every env entry as
+declared (a ${env:NAME} reference is shown as that text, never as your
+value), passEnv, a line "receives your NAME" for every variable of yours the
+server would get, the action class and the digest. Control, bidi and
+invisible characters are shown as \u escapes.
 
 Confirmation:
   - on a terminal (stdin is a TTY) trust asks "Record trust? [y/N]" unless
@@ -92,6 +95,7 @@ func runTrust(e *env) int {
 	if len(pos) != 1 {
 		return usageErr(e, "trust", "want exactly one server id, got %d arguments", len(pos))
 	}
+	safeOutput(e, false)
 	g, closeFn, code, ok := openGateway(e, "trust", *project)
 	if !ok {
 		return code
@@ -117,31 +121,45 @@ func runTrust(e *env) int {
 	return exitOK
 }
 
-// printPlan shows what trust is about to record. Env values are never
-// shown: ServerView carries only names.
+// printPlan shows what trust is about to record. Env values are shown as
+// declared: ${env:NAME} references are the reference text, never the
+// gateway's value, and every gateway variable the server would receive is
+// said in plain words.
 func printPlan(w io.Writer, p *gateway.TrustPlan) {
 	v := p.Server
 	fmt.Fprintf(w, "Trusting project server %s\n", v.ID)
-	fmt.Fprintf(w, "  project root:  %s\n", p.ProjectRoot)
-	fmt.Fprintf(w, "  declared at:   %s:%d:%d\n", v.File, v.Line, v.Column)
+	fmt.Fprintf(w, "  project root:  %s\n", cleanLine(p.ProjectRoot))
+	fmt.Fprintf(w, "  declared at:   %s:%d:%d\n", cleanLine(v.File), v.Line, v.Column)
 	if len(v.CLI) > 0 {
 		fmt.Fprintf(w, "  cli tools:     %d (each runs its argv; no shell)\n", len(v.CLI))
 		for _, t := range v.CLI {
-			fmt.Fprintf(w, "    %s: %s\n", t.Name, t.Argv)
-			fmt.Fprintf(w, "      description: %s\n", strings.ReplaceAll(t.Description, "\n", "\n        "))
+			fmt.Fprintf(w, "    %s: %s\n", cleanLine(t.Name), cleanLine(t.Argv))
+			fmt.Fprintf(w, "      description: %s\n", strings.ReplaceAll(clean(t.Description), "\n", "\n        "))
 		}
 	} else {
-		fmt.Fprintf(w, "  command:       %s\n", v.Command)
-		fmt.Fprintf(w, "  args:          %s\n", jsonList(v.Args))
+		fmt.Fprintf(w, "  command:       %s\n", cleanLine(v.Command))
+		if v.Program != "" && v.Program != v.Command {
+			fmt.Fprintf(w, "  program:       %s (the command on your PATH; trust is bound to it)\n", cleanLine(v.Program))
+		}
+		fmt.Fprintf(w, "  args:          %s\n", cleanLine(jsonList(v.Args)))
 	}
-	fmt.Fprintf(w, "  cwd:           %s\n", v.Cwd)
-	names := "(none)"
-	if len(v.EnvNames) > 0 {
-		names = strings.Join(v.EnvNames, ", ") + " (values not shown)"
+	fmt.Fprintf(w, "  cwd:           %s\n", cleanLine(v.Cwd))
+	env := envLines(v)
+	if len(env) == 0 {
+		fmt.Fprintf(w, "  env:           (none)\n")
 	}
-	fmt.Fprintf(w, "  env names:     %s\n", names)
+	for i, l := range env {
+		label := "env:"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "  %-14s %s\n", label, l)
+	}
 	if len(v.PassEnv) > 0 {
-		fmt.Fprintf(w, "  passEnv:       %s\n", strings.Join(v.PassEnv, ", "))
+		fmt.Fprintf(w, "  passEnv:       %s\n", cleanLine(strings.Join(v.PassEnv, ", ")))
+	}
+	for _, g := range v.Receives {
+		fmt.Fprintf(w, "  !! %s\n", grantText(g.Var, g.As, g.Via))
 	}
 	fmt.Fprintf(w, "  action class:  %s\n", classText(p.ActionClass))
 	fmt.Fprintf(w, "  digest:        %s\n", v.Digest)

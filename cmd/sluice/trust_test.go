@@ -15,7 +15,7 @@ func TestTrustUntrustRoundTrip(t *testing.T) {
 	t.Setenv("SLUICE_TEST_TOKEN", secretValue)
 	w.writeUser("servers:\n" + fixture(t, "mine"))
 	w.writeProject("servers:\n" + fixture(t, "proj") +
-		"    env: {TOKEN: \"${env:SLUICE_TEST_TOKEN}\", PLAIN: \"" + secretValue + "\"}\n    passEnv: [SSH_AUTH_SOCK]\n")
+		"    env: {TOKEN: \"${env:SLUICE_TEST_TOKEN}\", PLAIN: \"plain literal\"}\n    passEnv: [SSH_AUTH_SOCK]\n")
 	projFile := filepath.Join(w.project, ".sluice", "mcp.yaml")
 
 	// stdin is not a terminal: trust records without asking and says so.
@@ -23,20 +23,24 @@ func TestTrustUntrustRoundTrip(t *testing.T) {
 	want(t, r, exitOK,
 		"project root:  "+w.project,
 		"declared at:   "+projFile+":2:3",
-		"env names:     PLAIN, TOKEN (values not shown)",
+		`env:           PLAIN="plain literal"`,
+		`               TOKEN="${env:SLUICE_TEST_TOKEN}"`,
 		"passEnv:       SSH_AUTH_SOCK",
+		"!! receives your SLUICE_TEST_TOKEN, under the name TOKEN",
+		"!! receives your SSH_AUTH_SOCK (passEnv",
 		"action class:  read",
 		"Recorded: proj is trusted")
 	if strings.Contains(r.stdout+r.stderr, secretValue) {
-		t.Fatalf("trust printed an env value:\n%s", r)
+		t.Fatalf("trust printed the value behind a reference:\n%s", r)
 	}
 	if strings.Contains(r.stderr, "[y/N]") {
 		t.Fatalf("trust must not prompt without a terminal:\n%s", r)
 	}
 	r = sluice(t, "", "servers", "--json")
-	want(t, r, exitOK, `"trust": "trusted"`, `"actionClass": "read"`)
+	want(t, r, exitOK, `"trust": "trusted"`, `"actionClass": "read"`, `"TOKEN": "${env:SLUICE_TEST_TOKEN}"`, `"PLAIN": "plain literal"`,
+		`"var": "SLUICE_TEST_TOKEN"`, `"as": "TOKEN"`)
 	if strings.Contains(r.stdout, secretValue) {
-		t.Fatalf("servers --json printed an env value:\n%s", r)
+		t.Fatalf("servers --json printed the value behind a reference:\n%s", r)
 	}
 	want(t, sluice(t, "", "find"), exitOK, "proj", "trusted")
 
@@ -63,7 +67,7 @@ func TestTrustUntrustRoundTrip(t *testing.T) {
 		t.Fatalf("--yes must not ask:\n%s", r)
 	}
 	if strings.Contains(r.stdout+r.stderr, secretValue) {
-		t.Fatalf("trust printed an env value:\n%s", r)
+		t.Fatalf("trust printed the value behind a reference:\n%s", r)
 	}
 
 	// Errors: user scope, unknown id, bad class.

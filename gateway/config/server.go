@@ -276,3 +276,31 @@ func (s *Server) EnvRefs() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Grant is one gateway variable a server receives: referenced as
+// ${env:Var} in env key As, or copied by passEnv (As == Var).
+type Grant struct {
+	Var string `json:"var"` // the gateway's variable
+	As  string `json:"as"`  // the name the server sees it under
+	Via string `json:"via"` // "env" or "passEnv"
+}
+
+// Grants lists every gateway variable the server receives: env references
+// (keys sorted, references in order of appearance) then passEnv names. It
+// names variables only, never values.
+func (s *Server) Grants() []Grant {
+	var out []Grant
+	for _, k := range sortedKeys(s.Env) {
+		seen := map[string]bool{}
+		_ = scanRefs(s.Env[k], func(string) {}, func(n string) {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, Grant{Var: n, As: k, Via: "env"})
+			}
+		})
+	}
+	for _, n := range s.PassEnv {
+		out = append(out, Grant{Var: n, As: n, Via: "passEnv"})
+	}
+	return out
+}

@@ -36,7 +36,8 @@ type Decl struct {
 	FieldDigests map[string]string // per-field digests, to name changed fields
 	ActionClass  string            // user scope: the declared class ("" = unknown)
 	// Program is the absolute path the command resolves to now ("" when
-	// it is not found). Project scope: it must equal the record's.
+	// it is not found, or the declaration has no command). Project scope:
+	// it must equal the record's.
 	Program string
 }
 
@@ -86,7 +87,10 @@ func Resolve(decl Decl, st *State) Status {
 		}
 		return Status{Status: Untrusted, ActionClass: ActionUnknown, Reason: reason, Remedy: remedy}
 	}
-	sameProgram := rec.Program != "" && rec.Program == decl.Program
+	// A declaration without a command (a cli block) has no program on
+	// either side; one with a command has one in every record written
+	// since programs were bound, so an older record is stale.
+	sameProgram := rec.Program == decl.Program
 	if rec.Digest == decl.Digest && sameProgram {
 		return Status{Status: Trusted, ActionClass: classOr(rec.ActionClass), ClassSet: rec.ActionClass != ""}
 	}
