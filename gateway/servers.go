@@ -14,14 +14,14 @@ import (
 // ServerView is one declared server as sluice sees it now: where it was
 // declared, whether it may run, and how it is running.
 type ServerView struct {
-	ID       string   `json:"id"`
-	Scope    string   `json:"scope"`
-	File     string   `json:"file"`
-	Line     int      `json:"line"`
-	Column   int      `json:"column"`
-	Command  string   `json:"command"`
-	Args     []string `json:"args"`
-	Cwd      string   `json:"cwd"`
+	ID      string   `json:"id"`
+	Scope   string   `json:"scope"`
+	File    string   `json:"file"`
+	Line    int      `json:"line"`
+	Column  int      `json:"column"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	Cwd     string   `json:"cwd"`
 	// Env is the env as declared: ${env:NAME} references are shown as
 	// written, never expanded, so no gateway value appears here.
 	Env      map[string]string `json:"env,omitempty"`

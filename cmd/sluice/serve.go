@@ -205,7 +205,17 @@ func parseLevel(s string) (slog.Level, bool) {
 // SLUICE_TOKEN. The token is never printed.
 func readToken(path string) (string, error) {
 	if path == "" {
-		return strings.TrimSpace(os.Getenv("SLUICE_TOKEN")), nil
+		v, set := os.LookupEnv("SLUICE_TOKEN")
+		tok := strings.TrimSpace(v)
+		if set && tok == "" {
+			// Set but blank: the operator meant to require a token and
+			// would get an unauthenticated server.
+			return "", fmt.Errorf("SLUICE_TOKEN is set but blank; set it to the token, or unset it")
+		}
+		if strings.ContainsFunc(tok, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+			return "", fmt.Errorf("SLUICE_TOKEN holds whitespace or control characters inside the token; a bearer token is one word")
+		}
+		return tok, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -47,9 +47,9 @@ type Record struct {
 	// it was trusted; a different program behind the same name makes the
 	// record stale. Records written before programs were bound have none
 	// and are stale.
-	Program     string `json:"program,omitempty"`
-	ActionClass string `json:"actionClass"`
-	TrustedAt   time.Time         `json:"trustedAt"`
+	Program     string    `json:"program,omitempty"`
+	ActionClass string    `json:"actionClass"`
+	TrustedAt   time.Time `json:"trustedAt"`
 }
 
 type fileBody struct {
