@@ -13,7 +13,8 @@ type Admission struct {
 	Source   string // where the class came from: declaration, trust-record, annotation, default
 	Approved bool   // runs without asking (read, or matched by an approve glob)
 	Reason   string
-	Remedy   string
+	Remedy   string // fix, rendered for the CLI (describe shows it)
+	fix      Remedy
 }
 
 func (a Admission) decision() string {
@@ -62,12 +63,13 @@ func (g *Gateway) admission(v ServerView, t toolInfo) Admission {
 	} else {
 		how = fmt.Sprintf("set 'actionClass: read' on server %s in %s", v.ID, v.File)
 	}
-	a.Remedy = fmt.Sprintf("approve this call (--yes in the CLI), add %q to the 'approve:' list in %s, or %s", capName, g.UserFile(), how)
+	a.fix = Remedy{Step: StepApprove, After: fmt.Sprintf(", add %q to the 'approve:' list in %s, or %s", capName, g.UserFile(), how)}
+	a.Remedy = a.fix.String()
 	return a
 }
 
 // refusal is the admission error.
 func refusal(capName string, a Admission) error {
 	server, _, _ := SplitCapability(capName)
-	return &Error{Kind: KindRefused, Server: server, Capability: capName, Message: "not approved: " + a.Reason, Remedy: a.Remedy}
+	return &Error{Kind: KindRefused, Server: server, Capability: capName, Message: "not approved: " + a.Reason, Remedy: a.fix}
 }

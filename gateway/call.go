@@ -55,7 +55,7 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	start := time.Now()
 	server, tool, ok := SplitCapability(req.Capability)
 	if !ok {
-		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: fmt.Sprintf("%q is not a capability name", req.Capability), Remedy: "capabilities are SERVER__TOOL; run 'sluice find' to list them"}
+		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: fmt.Sprintf("%q is not a capability name", req.Capability), Remedy: Remedy{Before: "capabilities are SERVER__TOOL;", Step: StepFind, After: "to list them"}}
 	}
 	args, err := normalizeArgs(req.Arguments)
 	if err != nil {
@@ -155,19 +155,15 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	return res, nil
 }
 
+// callErr is a failed tools/call: the capability, then what the client
+// reported (a malformed result is named as such).
 func callErr(server, capName string, err error) error {
+	msg := capName + ": " + err.Error()
 	var me *mcp.Error
-	if errors.As(err, &me) {
-		msg := fmt.Sprintf("%s: %s", capName, me.Error())
-		if me.Code == mcp.CodeProtocol && me.Op == "tools/call" {
-			msg = fmt.Sprintf("%s: the server sent a malformed result: %s", capName, me.Message)
-		}
-		return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: msg, Err: err}
+	if errors.As(err, &me) && me.Code == mcp.CodeProtocol && me.Op == "tools/call" {
+		msg = fmt.Sprintf("%s: the server sent a malformed result: %s", capName, me.Message)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: capName + ": " + err.Error(), Err: err}
-	}
-	return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: capName + ": " + err.Error(), Err: err}
+	return &Error{Kind: KindUpstream, Server: server, Capability: capName, Message: msg, Err: err}
 }
 
 // normalizeArgs checks that arguments are one JSON object; it keeps the

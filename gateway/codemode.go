@@ -97,6 +97,10 @@ type ExecuteRequest struct {
 	// CLI's --timeout). The script's wall time is the user setting
 	// sandbox.timeoutMs (default 30 s), never beyond Timeout when set.
 	Timeout time.Duration
+	// ForModel: a model submitted the script (the execute tool), so the
+	// remedies in its errors are written for a model (SurfaceScriptModel);
+	// otherwise for a person at the CLI (SurfaceScript).
+	ForModel bool
 }
 
 // ExecuteResult is a run as it goes back to the caller. It has the fields
@@ -144,6 +148,9 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 	}
 	lim := g.scriptLimits(req.Timeout)
 	h := g.newScriptHost(lim.MaxConcurrency)
+	if req.ForModel {
+		h.surface = SurfaceScriptModel
+	}
 
 	var notes []string
 	// Pre-flight against what is known without launching; refresh exactly
@@ -164,13 +171,13 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 				v := h.views[id]
 				if err := g.refresh(rctx, v); err != nil {
 					e := &RunError{Kind: RunTool, Message: fmt.Sprintf("server %s has no recorded catalog and could not be launched to list its tools: %s", id, firstLine(errMessage(err), 500)),
-						Remedy: fmt.Sprintf("fix the server, then run 'sluice find --server %s --refresh'", id)}
+						Remedy: Remedy{Before: "fix the server, then", Step: StepRefresh, Server: id}.For(h.surface)}
 					switch {
 					case ctx.Err() != nil:
 						e = &RunError{Kind: RunCancelled, Message: fmt.Sprintf("cancelled while server %s was starting to list its tools", id)}
 					case errors.Is(rctx.Err(), context.DeadlineExceeded):
 						e = &RunError{Kind: RunLimit, Limit: sandbox.LimitTime, Message: fmt.Sprintf("server %s did not start and list its tools within the run's time limit %s", id, lim.Timeout),
-							Remedy: fmt.Sprintf("run 'sluice find --server %s --refresh' once to record its catalog, or raise sandbox.timeoutMs", id)}
+							Remedy: Remedy{Step: StepRefresh, Server: id, After: "once to record its catalog, or raise sandbox.timeoutMs"}.For(h.surface)}
 					}
 					cancel()
 					return g.failedRun(e, notes), nil
@@ -201,7 +208,7 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 	}
 	out.ResultBytes = len(out.Result)
 	if out.Error == nil {
-		g.filterFinal(ctx, out)
+		g.filterFinal(ctx, out, h.surface)
 	}
 	return out, nil
 }
@@ -212,7 +219,7 @@ func (g *Gateway) failedRun(e *RunError, notes []string) *ExecuteResult {
 
 // filterFinal runs the context-stage filters on the final value (see the
 // file comment for the wrapping).
-func (g *Gateway) filterFinal(ctx context.Context, out *ExecuteResult) {
+func (g *Gateway) filterFinal(ctx context.Context, out *ExecuteResult, s Surface) {
 	wrapped := wrapResult(out.Result)
 	filtered, err := g.filterResult(ctx, ExecuteCapability, wrapped, true)
 	if err != nil {
@@ -220,7 +227,7 @@ func (g *Gateway) filterFinal(ctx context.Context, out *ExecuteResult) {
 		e := &RunError{Kind: RunFilter, Message: "the script's result was withheld: a context filter failed: " + firstLine(errMessage(err), 500)}
 		var ge *Error
 		if errors.As(err, &ge) {
-			e.Remedy = ge.Remedy
+			e.Remedy = ge.Remedy.For(s)
 		}
 		out.Error = e
 		return
@@ -330,11 +337,12 @@ type scriptHost struct {
 	tools     map[string]toolInfo   // capability -> tool
 	missing   map[string]bool       // trusted servers without a catalog
 	untrusted []ServerView
+	surface   Surface // whom remedies speak to: SurfaceScript or SurfaceScriptModel
 }
 
 func (g *Gateway) newScriptHost(perServer int) *scriptHost {
 	h := &scriptHost{g: g, perServer: perServer, index: map[string]int{}, views: map[string]ServerView{},
-		tools: map[string]toolInfo{}, missing: map[string]bool{}}
+		tools: map[string]toolInfo{}, missing: map[string]bool{}, surface: SurfaceScript}
 	for _, v := range g.Servers().Servers {
 		if !v.Trusted() {
 			h.untrusted = append(h.untrusted, v)
@@ -381,22 +389,13 @@ func (h *scriptHost) Admit(capability string) error {
 	v, ok := h.views[server]
 	t, known := h.tools[capability]
 	if !ok || !known {
-		return sandbox.Refused(capability, capability+" is not a known capability of a trusted server", "run 'sluice find' to list capabilities")
+		return sandbox.Refused(capability, capability+" is not a known capability of a trusted server", Remedy{Step: StepFind, After: "to list capabilities"}.For(h.surface))
 	}
 	a := h.g.admission(v, t)
 	if a.Approved {
 		return nil
 	}
-	return sandbox.Refused(capability, "not approved: "+a.Reason+"; a script cannot ask for approval", scriptRemedy(a.Remedy))
-}
-
-// scriptRemedy drops the CLI's --yes from an admission remedy: a script
-// cannot be approved call by call.
-func scriptRemedy(r string) string {
-	if rest, ok := strings.CutPrefix(r, "approve this call (--yes in the CLI), "); ok {
-		return rest
-	}
-	return r
+	return sandbox.Refused(capability, "not approved: "+a.Reason+"; a script cannot ask for approval", a.fix.For(h.surface))
 }
 
 // Call runs one tool through Gateway.Call with no approver and without the
@@ -404,7 +403,7 @@ func scriptRemedy(r string) string {
 func (h *scriptHost) Call(ctx context.Context, capability string, args json.RawMessage) (sandbox.CallResult, error) {
 	r, err := h.g.Call(ctx, CallRequest{Capability: capability, Arguments: args, Raw: true})
 	if err != nil {
-		return sandbox.CallResult{}, hostError(capability, err)
+		return sandbox.CallResult{}, hostError(capability, err, h.surface)
 	}
 	return sandbox.CallResult{Raw: r.Result}, nil
 }
@@ -413,20 +412,16 @@ func (h *scriptHost) Call(ctx context.Context, capability string, args json.RawM
 // (untrusted, approval) are admission; everything else is a tool failure.
 // Only the first line of the message goes to the script: server stderr
 // tails stay in the gateway's logs.
-func hostError(capability string, err error) error {
+func hostError(capability string, err error, s Surface) error {
 	var ge *Error
 	if !errors.As(err, &ge) {
 		return &sandbox.HostError{Kind: sandbox.HostTool, Capability: capability, Message: firstLine(err.Error(), 500), Err: err}
 	}
 	kind := sandbox.HostTool
-	msg, remedy := ge.Message, ge.Remedy
-	switch ge.Kind {
-	case KindRefused:
-		kind, remedy = sandbox.HostAdmission, scriptRemedy(remedy)
-	case KindUntrusted:
+	if ge.Kind == KindRefused || ge.Kind == KindUntrusted {
 		kind = sandbox.HostAdmission
 	}
-	return &sandbox.HostError{Kind: kind, Capability: capability, Message: firstLine(msg, 500), Remedy: remedy, Err: err}
+	return &sandbox.HostError{Kind: kind, Capability: capability, Message: firstLine(ge.Message, 500), Remedy: ge.Remedy.For(s), Err: err}
 }
 
 // MaxConcurrency is the run's own ceiling (sandbox.maxConcurrency, default
@@ -472,7 +467,7 @@ func (g *Gateway) explainUntrusted(e *RunError, h *scriptHost) bool {
 				u := untrustedErr(v)
 				e.Kind = RunAdmission
 				e.Message = u.Message
-				e.Remedy = u.Remedy
+				e.Remedy = u.Remedy.For(h.surface)
 				e.Line, e.Column = p.Line, p.Column
 				return true
 			}
@@ -547,7 +542,7 @@ func (g *Gateway) Docs(ctx context.Context, server string) (string, error) {
 	l := g.known(v)
 	if l.prov == ProvMissing {
 		return "", &Error{Kind: KindMissing, Server: server, Message: fmt.Sprintf("no recorded catalog for server %s", server),
-			Remedy: fmt.Sprintf("run 'sluice find --server %s --refresh' to launch it once and record its tools", server)}
+			Remedy: Remedy{Step: StepRefresh, Server: server, After: "to launch it once and record its tools"}}
 	}
 	n := g.codeNames(v.ID, l.tools)
 	s := sandbox.Server{ID: v.ID}

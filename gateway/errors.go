@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"errors"
-	"fmt"
 )
 
 // Kind classifies a gateway error. Surfaces map kinds to exit codes and
@@ -32,7 +31,7 @@ type Error struct {
 	Server     string
 	Capability string
 	Message    string
-	Remedy     string // an exact command or edit, when there is one
+	Remedy     Remedy // the exact command or edit, when there is one; each surface renders it
 	// Stderr is the bounded tail of the server's stderr, for people only:
 	// it is never part of Error() and never reaches a model.
 	Stderr string
@@ -41,8 +40,8 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := e.Message
-	if e.Remedy != "" {
-		s += "; " + e.Remedy
+	if !e.Remedy.IsZero() {
+		s += "; " + e.Remedy.String()
 	}
 	return s
 }
@@ -56,8 +55,4 @@ func KindOf(err error) Kind {
 		return e.Kind
 	}
 	return ""
-}
-
-func errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }

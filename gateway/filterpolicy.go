@@ -47,7 +47,7 @@ func (p *pipeline) fail(e *filterEntry, capability string, err error) error {
 	p.log.Error("filter failed; result withheld (fail-closed)", "filter", e.name, "capability", capability, "error", err)
 	return &Error{Kind: KindFilter, Capability: capability,
 		Message: fmt.Sprintf("filter %s %s; the result was withheld (the filter is fail-closed)", e.name, failureText(err)),
-		Remedy:  "run 'sluice filter list' for its status; reproduce with 'sluice filter test " + e.cfg.Module + " --input FILE'",
+		Remedy:  fixUser("run 'sluice filter list' for its status; reproduce with 'sluice filter test " + e.cfg.Module + " --input FILE'"),
 		Err:     err}
 }
 

@@ -212,7 +212,7 @@ func newFilterTester(ctx context.Context, req FilterTestRequest) (*filterTester,
 		}
 	} else {
 		if req.Module == "" {
-			return nil, &Error{Kind: KindBadInput, Message: "no filter module given", Remedy: "pass builtin:NAME or a path to a .wasm file"}
+			return nil, &Error{Kind: KindBadInput, Message: "no filter module given", Remedy: fixText("pass builtin:NAME or a path to a .wasm file")}
 		}
 		b, err := readModule(req.Module)
 		if err != nil {

@@ -44,8 +44,9 @@ type FindServer struct {
 	Truncated   bool       `json:"truncated,omitempty"`
 	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
-	Remedy      string     `json:"remedy,omitempty"`
+	Remedy      string     `json:"remedy,omitempty"` // fix, rendered for the CLI
 	Error       string     `json:"error,omitempty"`
+	fix         Remedy     // typed Remedy, for other surfaces
 }
 
 // FindTool is one capability in a find answer.
@@ -189,7 +190,7 @@ func (g *Gateway) summaries(v ServerView) summary {
 // launches exactly that server and records its catalog.
 func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
 	if req.Refresh && req.Server == "" {
-		return nil, &Error{Kind: KindBadInput, Message: "refresh launches a server and needs one named", Remedy: "pass the server id (--server ID); an ordinary find launches nothing"}
+		return nil, &Error{Kind: KindBadInput, Message: "refresh launches a server and needs one named", Remedy: fixText("pass the server id (--server ID); an ordinary find launches nothing")}
 	}
 	rep := g.Servers()
 	var views []ServerView
@@ -210,7 +211,8 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 		if !v.Trusted() {
 			// Untrusted and stale servers show their status and remedy and no tools.
 			e := untrustedErr(v)
-			fs.Provenance, fs.Reason, fs.Remedy = ProvMissing, v.Reason, e.Remedy
+			fs.Provenance, fs.Reason, fs.fix = ProvMissing, v.Reason, e.Remedy
+			fs.Remedy = fs.fix.String()
 			res.Servers = append(res.Servers, fs)
 			if req.Refresh {
 				refreshErr = e
@@ -235,7 +237,8 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 		}
 		if l.prov == ProvMissing && fs.Error == "" {
 			fs.Reason = "no recorded catalog"
-			fs.Remedy = fmt.Sprintf("run 'sluice find --server %s --refresh' to launch it once and record its tools", v.ID)
+			fs.fix = Remedy{Step: StepRefresh, Server: v.ID, After: "to launch it once and record its tools"}
+			fs.Remedy = fs.fix.String()
 		}
 		if v.RunError != "" && fs.Error == "" {
 			fs.Error = v.RunError
@@ -347,7 +350,7 @@ type ToolDetail struct {
 func (g *Gateway) Describe(ctx context.Context, capability string) (*ToolDetail, error) {
 	server, tool, ok := SplitCapability(capability)
 	if !ok {
-		return nil, &Error{Kind: KindBadInput, Capability: capability, Message: fmt.Sprintf("%q is not a capability name", capability), Remedy: "capabilities are SERVER__TOOL; run 'sluice find' to list them"}
+		return nil, &Error{Kind: KindBadInput, Capability: capability, Message: fmt.Sprintf("%q is not a capability name", capability), Remedy: Remedy{Before: "capabilities are SERVER__TOOL;", Step: StepFind, After: "to list them"}}
 	}
 	v, err := g.server(server)
 	if err != nil {
@@ -359,7 +362,7 @@ func (g *Gateway) Describe(ctx context.Context, capability string) (*ToolDetail,
 	l := g.known(v)
 	if l.prov == ProvMissing {
 		return nil, &Error{Kind: KindMissing, Server: server, Capability: capability, Message: fmt.Sprintf("no recorded catalog for server %s", server),
-			Remedy: fmt.Sprintf("run 'sluice find --server %s --refresh' to launch it once and record its tools", server)}
+			Remedy: Remedy{Step: StepRefresh, Server: server, After: "to launch it once and record its tools"}}
 	}
 	for _, t := range l.tools {
 		if t.Name != tool {
@@ -387,5 +390,5 @@ func unknownToolErr(server, tool string, tools []toolInfo) error {
 	if len(names) > 0 && len(names) <= 30 {
 		msg += " (tools: " + strings.Join(names, ", ") + ")"
 	}
-	return &Error{Kind: KindUnknown, Server: server, Capability: Capability(server, tool), Message: msg, Remedy: "run 'sluice find --server " + server + "' to list its tools"}
+	return &Error{Kind: KindUnknown, Server: server, Capability: Capability(server, tool), Message: msg, Remedy: Remedy{Step: StepFindServer, Server: server, After: "to list its tools"}}
 }

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -190,7 +189,7 @@ func (f *Frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer
 	f.maybeUpdateStates()
 	out := findAnswer{Tools: res.Tools, Servers: make([]FindServer, len(res.Servers)), More: res.More}
 	for i, s := range res.Servers {
-		s.Remedy = modelRemedy(s.Remedy)
+		s.Remedy = s.fix.For(SurfaceModel)
 		out.Servers[i] = s
 	}
 	if res.More > 0 {
@@ -244,10 +243,10 @@ func (f *Frontend) Describe(ctx context.Context, req front.DescribeRequest, _ fr
 	for _, name := range req.Capabilities {
 		d, err := f.g.Describe(ctx, name)
 		if err != nil {
-			fl := failure{Capability: name, Error: modelText(err)}
+			fl := failure{Capability: name, Error: err.Error()}
 			var ge *Error
 			if errors.As(err, &ge) {
-				fl.Error, fl.Remedy = modelText(errors.New(ge.Message)), modelRemedy(ge.Remedy)
+				fl.Error, fl.Remedy = ge.Message, ge.Remedy.For(SurfaceModel)
 			}
 			out.Errors = append(out.Errors, fl)
 			continue
@@ -389,7 +388,7 @@ const ExecuteFilename = "execute.star"
 
 // Execute runs a code-mode script.
 func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ front.Peer) (json.RawMessage, error) {
-	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename}
+	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename, ForModel: true}
 	if req.TimeoutMs > 0 {
 		// Execute takes the smaller of this and sandbox.timeoutMs.
 		er.Timeout = time.Duration(min(req.TimeoutMs, int64(math.MaxInt64/int64(time.Millisecond)))) * time.Millisecond
@@ -400,9 +399,6 @@ func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ fron
 		return nil, f.toFront(ctx, err)
 	}
 	f.o.Metrics.SandboxOutcome(sandboxOutcome(res.Error))
-	if res.Error != nil {
-		res.Error.Remedy = modelRemedy(res.Error.Remedy)
-	}
 	return res.ToolResult()
 }
 
@@ -698,57 +694,9 @@ func (f *Frontend) toFront(ctx context.Context, err error) error {
 	}
 	var ge *Error
 	if errors.As(err, &ge) {
-		return &front.ToolError{Message: modelText(errors.New(ge.Message)), Remedy: modelRemedy(ge.Remedy), Err: err}
+		return &front.ToolError{Message: ge.Message, Remedy: ge.Remedy.For(SurfaceModel), Err: err}
 	}
 	return err
-}
-
-// Remedies are written for a person at a terminal ('sluice find --server
-// fx --refresh', '--yes'); a model reads them through the MCP tools, so
-// modelRemedy rewrites what has a tool equivalent into that tool call and
-// marks what only the user can do as the user's.
-var (
-	reFindRefresh = regexp.MustCompile(`run 'sluice find --server ([^' ]+) --refresh'`)
-	reFindServer  = regexp.MustCompile(`run 'sluice find --server ([^' ]+)'`)
-)
-
-func modelRemedy(r string) string {
-	if r == "" {
-		return r
-	}
-	r = reFindRefresh.ReplaceAllStringFunc(r, func(m string) string {
-		id := reFindRefresh.FindStringSubmatch(m)[1]
-		q, _ := json.Marshal(id)
-		return `call find with {"server":` + string(q) + `,"refresh":true}`
-	})
-	r = reFindServer.ReplaceAllStringFunc(r, func(m string) string {
-		id := reFindServer.FindStringSubmatch(m)[1]
-		q, _ := json.Marshal(id)
-		return `call find with {"server":` + string(q) + `}`
-	})
-	r = strings.ReplaceAll(r, "run 'sluice find'", "call find")
-	r = strings.ReplaceAll(r, "run 'sluice describe'", "call describe")
-	r = strings.ReplaceAll(r, "run 'sluice servers' to see every declaration and its diagnostics",
-		"call find: its servers list shows every declared server, its trust and state")
-	// Approval: the model cannot pass --yes; the user approves when sluice
-	// asks through the agent's client (elicitation), or approves ahead of
-	// time with a glob in the user config.
-	r = strings.ReplaceAll(r, "approve this call (--yes in the CLI)",
-		"the user must approve this call when sluice asks through the client (elicitation)")
-	if strings.Contains(r, "'sluice ") && !strings.HasPrefix(r, "the user") {
-		r = "the user must do this outside the agent: " + r
-	}
-	return r
-}
-
-// modelText is an error's text for a model: a server's stderr tail (which
-// may hold anything the server printed) is cut off.
-func modelText(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, "\nstderr (last lines):"); i >= 0 {
-		s = s[:i] + " (the server's stderr is in sluice's log)"
-	}
-	return s
 }
 
 // jsonToolResult renders v as a CallToolResult: compact JSON text for the

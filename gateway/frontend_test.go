@@ -720,25 +720,6 @@ func TestServeReadResultByHandle(t *testing.T) {
 	}
 }
 
-func TestModelRemedy(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"", ""},
-		{"run 'sluice find --server fx --refresh' to launch it once and record its tools", `call find with {"server":"fx","refresh":true} to launch it once and record its tools`},
-		{"fix the server or its declaration, then run 'sluice find --server my-srv --refresh' (a refresh resets the count)", `fix the server or its declaration, then call find with {"server":"my-srv","refresh":true} (a refresh resets the count)`},
-		{"run 'sluice find --server fx' to list its tools", `call find with {"server":"fx"} to list its tools`},
-		{"capabilities are SERVER__TOOL; run 'sluice find' to list them", "capabilities are SERVER__TOOL; call find to list them"},
-		{"run 'sluice servers' to see every declaration and its diagnostics", "call find: its servers list shows every declared server, its trust and state"},
-		{`approve this call (--yes in the CLI), add "fx__fail" to the 'approve:' list in mcp.yaml, or set 'actionClass: read' on server fx in mcp.yaml`,
-			`the user must approve this call when sluice asks through the client (elicitation), add "fx__fail" to the 'approve:' list in mcp.yaml, or set 'actionClass: read' on server fx in mcp.yaml`},
-		{"run 'sluice trust canary'", "the user must do this outside the agent: run 'sluice trust canary'"},
-		{"pass the server id", "pass the server id"},
-	} {
-		if got := modelRemedy(tc.in); got != tc.want {
-			t.Errorf("modelRemedy(%q)\n got %q\nwant %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestServeRemediesSpeakMCP: what a model reads names tool calls it can
 // make, never CLI flags, and find's next step has no stray separator.
 func TestServeRemediesSpeakMCP(t *testing.T) {

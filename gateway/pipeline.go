@@ -172,7 +172,7 @@ func (g *Gateway) initPipeline() error {
 		if errors.Is(err, wasm.ErrOffloadStoreInDir) {
 			remedy = "run 'chmod 700 " + dir + "' (it must be a directory only you can read), or set results.dir"
 		}
-		return &Error{Kind: KindGateway, Message: "cannot open the results store: " + err.Error(), Remedy: remedy, Err: err}
+		return &Error{Kind: KindGateway, Message: "cannot open the results store: " + err.Error(), Remedy: fixText(remedy), Err: err}
 	}
 	p := &pipeline{
 		log:      g.log,
@@ -203,13 +203,13 @@ func invalidFilters(l *config.Loaded) error {
 	if len(lines) > 0 {
 		msg += ":\n  " + strings.Join(lines, "\n  ")
 	}
-	return &Error{Kind: KindGateway, Message: msg, Remedy: "fix the filters setting (run 'sluice check' for every diagnostic)"}
+	return &Error{Kind: KindGateway, Message: msg, Remedy: fixUser("fix the filters setting (run 'sluice check' for every diagnostic)")}
 }
 
 func brokenErr(l *config.Loaded, d config.Diagnostic) error {
 	return &Error{Kind: KindFilter,
 		Message: "the user config file cannot be used (" + d.Message + "), so the filters it configures are unknown; results are withheld until it is fixed",
-		Remedy:  "fix " + l.UserFile + " (run 'sluice check')"}
+		Remedy: fixUser("fix " + l.UserFile + " (run 'sluice check')")}
 }
 
 func (p *pipeline) newSet(entries []*filterEntry) *filterSet {
@@ -332,14 +332,14 @@ func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
 		case f.Builtin != "":
 			if _, ok := wasm.Builtin(f.Builtin); !ok {
 				return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: unknown built-in filter %q (known: %s)", where(f), i, f.Builtin, strings.Join(wasm.BuiltinNames(), ", ")),
-					Remedy: "use one of the built-in names or a path to a .wasm file"}
+					Remedy: fixText("use one of the built-in names or a path to a .wasm file")}
 			}
 			e.spec.Builtin = f.Builtin
 			if f.Builtin == "redact" && f.OnError == config.OnErrorOpen {
 				// A redaction filter that fails open hands the model the
 				// very text it exists to hide.
 				return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: builtin:redact must be fail-closed: when it fails, the model sees an error, never unredacted text", where(f), i),
-					Remedy: "remove 'onError: fail-open' from this filter (fail-closed is the default)"}
+					Remedy: fixText("remove 'onError: fail-open' from this filter (fail-closed is the default)")}
 			}
 			if f.Builtin == "shape" {
 				hasShape = true
@@ -350,13 +350,13 @@ func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
 			b, err := readModule(f.Path)
 			if err != nil {
 				return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: cannot read filter module %s: %v", where(f), i, f.Path, err),
-					Remedy: "point module at a readable .wasm file", Err: err}
+					Remedy: fixText("point module at a readable .wasm file"), Err: err}
 			}
 			if f.SHA256 != "" {
 				sum := sha256.Sum256(b)
 				if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
 					return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("%s: filters[%d]: module %s does not match its sha256 pin (pinned %s, file has %s); refusing to run", where(f), i, f.Path, f.SHA256, got),
-						Remedy: "restore the pinned module, or update sha256 after reviewing the new file (sha256sum " + f.Path + ")", Err: wasm.ErrSHA256Mismatch}
+						Remedy: fixText("restore the pinned module, or update sha256 after reviewing the new file (sha256sum " + f.Path + ")"), Err: wasm.ErrSHA256Mismatch}
 				}
 			}
 			e.spec.Module = b
@@ -574,7 +574,7 @@ func (g *Gateway) LoadFilters(ctx context.Context) error {
 	s.mu.Unlock()
 	if len(msgs) > 0 {
 		return &Error{Kind: KindFilter, Message: "filters failed to load: " + strings.Join(msgs, "; "),
-			Remedy: "fix the module or its config; reproduce with 'sluice filter test MODULE --config JSON'"}
+			Remedy: fixUser("fix the module or its config; reproduce with 'sluice filter test MODULE --config JSON'")}
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func (g *Gateway) ReadResult(handle string, offset, length int64) (*ResultPage, 
 		length = MaxResultPage
 	}
 	if offset < 0 {
-		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("offset %d is negative", offset), Remedy: "pass an offset of 0 or more"}
+		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("offset %d is negative", offset), Remedy: fixText("pass an offset of 0 or more")}
 	}
 	// Read up to 3 bytes before offset (to find the start of a character
 	// cut by offset) and 4 after the page (to finish one cut by its end).
@@ -148,13 +148,13 @@ func resultErr(handle string, offset int64, err error) error {
 	switch {
 	case errors.Is(err, wasm.ErrHandleInvalid):
 		return &Error{Kind: KindBadInput, Message: fmt.Sprintf("%q is not a result handle (handles look like r- followed by 32 hex digits)", truncate(handle, 80)),
-			Remedy: "copy the handle from the result's marker", Err: err}
+			Remedy: fixText("copy the handle from the result's marker"), Err: err}
 	case errors.Is(err, wasm.ErrHandleExpired):
-		return &Error{Kind: KindUnknown, Message: fmt.Sprintf("the stored result %s has expired and was removed", handle), Remedy: again, Err: err}
+		return &Error{Kind: KindUnknown, Message: fmt.Sprintf("the stored result %s has expired and was removed", handle), Remedy: fixText(again), Err: err}
 	case errors.Is(err, wasm.ErrHandleUnknown):
-		return &Error{Kind: KindUnknown, Message: fmt.Sprintf("no stored result for handle %s (it expired, was evicted to stay under the quota, or was never stored here)", handle), Remedy: again, Err: err}
+		return &Error{Kind: KindUnknown, Message: fmt.Sprintf("no stored result for handle %s (it expired, was evicted to stay under the quota, or was never stored here)", handle), Remedy: fixText(again), Err: err}
 	case errors.Is(err, wasm.ErrOffsetOutOfRange):
-		return &Error{Kind: KindBadInput, Message: fmt.Sprintf("offset %d is past the end of result %s", offset, handle), Remedy: "read from an offset below the result's total size", Err: err}
+		return &Error{Kind: KindBadInput, Message: fmt.Sprintf("offset %d is past the end of result %s", offset, handle), Remedy: fixText("read from an offset below the result's total size"), Err: err}
 	}
 	return &Error{Kind: KindGateway, Message: "reading stored result " + handle + ": " + err.Error(), Err: err}
 }

@@ -46,7 +46,7 @@ func TestReadResultErrors(t *testing.T) {
 		}
 	}
 	var ge *Error
-	if _, err := g.ReadResult("r-"+strings.Repeat("0", 32), 0, 0); !errors.As(err, &ge) || ge.Remedy == "" {
+	if _, err := g.ReadResult("r-"+strings.Repeat("0", 32), 0, 0); !errors.As(err, &ge) || ge.Remedy.IsZero() {
 		t.Fatalf("unknown handle without a remedy: %v", err)
 	}
 	mu.Lock()

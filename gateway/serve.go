@@ -127,7 +127,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		if errors.Is(err, front.ErrRemoteBind) {
 			remedy = "listen on 127.0.0.1, or pass --allow-remote (and set a token with --token-file or SLUICE_TOKEN)"
 		}
-		return &Error{Kind: KindBadInput, Message: be.Error(), Remedy: remedy, Err: err}
+		return &Error{Kind: KindBadInput, Message: be.Error(), Remedy: fixText(remedy), Err: err}
 	case errors.As(err, &oe):
 		return &Error{Kind: KindBadInput, Message: oe.Error(), Err: err}
 	}

@@ -192,7 +192,7 @@ func (g *Gateway) server(id string) (ServerView, error) {
 		if len(known) > 0 {
 			msg += " (declared: " + strings.Join(known, ", ") + ")"
 		}
-		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: "run 'sluice servers' to see every declaration and its diagnostics"}
+		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: Remedy{Step: StepServers}}
 	}
 	return g.view(d, l, g.trustState()), nil
 }
@@ -206,7 +206,11 @@ func untrustedErr(v ServerView) *Error {
 	} else if remedy != "" {
 		remedy = "run '" + remedy + "'"
 	}
-	return &Error{Kind: KindUntrusted, Server: v.ID, Message: msg, Remedy: remedy}
+	e := &Error{Kind: KindUntrusted, Server: v.ID, Message: msg}
+	if remedy != "" {
+		e.Remedy = fixUser(remedy)
+	}
+	return e
 }
 
 // TrustPlan is what 'sluice trust' is about to record, for showing first.
@@ -230,7 +234,7 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 	}
 	if v.Scope != string(config.ScopeProject) {
 		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s is declared in user scope (%s) and is trusted by authorship; trust records are for project declarations", id, v.File),
-			Remedy: "set actionClass in the user declaration instead"}
+			Remedy: fixText("set actionClass in the user declaration instead")}
 	}
 	if v.Program == "" && v.decl.Command != "" {
 		// Trust binds the program the command resolves to; there is none.

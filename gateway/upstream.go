@@ -195,7 +195,7 @@ func (u *upstream) crashLoopErr() error {
 		msg += "; last error: " + u.lastErr.Error()
 	}
 	return &Error{Kind: KindCrashLoop, Server: u.id, Message: msg,
-		Remedy: fmt.Sprintf("fix the server or its declaration, then run 'sluice find --server %s --refresh' (a refresh resets the count)", u.id),
+		Remedy: Remedy{Before: "fix the server or its declaration, then", Step: StepRefresh, Server: u.id, After: "(a refresh resets the count)"},
 		Err:    u.lastErr}
 }
 

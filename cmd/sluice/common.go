@@ -63,8 +63,8 @@ func reportErr(w io.Writer, cmd string, err error) int {
 	var ge *gateway.Error
 	if errors.As(err, &ge) {
 		fmt.Fprintf(w, "sluice %s: %s\n", cmd, clean(ge.Message))
-		if ge.Remedy != "" {
-			fmt.Fprintf(w, "  fix: %s\n", clean(ge.Remedy))
+		if !ge.Remedy.IsZero() {
+			fmt.Fprintf(w, "  fix: %s\n", clean(ge.Remedy.String()))
 		}
 		if ge.Stderr != "" {
 			fmt.Fprintf(w, "  the server's stderr (last lines):\n%s\n", indent(clean(strings.TrimRight(ge.Stderr, "\n")), "    "))
