@@ -150,18 +150,15 @@ type CallOptions struct {
 	Meta json.RawMessage
 }
 
-// Client speaks MCP to one server process over its stdio. It never restarts
+// Client speaks MCP to one server over a Transport (a process's stdio, or a
+// remote connection). It never restarts
 // a dead server: the first fatal error fails every pending request, is
 // returned by Err, and leaves the client Failed.
 type Client struct {
 	opts   Options
 	server string
 	log    *slog.Logger
-	framer *Framer
-	r      io.Reader
-	w      io.WriteCloser
-	closer func() proc.Outcome
-	proc   *proc.Process
+	t      Transport
 
 	nextID atomic.Int64
 
@@ -221,25 +218,24 @@ type reply struct {
 }
 
 // NewClient builds a client over an already-running server's stdout (r) and
-// stdin (w). closer, if not nil, tears the server down; it is called once by
-// Close after stdin is closed. If r is an io.Closer it is closed after closer
-// returns. Call Handshake before any request.
+// stdin (w): the stdio transport. closer, if not nil, tears the server down;
+// it is called once by Close after stdin is closed. If r is an io.Closer it
+// is closed after closer returns. Call Handshake before any request.
 func NewClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, opts *Options) *Client {
-	return newClient(r, w, closer, nil, opts)
+	o := opts.normalize()
+	return New(newStdio(o.Server, r, w, closer, nil, o.MaxLineBytes), &o)
 }
 
-func newClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, p *proc.Process, opts *Options) *Client {
+// New builds a client over t (see Transport). Call Handshake before any
+// request. The client owns t from now on and closes it.
+func New(t Transport, opts *Options) *Client {
 	o := opts.normalize()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
 		opts:         o,
 		server:       o.Server,
 		log:          o.Logger.With("server", o.Server),
-		framer:       NewFramer(r, o.MaxLineBytes),
-		r:            r,
-		w:            w,
-		closer:       closer,
-		proc:         p,
+		t:            t,
 		pending:      map[string]*call{},
 		progress:     map[string]*call{},
 		srvReqs:      map[string]context.CancelFunc{},
@@ -254,7 +250,6 @@ func newClient(r io.Reader, w io.WriteCloser, closer func() proc.Outcome, p *pro
 		writerDone:   make(chan struct{}),
 		dispatchDone: make(chan struct{}),
 	}
-	c.framer.server = o.Server
 	go c.readLoop()
 	go c.writeLoop()
 	go c.dispatchLoop()
@@ -278,7 +273,7 @@ func Start(ctx context.Context, spec proc.Spec, opts *Options) (*Client, error) 
 	if err != nil {
 		return nil, &Error{Code: CodeSpawn, Server: o.Server, Op: "spawn", Message: err.Error(), Err: err}
 	}
-	c := newClient(p.Stdout(), p.Stdin(), p.Close, p, &o)
+	c := New(newStdio(o.Server, p.Stdout(), p.Stdin(), p.Close, p, o.MaxLineBytes), &o)
 	if err := c.Handshake(ctx); err != nil {
 		c.Close()
 		var e *Error
@@ -342,9 +337,11 @@ func (c *Client) Noise() (count int, recent []string) {
 	return c.noiseN, append([]string(nil), c.noise...)
 }
 
-// Close tears the server down (stdin closed, then the closer: for Start, the
-// process group's SIGTERM/SIGKILL escalation) and waits for the client's
-// goroutines. Pending requests fail with CodeClosed. Idempotent.
+// Close tears the server down (Transport.Close: for Start, stdin closed,
+// then the process group's SIGTERM/SIGKILL escalation) and waits for the
+// client's goroutines. Pending requests fail with CodeClosed. The outcome is
+// the process group's teardown; over a transport without a local process it
+// is complete. Idempotent.
 func (c *Client) Close() proc.Outcome {
 	c.mu.Lock()
 	if c.err == nil {
@@ -422,14 +419,12 @@ func (c *Client) teardown() {
 		c.wq = nil
 		c.wqBytes = 0
 		c.wmu.Unlock()
-		_ = c.w.Close()
-		if c.closer != nil {
-			c.outcome = c.closer()
-		} else {
-			c.outcome = proc.Outcome{Complete: true, Stage: "exited"}
+		if err := c.t.Close(); err != nil {
+			c.log.Warn("closing the transport failed", "error", err.Error())
 		}
-		if rc, ok := c.r.(io.Closer); ok {
-			_ = rc.Close()
+		c.outcome = proc.Outcome{Complete: true, Stage: "exited"}
+		if pt, ok := c.t.(processTransport); ok {
+			c.outcome = pt.outcome()
 		}
 	})
 }
@@ -439,7 +434,12 @@ func (c *Client) teardown() {
 func (c *Client) readLoop() {
 	defer close(c.readerDone)
 	for {
-		m, err := c.framer.Next()
+		line, err := c.t.Receive()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		m, err := Classify(line)
 		if err != nil {
 			if errors.Is(err, ErrNoise) {
 				if c.noiseLine(m.Raw) {
@@ -454,15 +454,13 @@ func (c *Client) readLoop() {
 	}
 }
 
+// readFailed ends the client on a receive or classification error: the
+// transport's own *Error as it is, anything else as the server going away.
 func (c *Client) readFailed(err error) {
 	var e *Error
 	if errors.As(err, &e) {
 		cp := *e
 		cp.Server = c.server
-		if cp.Code == CodeClosed {
-			cp.Message += c.exitStatus()
-			cp.StderrTail = c.stderrTail()
-		}
 		c.fail(&cp)
 		return
 	}
@@ -472,37 +470,11 @@ func (c *Client) readFailed(err error) {
 		return
 	default:
 	}
-	msg := "server closed its stdout"
+	msg := "the server closed the connection"
 	if err != io.EOF {
-		msg = "reading the server's stdout failed"
+		msg = "receiving from the server failed: " + err.Error()
 	}
-	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: msg + c.exitStatus(),
-		StderrTail: c.stderrTail(), Err: err})
-}
-
-func (c *Client) exitStatus() string {
-	if c.proc == nil {
-		return ""
-	}
-	t := time.NewTimer(exitStatusGrace)
-	defer t.Stop()
-	select {
-	case <-c.proc.Exited():
-		if e := c.proc.ExitError(); e != nil {
-			return " (process exited: " + e.Error() + ")"
-		}
-		return " (process exited with status 0)"
-	case <-c.stop:
-	case <-t.C:
-	}
-	return ""
-}
-
-func (c *Client) stderrTail() string {
-	if c.proc == nil {
-		return ""
-	}
-	return c.proc.StderrTail()
+	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: msg, Err: err})
 }
 
 // noiseLine sets a non-JSON-RPC line aside; it reports false if the line was
@@ -740,7 +712,7 @@ func (c *Client) answer(id json.RawMessage, result json.RawMessage, e *RPCError)
 		b = append(b, `,"result":`...)
 		b = append(b, result...)
 	}
-	b = append(b, "}\n"...)
+	b = append(b, '}')
 	_ = c.enqueue(b, "respond")
 }
 
@@ -788,11 +760,14 @@ func (c *Client) closedErr(op string) error {
 	return &Error{Code: CodeClosed, Server: c.server, Op: op, Message: "client closed"}
 }
 
+// coalesceBytes is the stdio transport's write buffer: small messages
+// queued together leave in one write.
 const coalesceBytes = 64 << 10
 
+// writeLoop drains the outbound queue into the transport, in order, and
+// flushes it whenever the queue runs empty.
 func (c *Client) writeLoop() {
 	defer close(c.writerDone)
-	var batch []byte
 	for {
 		c.wmu.Lock()
 		q := c.wq
@@ -806,33 +781,42 @@ func (c *Client) writeLoop() {
 				return
 			}
 		}
-		for i := 0; i < len(q); {
-			// Coalesce small lines into one write.
-			buf, n := q[i], 1
-			if len(buf) < coalesceBytes && i+1 < len(q) {
-				batch = append(batch[:0], buf...)
-				for i+n < len(q) && len(batch)+len(q[i+n]) <= coalesceBytes {
-					batch = append(batch, q[i+n]...)
-					n++
+		for i, msg := range q {
+			err := c.t.Send(msg)
+			if err == nil && i == len(q)-1 {
+				c.wmu.Lock()
+				more := len(c.wq) > 0
+				c.wmu.Unlock()
+				if !more {
+					err = c.t.Flush()
 				}
-				buf = batch
 			}
-			_, err := c.w.Write(buf)
 			c.wmu.Lock()
-			c.wqBytes -= len(buf)
+			c.wqBytes -= len(msg)
 			c.wmu.Unlock()
 			if err != nil {
-				select {
-				case <-c.stop:
-				default:
-					c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "write",
-						Message: "server stopped accepting input" + c.exitStatus(), StderrTail: c.stderrTail(), Err: err})
-				}
+				c.writeFailed(err)
 				return
 			}
-			i += n
 		}
 	}
+}
+
+// writeFailed ends the client on a send error (unless it is closing).
+func (c *Client) writeFailed(err error) {
+	select {
+	case <-c.stop:
+		return
+	default:
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		cp := *e
+		cp.Server = c.server
+		c.fail(&cp)
+		return
+	}
+	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "write", Message: "sending to the server failed: " + err.Error(), Err: err})
 }
 
 // ---- requests ----
@@ -998,7 +982,7 @@ func (c *Client) cancelRemote(id, reason string) {
 	line = append(line, id...)
 	line = append(line, `,"reason":`...)
 	line = append(line, rb...)
-	line = append(line, "}}\n"...)
+	line = append(line, "}}"...)
 	_ = c.enqueue(line, "notifications/cancelled")
 }
 
@@ -1025,7 +1009,7 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 		b = append(b, `,"params":`...)
 		b = append(b, p...)
 	}
-	b = append(b, "}\n"...)
+	b = append(b, '}')
 	return c.enqueue(b, method)
 }
 
@@ -1039,7 +1023,7 @@ func encodeRequest(id, method string, params json.RawMessage) []byte {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
 	}
-	return append(b, "}\n"...)
+	return append(b, '}')
 }
 
 // appendString appends s as a JSON string.

@@ -1,17 +1,65 @@
-// Package mcp is sluice's native MCP client over stdio.
+// Package mcp is sluice's native MCP client.
 //
-// It owns the wire: the line framer with its inbound byte cap, the
-// classification of JSON-RPC messages (kept as raw JSON), the outbound queue
-// with its byte cap, the client lifecycle (idle, starting, ready, closed or
-// failed), the dual-era handshake (2026-07-28 server/discover, falling back
-// to the legacy initialize handshake), request multiplexing, cancellation,
-// progress, pagination of tools/list, and the typed errors every fault turns
-// into. Spawning and tearing down the server's process group belongs to
+// It owns the protocol: the classification of JSON-RPC messages (kept as
+// raw JSON), the outbound queue with its byte cap, the client lifecycle
+// (idle, starting, ready, closed or failed), the dual-era handshake
+// (2026-07-28 server/discover, falling back to the legacy initialize
+// handshake), request multiplexing, cancellation, progress, pagination of
+// list methods, and the typed errors every fault turns into. How bytes
+// reach the server is a Transport; the stdio transport (the line framer
+// with its inbound byte cap, a child's pipes) is this package's own, and
+// spawning and tearing down the server's process group belongs to
 // gateway/proc, which Start uses.
 //
 // It imports only the standard library and gateway/proc. It must never
 // import the gateway root, another gateway package, or any third-party
 // module (in particular not the MCP SDK, which gateway/front owns).
+//
+// # Transports
+//
+// New(t, opts) runs the client core over any Transport; Start (spawn a
+// process group) and NewClient (existing pipes) build the stdio one. The
+// contract, which a remote transport (streamable HTTP, legacy SSE) in its
+// own package implements as well:
+//
+//   - Messages, not bytes. Send takes one complete JSON-RPC message
+//     (compact JSON, no framing) and Receive returns one. Framing (stdio's
+//     newlines, SSE's events, HTTP bodies) is the transport's. The core
+//     classifies what Receive returns (Classify), so a transport never
+//     parses JSON-RPC itself, and a line that is not JSON-RPC is set aside
+//     as noise (or is fatal with Options.NoiseFatal) whatever carried it.
+//   - One goroutine each way. The core calls Send and Flush from its
+//     writer goroutine and Receive from its reader goroutine, never
+//     concurrently with themselves. Send may block while the server does
+//     not accept more, but must not wait for the answer: answers, server
+//     requests and notifications all arrive through Receive, in the order
+//     the server sent them on that channel. A transport that gets a
+//     message per HTTP response reads each response on its own goroutine
+//     and feeds one inbound queue.
+//   - Bounds are the transport's too. Receive caps one message (stdio:
+//     Options.MaxLineBytes) and fails instead of buffering without limit;
+//     the core caps what is queued outbound (Options.MaxOutboundBytes)
+//     until Send returns.
+//   - Fatal errors are typed. Any error from Send, Flush or Receive ends
+//     the client and fails every pending request with it. Return an
+//     *Error: Code classifies the fault (CodeClosed when the server went
+//     away, CodeProtocol, CodeOverload, CodeTimeout), Message says what
+//     happened in words for a person ("server closed its stdout (process
+//     exited with status 1)"), Op names the step, and StderrTail carries
+//     bounded diagnostics for people only (a child's stderr, an HTTP error
+//     body); it is never shown to a model. Any other error is reported as
+//     the connection failing; io.EOF from Receive as the server closing
+//     it.
+//   - Close is the teardown. The core calls it once, on Client.Close or
+//     after a fatal error, and expects it to unblock Send and Receive and
+//     release everything (pipes and process group; connections and a
+//     remote session, e.g. an HTTP DELETE). Client.Close reports the
+//     process group's teardown outcome for the stdio transport; for other
+//     transports the outcome is complete.
+//
+// Everything above the transport (ids, cancellation with
+// notifications/cancelled, progress tokens, the era's _meta, timeouts per
+// request) is the core's and behaves the same over every transport.
 //
 // # Why our own client and not the SDK's
 //

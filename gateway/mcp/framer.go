@@ -46,11 +46,8 @@ func NewFramer(r io.Reader, maxLine int) *Framer {
 	return &Framer{r: r, max: maxLine}
 }
 
-// MaxLine reports the line cap in bytes.
-func (f *Framer) MaxLine() int { return f.max }
-
 // Buffered reports how many bytes the framer currently holds; it never
-// exceeds MaxLine()+64 KiB.
+// exceeds the line cap plus 64 KiB.
 func (f *Framer) Buffered() int { return cap(f.buf) }
 
 // ReadLine returns the next non-blank line without its newline and trailing

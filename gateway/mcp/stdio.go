@@ -1,0 +1,141 @@
+package mcp
+
+import (
+	"bufio"
+	"io"
+	"sync"
+	"time"
+
+	"sluice/gateway/proc"
+)
+
+// stdio is the Transport over a server's stdin and stdout: one message per
+// line, read by a Framer with its line cap, written through a 64 KiB
+// buffer so that small messages queued together leave in one write.
+type stdio struct {
+	server string
+	framer *Framer
+	r      io.Reader
+	w      io.WriteCloser
+	bw     *bufio.Writer
+	closer func() proc.Outcome // tears the server down; nil: nothing to do
+	proc   *proc.Process       // for exit status and stderr; nil over bare pipes
+
+	closing   chan struct{} // closed when Close starts
+	closeOnce sync.Once
+	out       proc.Outcome
+}
+
+// newStdio is the stdio transport over r (the server's stdout) and w (its
+// stdin). closer, if not nil, tears the server down after w is closed; r
+// is closed last when it is an io.Closer.
+func newStdio(server string, r io.Reader, w io.WriteCloser, closer func() proc.Outcome, p *proc.Process, maxLine int) *stdio {
+	f := NewFramer(r, maxLine)
+	f.server = server
+	return &stdio{server: server, framer: f, r: r, w: w, bw: bufio.NewWriterSize(w, coalesceBytes), closer: closer, proc: p, closing: make(chan struct{})}
+}
+
+func (s *stdio) Send(msg []byte) error {
+	if _, err := s.bw.Write(msg); err != nil {
+		return s.writeErr(err)
+	}
+	if err := s.bw.WriteByte('\n'); err != nil {
+		return s.writeErr(err)
+	}
+	return nil
+}
+
+func (s *stdio) Flush() error {
+	if err := s.bw.Flush(); err != nil {
+		return s.writeErr(err)
+	}
+	return nil
+}
+
+func (s *stdio) writeErr(err error) error {
+	if s.isClosing() {
+		return err
+	}
+	return &Error{Code: CodeClosed, Server: s.server, Op: "write",
+		Message: "server stopped accepting input" + s.exitStatus(), StderrTail: s.stderrTail(), Err: err}
+}
+
+func (s *stdio) Receive() ([]byte, error) {
+	line, err := s.framer.ReadLine()
+	if err == nil {
+		return line, nil
+	}
+	if e, ok := err.(*Error); ok {
+		cp := *e
+		if cp.Code == CodeClosed {
+			cp.Message += s.exitStatus()
+			cp.StderrTail = s.stderrTail()
+		}
+		return nil, &cp
+	}
+	if s.isClosing() {
+		return nil, &Error{Code: CodeClosed, Server: s.server, Op: "read", Message: "client closed", Err: err}
+	}
+	msg := "server closed its stdout"
+	if err != io.EOF {
+		msg = "reading the server's stdout failed"
+	}
+	return nil, &Error{Code: CodeClosed, Server: s.server, Op: "read", Message: msg + s.exitStatus(), StderrTail: s.stderrTail(), Err: err}
+}
+
+// Close closes the server's stdin, runs the closer (for Start: the process
+// group's SIGTERM/SIGKILL escalation), then closes its stdout.
+func (s *stdio) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		_ = s.w.Close()
+		if s.closer != nil {
+			s.out = s.closer()
+		} else {
+			s.out = proc.Outcome{Complete: true, Stage: "exited"}
+		}
+		if rc, ok := s.r.(io.Closer); ok {
+			_ = rc.Close()
+		}
+	})
+	return nil
+}
+
+func (s *stdio) outcome() proc.Outcome { return s.out }
+
+func (s *stdio) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitStatus says how the server process ended, waiting a moment for it
+// (a server that closed its stdout is usually exiting); "" over bare pipes
+// or while the client is closing.
+func (s *stdio) exitStatus() string {
+	if s.proc == nil {
+		return ""
+	}
+	t := time.NewTimer(exitStatusGrace)
+	defer t.Stop()
+	select {
+	case <-s.proc.Exited():
+		if e := s.proc.ExitError(); e != nil {
+			return " (process exited: " + e.Error() + ")"
+		}
+		return " (process exited with status 0)"
+	case <-s.closing:
+	case <-t.C:
+	}
+	return ""
+}
+
+func (s *stdio) stderrTail() string {
+	if s.proc == nil {
+		return ""
+	}
+	return s.proc.StderrTail()
+}
