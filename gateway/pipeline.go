@@ -209,7 +209,7 @@ func invalidFilters(l *config.Loaded) error {
 func brokenErr(l *config.Loaded, d config.Diagnostic) error {
 	return &Error{Kind: KindFilter,
 		Message: "the user config file cannot be used (" + d.Message + "), so the filters it configures are unknown; results are withheld until it is fixed",
-		Remedy: fixUser("fix " + l.UserFile + " (run 'sluice check')")}
+		Remedy:  fixUser("fix " + l.UserFile + " (run 'sluice check')")}
 }
 
 func (p *pipeline) newSet(entries []*filterEntry) *filterSet {
