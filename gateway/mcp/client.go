@@ -457,24 +457,35 @@ func (c *Client) readLoop() {
 // readFailed ends the client on a receive or classification error: the
 // transport's own *Error as it is, anything else as the server going away.
 func (c *Client) readFailed(err error) {
-	var e *Error
-	if errors.As(err, &e) {
-		cp := *e
-		cp.Server = c.server
-		c.fail(&cp)
-		return
-	}
 	select {
 	case <-c.stop:
-		c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: "client closed", Err: err})
+		if !c.failTyped(err) {
+			c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: "client closed", Err: err})
+		}
 		return
 	default:
+	}
+	if c.failTyped(err) {
+		return
 	}
 	msg := "the server closed the connection"
 	if err != io.EOF {
 		msg = "receiving from the server failed: " + err.Error()
 	}
 	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "read", Message: msg, Err: err})
+}
+
+// failTyped fails the client with err when it is an *Error (a transport's
+// or the classifier's), naming this client's server.
+func (c *Client) failTyped(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	cp := *e
+	cp.Server = c.server
+	c.fail(&cp)
+	return true
 }
 
 // noiseLine sets a non-JSON-RPC line aside; it reports false if the line was
@@ -809,11 +820,7 @@ func (c *Client) writeFailed(err error) {
 		return
 	default:
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		cp := *e
-		cp.Server = c.server
-		c.fail(&cp)
+	if c.failTyped(err) {
 		return
 	}
 	c.fail(&Error{Code: CodeClosed, Server: c.server, Op: "write", Message: "sending to the server failed: " + err.Error(), Err: err})
