@@ -239,7 +239,7 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 	if v.Program == "" && v.decl.Command != "" {
 		// Trust binds the program the command resolves to; there is none.
 		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s: command %q is not found on your PATH, so there is no program to trust", id, v.Command),
-			Remedy: "install the program, then run 'sluice trust " + id + "' again"}
+			Remedy: fixUser("install the program, then run 'sluice trust " + id + "' again")}
 	}
 	if actionClass == "" {
 		// Re-trusting keeps the class already recorded; a first record has
