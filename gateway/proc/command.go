@@ -11,15 +11,21 @@ import (
 )
 
 // ResolveCommand turns a declared command into an absolute executable path.
-// cmd must be an absolute path or a bare name (no slash); a bare name is
-// looked up in path (a PATH-style list; empty entries and relative entries
-// are skipped, never the current directory). The command is never handed
-// to a shell. Errors are *CommandError.
-func ResolveCommand(cmd string, path string) (string, error) {
+// cmd must be an absolute path or a bare name (no separator); a bare name
+// is looked up in path (a PATH-style list; empty entries and relative
+// entries are skipped, never the current directory). The command is never
+// handed to a shell. On Windows a bare name is tried with each PATHEXT
+// extension, only .exe and .com files are accepted, and shells, script
+// hosts and batch files are refused (see resolveWindows). Errors are
+// *CommandError.
+func ResolveCommand(cmd string, path string) (string, error) { return resolveCommand(cmd, path) }
+
+// resolveUnix is ResolveCommand on Linux and macOS.
+func resolveUnix(cmd string, path string) (string, error) {
 	if cmd == "" || strings.IndexByte(cmd, 0) >= 0 || strings.TrimSpace(cmd) != cmd {
 		return "", &CommandError{Command: cmd, Reason: ReasonCommandInvalid, Err: fmt.Errorf("%w: empty, padded or containing NUL", ErrCommandInvalid)}
 	}
-	if filepath.IsAbs(cmd) {
+	if strings.HasPrefix(cmd, "/") {
 		if err := checkExecutable(cmd); err != nil {
 			return "", &CommandError{Command: cmd, Reason: ReasonCommandNotFound, Err: errors.Join(ErrCommandNotFound, err)}
 		}
@@ -31,8 +37,8 @@ func ResolveCommand(cmd string, path string) (string, error) {
 	if cmd == "." || cmd == ".." {
 		return "", &CommandError{Command: cmd, Reason: ReasonCommandInvalid, Err: ErrCommandInvalid}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" || !filepath.IsAbs(dir) {
+	for _, dir := range strings.Split(path, ":") {
+		if !strings.HasPrefix(dir, "/") {
 			continue
 		}
 		p := filepath.Join(dir, cmd)

@@ -51,12 +51,17 @@ func Contain(root, dir string) (string, error) {
 }
 
 // within reports whether p is root or below it; both must be clean.
+// Names are compared exactly, also where the file system ignores case
+// (macOS, Windows): a different spelling is refused, loudly, rather than
+// a case-folding comparison accepting a different directory on a
+// case-sensitive volume.
 func within(root, p string) bool {
 	if p == root {
 		return true
 	}
-	if root == "/" {
-		return strings.HasPrefix(p, "/")
+	sep := string(filepath.Separator)
+	if strings.HasSuffix(root, sep) { // "/" or a volume root such as `C:\`
+		return strings.HasPrefix(p, root)
 	}
-	return strings.HasPrefix(p, root+"/")
+	return strings.HasPrefix(p, root+sep)
 }

@@ -7,8 +7,36 @@
 // released) and its teardown; a bounded, valid-UTF-8 tail of stderr.
 //
 // It is the only package that imports golang.org/x/sys, and it must never
-// import another package of sluice. It is Linux-specific (pidfd, waitid
-// with WNOWAIT, prctl death signals, procfs).
+// import another package of sluice. It runs on Linux, macOS and Windows.
+// The life cycle, the teardown sequence and the Outcome are written once
+// (proc.go) against one interface, group (group.go); each platform
+// implements it: proc_unix.go for what Linux and macOS share (a process
+// group whose id is the unreaped leader's pid, kill(-pgid), the watchdog),
+// proc_linux.go and proc_darwin.go for where they differ, proc_windows.go
+// for Job Objects. Pure string work for Windows (PATHEXT resolution,
+// command-line quoting, the environment block) is in winpath.go, so its
+// tests run everywhere.
+//
+// # What each platform guarantees, and how it was verified
+//
+//   - Linux: as described below; every test here runs in CI, with -race.
+//   - macOS: the same process-group design without pidfd, waitid(WNOWAIT),
+//     Pdeathsig or procfs (see "Why macOS watches with kqueue"). The same
+//     stdin EOF → SIGTERM → SIGKILL sequence and outcomes; zero orphans
+//     when the gateway is killed comes from the watchdog alone. The code
+//     is compiled and vetted for darwin/amd64 and darwin/arm64 in CI; its
+//     tests have not been run on a Mac by this project's CI (none is
+//     available); the kernel-independent parts (member filtering, status
+//     decoding) are shared code tested on Linux.
+//   - Windows: each server in its own Job Object with kill-on-close, so
+//     the kernel ends the whole tree when the gateway dies, however it
+//     dies; graceful stop by stdin EOF, then CTRL_BREAK (when the gateway
+//     has a console to share), then TerminateJobObject. The tests of this
+//     package, TestGatewayKilledWindows included, run in CI under Wine
+//     (scripts/wine-test.sh), which implements Job Objects, kill-on-close
+//     and TerminateJobObject; CTRL_BREAK is not exercised there (Wine's
+//     tests run without a console), so the polite stage is verified only
+//     as far as stdin EOF.
 //
 // Teardown, whether Close asks for it or the leader leaves on its own:
 // close stdin, wait StdinGrace, SIGTERM to the group, wait KillGrace,
@@ -82,6 +110,61 @@
 // small process. Stronger guarantees need a cgroup or a PID namespace per
 // server, which need privileges or user namespaces this package does not
 // assume.
+//
+// # Why macOS watches with kqueue, and why the group id cannot be reused
+//
+// macOS has no pidfd, golang.org/x/sys offers no waitid there, and wait4
+// reaps. Right after spawn, while the leader is our unreaped child,
+// proc_darwin.go registers a kqueue EVFILT_PROC filter for NOTE_EXIT with
+// NOTE_EXITSTATUS on its pid: the kernel reports the exit and its wait
+// status without reaping, and the runtime's poller waits on the kqueue
+// descriptor, so a live server holds no thread. The zombie leader then
+// pins the group id exactly as on Linux: a pid is not handed out again
+// while its process (even a zombie) exists, nor while it names a process
+// group that still has members (POSIX: a process group's id is not reused
+// while the group exists). Every kill(-pgid) happens before the leader is
+// reaped, so it can only reach this server's group. If the leader exits
+// before the filter is registered (the kernel refuses it with ESRCH), its
+// status is learnt when it is reaped; if no kqueue can be created at all,
+// the supervisor polls sysctl kern.proc.pid for the zombie state — still
+// without reaping. Members are counted with sysctl kern.proc.pgrp, skipping
+// zombies, the leader and the watchdog. There is no Pdeathsig, so the
+// watchdog is the only guard against the gateway's death; it watches two
+// things: EOF on its control pipe (as on Linux) and a kqueue NOTE_EXIT on
+// the gateway's pid, which does not depend on who else might hold a copy
+// of the pipe. The child changes to the checked directory by path (no
+// descriptor-relative chdir without procfs), which leaves a window between
+// the check at spawn and the child's chdir in which a swapped-in symlink
+// could redirect it.
+//
+// # Why Windows uses a Job Object per server, created suspended
+//
+// Windows has no process groups that can be signalled as a whole and no
+// orphan reparenting to rely on; the unit the kernel can end as a whole
+// is a Job Object. Each server gets one, with
+// JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE (and die-on-unhandled-exception, so
+// a crash dialog cannot hold a process): when the last handle closes —
+// the gateway's, which is never inherited — the kernel ends every process
+// in the job. The leader is created suspended, assigned to the job, then
+// resumed, so nothing it starts can be born outside; breakaway is not
+// allowed. No watchdog is needed, and nothing can be reused under us: the
+// job handle names the group, and the open process handle keeps the
+// leader's pid from being reused. The leader gets a new console process
+// group (CREATE_NEW_PROCESS_GROUP), so CTRL_BREAK reaches it and its
+// children and never the gateway; that needs a console the gateway
+// shares with it, and a gateway without one starts servers with a hidden
+// console of their own (CREATE_NO_WINDOW, so no window opens), where the
+// polite stage is stdin EOF alone. The console host Windows starts for
+// that hidden console joins the job; it is not counted as a member (it
+// leaves with its last client) and closing the job ends it. The child
+// inherits exactly its three standard handles
+// (PROC_THREAD_ATTRIBUTE_HANDLE_LIST). Commands resolve with PATHEXT, but
+// only .exe and .com files are run: a .bat or .cmd file (npx.cmd, for
+// one) would be run by cmd.exe with cmd's own parsing of every argument,
+// and cmd, PowerShell and the script hosts are refused by name. What
+// remains: a server that asks another process to start something (a
+// service, a scheduled task, WMI) gets a process outside the job; each
+// live server holds one OS thread waiting on its process handle.
 //
 // # Why not PR_SET_CHILD_SUBREAPER
 //

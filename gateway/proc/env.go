@@ -27,6 +27,12 @@ var denyRules = []denyRule{
 	{"GCONV_PATH", false, ReasonEnvDeniedLoader},
 	{"GLIBC_TUNABLES", false, ReasonEnvDeniedLoader},
 	{"LOCPATH", false, ReasonEnvDeniedLoader},
+	// .NET profilers: a DLL (or shared object) loaded into every .NET
+	// program, on Windows and elsewhere.
+	{"COR_ENABLE_PROFILING", false, ReasonEnvDeniedLoader},
+	{"COR_PROFILER", true, ReasonEnvDeniedLoader}, // COR_PROFILER, COR_PROFILER_PATH, ...
+	{"CORECLR_ENABLE_PROFILING", false, ReasonEnvDeniedLoader},
+	{"CORECLR_PROFILER", true, ReasonEnvDeniedLoader},
 	// Interpreters and package managers: startup code, module search paths,
 	// registry and script settings.
 	{"NODE_OPTIONS", false, ReasonEnvDeniedInterp},
@@ -96,7 +102,26 @@ func validEnvName(name string) bool {
 }
 
 func isSafeName(name string) bool {
-	if slices.Contains(safeNames, name) {
+	if envNamesFoldCase {
+		// Windows: names are case-insensitive ("Path" is PATH).
+		for _, n := range safeNames {
+			if strings.EqualFold(n, name) {
+				return true
+			}
+		}
+		for _, n := range platformSafeNames {
+			if strings.EqualFold(n, name) {
+				return true
+			}
+		}
+		for _, p := range safePrefixes {
+			if len(name) > len(p) && strings.EqualFold(name[:len(p)], p) {
+				return true
+			}
+		}
+		return false
+	}
+	if slices.Contains(safeNames, name) || slices.Contains(platformSafeNames, name) {
 		return true
 	}
 	for _, p := range safePrefixes {
@@ -105,6 +130,20 @@ func isSafeName(name string) bool {
 		}
 	}
 	return false
+}
+
+// setEnv sets k in m; where names are case-insensitive (Windows) it first
+// drops every other spelling of k, so a declared PATH replaces an
+// inherited Path instead of standing beside it.
+func setEnv(m map[string]string, k, v string) {
+	if envNamesFoldCase {
+		for old := range m {
+			if old != k && strings.EqualFold(old, k) {
+				delete(m, old)
+			}
+		}
+	}
+	m[k] = v
 }
 
 // BuildEnv returns the environment for a child: the safe-list of parent
@@ -147,16 +186,16 @@ func BuildEnv(declared map[string]string, pass []string, parent []string) ([]str
 	out := map[string]string{}
 	for k, v := range parentMap {
 		if isSafeName(k) && validEnvName(k) && deniedReason(k) == "" && strings.IndexByte(v, 0) < 0 {
-			out[k] = v
+			setEnv(out, k, v)
 		}
 	}
 	for _, k := range pass {
-		if v, ok := parentMap[k]; ok && strings.IndexByte(v, 0) < 0 {
-			out[k] = v
+		if v, ok := lookupEnvMap(parentMap, k); ok && strings.IndexByte(v, 0) < 0 {
+			setEnv(out, k, v)
 		}
 	}
-	for k, v := range declared {
-		out[k] = v
+	for _, k := range names {
+		setEnv(out, k, declared[k])
 	}
 	keys := make([]string, 0, len(out))
 	for k := range out {
@@ -180,10 +219,24 @@ func checkName(name, source string) error {
 	return nil
 }
 
-// lookupEnv finds name in an environment list (last entry wins).
+// lookupEnv finds name in an environment list (last entry wins; any
+// spelling on Windows).
 func lookupEnv(env []string, name string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+		if k, v, ok := strings.Cut(env[i], "="); ok && (k == name || envNamesFoldCase && strings.EqualFold(k, name)) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// lookupEnvMap finds name in m (any spelling on Windows).
+func lookupEnvMap(m map[string]string, name string) (string, bool) {
+	if v, ok := m[name]; ok || !envNamesFoldCase {
+		return v, ok
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
 			return v, true
 		}
 	}

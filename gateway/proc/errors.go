@@ -49,6 +49,15 @@ const (
 	ReasonCommandNotAllowed = "command-not-allowed"
 	ReasonCommandNotFound   = "command-not-found"
 	ReasonCommandInvalid    = "command-invalid"
+	// ReasonCommandShell: the command is a shell or a script host
+	// (refused on Windows, where cmd /c and PowerShell are the shells).
+	ReasonCommandShell = "command-shell"
+	// ReasonCommandBatch: on Windows the command is (or resolves to) a
+	// .bat or .cmd file, which Windows runs through cmd.exe.
+	ReasonCommandBatch = "command-batch-file"
+	// ReasonCommandNotProgram: on Windows the command is (or resolves to)
+	// a file Windows does not start directly (only .exe and .com).
+	ReasonCommandNotProgram = "command-not-a-program"
 
 	// ReasonGroupSurvived is Outcome.Reason when the group outlived SIGKILL.
 	ReasonGroupSurvived = "group-survived-sigkill"
@@ -111,10 +120,11 @@ func (e *CwdError) Unwrap() error { return e.Err }
 
 // CommandError reports a command that may not or cannot be run.
 type CommandError struct {
-	Server  string
-	Command string
-	Reason  string // one of the ReasonCommand* codes
-	Err     error
+	Server   string
+	Command  string
+	Resolved string // the file the command resolved to, when that file is the problem
+	Reason   string // one of the ReasonCommand* codes
+	Err      error
 }
 
 func (e *CommandError) Error() string {
@@ -126,6 +136,12 @@ func (e *CommandError) Error() string {
 			return fmt.Sprintf("%scommand %q does not exist or is not an executable file (%s): fix the path", prefix(e.Server), e.Command, e.Reason)
 		}
 		return fmt.Sprintf("%scommand %q was not found on PATH (%s): install it or declare an absolute path", prefix(e.Server), e.Command, e.Reason)
+	case ReasonCommandShell:
+		return fmt.Sprintf("%scommand %q is a shell or script host (%s): commands are never run through a shell; declare the server's own program with its arguments in args", prefix(e.Server), e.Command, e.Reason)
+	case ReasonCommandBatch:
+		return fmt.Sprintf("%scommand %q resolves to the batch file %q, which Windows runs through cmd.exe (%s): declare the program it starts instead (npx.cmd, for one, starts node with npx-cli.js as its first argument)", prefix(e.Server), e.Command, e.Resolved, e.Reason)
+	case ReasonCommandNotProgram:
+		return fmt.Sprintf("%scommand %q resolves to %q, which Windows does not start directly (%s): declare the .exe that runs it", prefix(e.Server), e.Command, e.Resolved, e.Reason)
 	default:
 		return fmt.Sprintf("%scommand %q is invalid (%s): %v", prefix(e.Server), e.Command, e.Reason, e.Err)
 	}

@@ -6,14 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // childModeEnv selects what a re-executed test binary does. It is passed
@@ -23,7 +19,7 @@ const childModeEnv = "SLUICE_TESTCHILD"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childModeEnv); mode != "" {
 		// Exit without the race runtime's exit-time pause.
-		unix.Exit(runChild(mode))
+		exitNow(runChild(mode))
 	}
 	os.Exit(m.Run())
 }
@@ -39,7 +35,7 @@ func runChild(mode string) int {
 		fmt.Fprintln(os.Stderr, "failing on purpose")
 		return 3
 	case "ignore-term": // ignore SIGTERM and stdin EOF
-		signal.Ignore(syscall.SIGTERM)
+		ignoreTerm()
 		fmt.Println("ready")
 		io.Copy(io.Discard, os.Stdin)
 		blockForever()
@@ -47,7 +43,7 @@ func runChild(mode string) int {
 		// Start a grandchild in our group that ignores SIGTERM, report its
 		// pid, then exit on stdin EOF (or, stubborn, ignore everything).
 		if mode == "grandchild-stubborn" {
-			signal.Ignore(syscall.SIGTERM)
+			ignoreTerm()
 		}
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), childModeEnv+"=sleeper")
@@ -68,7 +64,7 @@ func runChild(mode string) int {
 		}
 		return 0
 	case "sleeper": // the grandchild: ignores SIGTERM, never exits on its own
-		signal.Ignore(syscall.SIGTERM)
+		ignoreTerm()
 		fmt.Println("sleeping")
 		os.Stdout.Close()
 		blockForever()
@@ -83,6 +79,14 @@ func runChild(mode string) int {
 		for i := 0; i < 2000; i++ {
 			fmt.Fprintf(os.Stderr, "line %d ünïcödé ✓\n", i)
 		}
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "args": // print the arguments, quoted, on one line, then exit on EOF
+		var q []string
+		for _, a := range os.Args[1:] {
+			q = append(q, strconv.Quote(a))
+		}
+		fmt.Println(strings.Join(q, " "))
 		io.Copy(io.Discard, os.Stdin)
 		return 0
 	case "nondump": // make ourselves non-dumpable and report what the kernel says

@@ -7,13 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Defaults for the zero values of Spec's durations and sizes.
@@ -54,7 +51,7 @@ type Spec struct {
 	groupHasMembers func(pgid, leader int) bool
 	// onSignal, when set, is told about every signal about to be sent
 	// (target as passed to kill: negative for the group). Tests only.
-	onSignal func(target int, sig unix.Signal)
+	onSignal func(target int, sig syscall.Signal)
 }
 
 // Outcome reports how a teardown ended. It is a report, never an error: a
@@ -93,9 +90,9 @@ func (ph Phase) String() string {
 
 // Process is one spawned server: the leader of its own process group.
 type Process struct {
-	spec   Spec
-	pid    int
-	osProc *os.Process
+	spec Spec
+	pid  int
+	g    group // the platform's handle on the group (see group.go)
 
 	stdin   *os.File
 	stdout  *os.File
@@ -105,11 +102,9 @@ type Process struct {
 	exited     chan struct{} // leader exited; group cleanup has started
 	done       chan struct{} // group released (leader reaped)
 	stderrDone chan struct{}
-	wd         *watchdog
 
 	mu        sync.Mutex
 	phase     Phase
-	pidfd     int // -1 when the kernel has no pidfd
 	stage     string
 	sigtermAt time.Time
 	sigkillAt time.Time
@@ -186,18 +181,8 @@ func Start(spec Spec) (*Process, error) {
 		}
 		files[2*i], files[2*i+1] = r, w
 	}
-	attr := &os.ProcAttr{
-		Dir:   childDir,
-		Env:   env,
-		Files: []*os.File{files[0], files[3], files[5]},
-		Sys: &syscall.SysProcAttr{
-			Setpgid:   true,
-			Pdeathsig: syscall.SIGKILL,
-		},
-	}
 	argv := append([]string{spec.Command}, spec.Args...)
-	var osProc *os.Process
-	onSpawnThread(func() { osProc, err = os.StartProcess(exe, argv, attr) })
+	g, pid, err := spawn(&spec, exe, argv, env, childDir, []*os.File{files[0], files[3], files[5]})
 	files[0].Close()
 	files[3].Close()
 	files[5].Close()
@@ -210,8 +195,8 @@ func Start(spec Spec) (*Process, error) {
 
 	p := &Process{
 		spec:       spec,
-		pid:        osProc.Pid,
-		osProc:     osProc,
+		pid:        pid,
+		g:          g,
 		stdin:      files[1],
 		stdout:     files[2],
 		stderrR:    files[4],
@@ -220,40 +205,16 @@ func Start(spec Spec) (*Process, error) {
 		done:       make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		phase:      PhaseLive,
-		pidfd:      -1,
-	}
-	// The leader cannot be reaped before the supervisor reaps it, so its
-	// pid is ours and opening a pidfd for it now is race-free.
-	if fd, err := unix.PidfdOpen(p.pid, 0); err == nil {
-		p.pidfd = fd
-	}
-	if !spec.NoWatchdog {
-		wd, err := startWatchdog(p.pid)
-		if err != nil {
-			// Unreaped leader: its pid and group id are still ours.
-			_ = unix.Kill(-p.pid, unix.SIGKILL)
-			_, _ = osProc.Wait()
-			if p.pidfd >= 0 {
-				unix.Close(p.pidfd)
-			}
-			p.stdin.Close()
-			p.stdout.Close()
-			p.stderrR.Close()
-			return nil, &SpawnError{Server: spec.Server, Command: spec.Command, Err: errors.Join(errNoWatchdog, err)}
-		}
-		p.wd = wd
 	}
 	go p.readStderr()
 	go p.supervise()
 	return p, nil
 }
 
-// openDir resolves the working directory at spawn. It returns an open
-// handle on the checked directory and the path the child should chdir to:
-// "/proc/self/fd/N" names exactly the directory that was checked, so a
-// symlink swapped in after the check cannot redirect the child. (The child
-// inherits every descriptor until exec, so N is valid there when it
-// changes directory.)
+// openDir resolves the working directory at spawn. It returns the path
+// the child should change to and, where the platform can pin the checked
+// directory (pinDir), an open handle on it that must stay open until the
+// child has started.
 func openDir(spec Spec) (*os.File, string, error) {
 	if spec.Root == "" {
 		if spec.Dir == "" {
@@ -276,22 +237,7 @@ func openDir(spec Spec) (*os.File, string, error) {
 	if err != nil {
 		return nil, "", &CwdError{Server: spec.Server, Root: spec.Root, Dir: spec.Dir, Reason: ReasonRootInvalid, Err: errors.Join(ErrCwdInvalid, err)}
 	}
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, "", &CwdError{Server: spec.Server, Root: spec.Root, Dir: spec.Dir, Reason: ReasonCwdNotFound, Err: errors.Join(ErrCwdInvalid, err)}
-	}
-	fdPath := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	opened, err := os.Readlink(fdPath)
-	if err != nil {
-		// No procfs: fall back to the resolved path checked just above.
-		f.Close()
-		return nil, dir, nil
-	}
-	if !within(realRoot, filepath.Clean(opened)) {
-		f.Close()
-		return nil, "", &CwdError{Server: spec.Server, Root: spec.Root, Dir: spec.Dir, Reason: ReasonCwdEscapesSymlink, Err: ErrCwdEscape}
-	}
-	return f, fdPath, nil
+	return pinDir(spec, dir, realRoot)
 }
 
 // Stdin is the server's standard input. Closing it is the polite request
@@ -407,9 +353,9 @@ var stageRank = map[string]int{"": 0, StageExited: 0, StageSigterm: 1, StageSigk
 // released, in which case the id may belong to someone else and nothing is
 // sent.
 func (p *Process) escalate(stage string) {
-	sig := unix.SIGTERM
+	sig := syscall.SIGTERM
 	if stage == StageSigkill {
-		sig = unix.SIGKILL
+		sig = syscall.SIGKILL
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -428,30 +374,26 @@ func (p *Process) escalate(stage string) {
 	}
 	// Safe: the leader is not reaped (phase < released), so its pid — the
 	// group id — cannot have been handed to anyone else.
+	live := p.phase == PhaseLive
 	if p.spec.onSignal != nil {
-		if p.phase == PhaseLive {
+		if live {
 			p.spec.onSignal(p.pid, sig)
 		}
 		p.spec.onSignal(-p.pid, sig)
 	}
-	if p.phase == PhaseLive {
-		if p.pidfd >= 0 {
-			_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
-		} else {
-			_ = unix.Kill(p.pid, sig)
-		}
-	}
-	_ = unix.Kill(-p.pid, sig)
+	p.g.signal(sig, live)
 }
 
 // supervise waits for the leader to exit without reaping it, terminates the
 // rest of the group while the unreaped leader still pins the group id, and
 // only then reaps the leader and releases the id.
 func (p *Process) supervise() {
-	status := p.waitLeader()
+	status := p.g.wait()
 	p.mu.Lock()
 	p.phase = PhaseCleaning
-	p.exitErr = status
+	if status != errStatusAtRelease {
+		p.exitErr = status
+	}
 	if p.firstT.IsZero() {
 		p.firstT = time.Now()
 	}
@@ -459,82 +401,26 @@ func (p *Process) supervise() {
 	close(p.exited)
 
 	out := p.cleanGroup()
-	p.wd.release(p.spec.KillBound)
 
 	p.mu.Lock()
-	p.phase = PhaseReleased
-	if p.pidfd >= 0 {
-		unix.Close(p.pidfd)
-		p.pidfd = -1
-	}
+	p.phase = PhaseReleased // from here on the id is never signalled
 	out.Elapsed = time.Since(p.firstT)
 	p.outcome = out
 	p.mu.Unlock()
-	_, _ = p.osProc.Wait() // reap; from here on the id is never signalled
+	final := p.g.release(p.spec.KillBound)
+	if status == errStatusAtRelease {
+		p.mu.Lock()
+		p.exitErr = final
+		p.mu.Unlock()
+	}
 	close(p.done)
-}
-
-// waitLeader blocks until the leader exits and returns its status as an
-// error (nil for exit 0). The leader stays a zombie.
-func (p *Process) waitLeader() error {
-	var info unix.Siginfo
-	if p.pidfd >= 0 && p.pollLeader(&info) {
-		return exitFromSiginfo(p.spec.Server, &info)
-	}
-	for {
-		// P_PID, not the pidfd: pollLeader may have left the shared open
-		// file description non-blocking.
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			// Cannot happen for our own unreaped child; treat as exited.
-			return &ExitError{Server: p.spec.Server, Code: -1}
-		}
-		return exitFromSiginfo(p.spec.Server, &info)
-	}
-}
-
-// pollLeader waits for the leader's exit through the runtime's poller (a
-// pidfd becomes readable when its process exits), so a live server does
-// not hold an OS thread blocked in waitid. It reports false when the
-// poller cannot watch the pidfd; the caller then blocks instead.
-func (p *Process) pollLeader(info *unix.Siginfo) bool {
-	fd, err := unix.Dup(p.pidfd)
-	if err != nil {
-		return false
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return false
-	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var werr error
-	err = rc.Read(func(fd uintptr) bool {
-		*info = unix.Siginfo{}
-		werr = unix.Waitid(unix.P_PIDFD, int(fd), info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
-		switch {
-		case werr == unix.EAGAIN, werr == unix.EINTR:
-			return false // still running: wait for readability
-		case werr == nil && info.Signo == 0:
-			return false
-		}
-		return true
-	})
-	return err == nil && werr == nil && info.Signo != 0
 }
 
 // cleanGroup terminates what is left of the group after the leader exited.
 func (p *Process) cleanGroup() Outcome {
-	has := func() bool { return p.spec.groupHasMembers(p.pid, p.pid) }
-	if p.spec.groupHasMembers == nil {
-		has = func() bool { return groupHasMembersExcept(p.pid, p.pid, p.wd.pid()) }
+	has := p.g.members
+	if p.spec.groupHasMembers != nil {
+		has = func() bool { return p.spec.groupHasMembers(p.pid, p.pid) }
 	}
 	stageNow := func() (string, time.Time, time.Time) {
 		p.mu.Lock()
@@ -601,29 +487,4 @@ func (p *Process) readStderr() {
 			return
 		}
 	}
-}
-
-// spawnThread forks every child from one goroutine locked to one OS thread
-// for the life of the process. Pdeathsig is delivered when the thread that
-// forked the child exits, not the process; Go threads can exit (a goroutine
-// that ends while locked takes its thread with it), so forking from an
-// arbitrary thread could SIGKILL a healthy server at a random moment.
-var spawnThread struct {
-	once sync.Once
-	reqs chan func()
-}
-
-func onSpawnThread(fn func()) {
-	spawnThread.once.Do(func() {
-		spawnThread.reqs = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked: this thread lives as long as the process
-			for f := range spawnThread.reqs {
-				f()
-			}
-		}()
-	})
-	done := make(chan struct{})
-	spawnThread.reqs <- func() { fn(); close(done) }
-	<-done
 }

@@ -2,16 +2,11 @@ package proc
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestBuildEnv(t *testing.T) {
@@ -92,109 +87,6 @@ func TestBuildEnv(t *testing.T) {
 	}
 }
 
-func TestContain(t *testing.T) {
-	base := t.TempDir()
-	root := filepath.Join(base, "root")
-	mk := func(p string) {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mk(filepath.Join(root, "a", "b"))
-	mk(filepath.Join(base, "outside"))
-	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.Symlink(filepath.Join(base, "outside"), filepath.Join(root, "out")))
-	must(os.Symlink("a/b", filepath.Join(root, "in")))
-	must(os.Symlink("../..", filepath.Join(root, "a", "up")))
-	must(os.Symlink(root, filepath.Join(base, "rootlink")))
-	realRoot, _ := filepath.EvalSymlinks(root)
-
-	cases := []struct {
-		root, dir string
-		want      string // resolved, relative to realRoot
-		reason    string
-	}{
-		{root, "", ".", ""},
-		{root, ".", ".", ""},
-		{root, "a/b", "a/b", ""},
-		{root, "a/b/../..", ".", ""},
-		{root, filepath.Join(root, "a"), "a", ""},
-		{root, "in", "a/b", ""},
-		{filepath.Join(base, "rootlink"), "a", "a", ""},
-		{root, "..", "", ReasonCwdEscapes},
-		{root, "a/../../outside", "", ReasonCwdEscapes},
-		{root, filepath.Join(base, "outside"), "", ReasonCwdEscapes},
-		{root + "x", "", "", ReasonRootInvalid},
-		{root, "out", "", ReasonCwdEscapesSymlink},
-		{root, "a/up", "", ReasonCwdEscapesSymlink},
-		{root, "missing", "", ReasonCwdNotFound},
-		{root, "file", "", ReasonCwdNotDir},
-		{"relative/root", "", "", ReasonRootInvalid},
-		{"", "a", "", ReasonRootInvalid},
-	}
-	for _, c := range cases {
-		got, err := Contain(c.root, c.dir)
-		if c.reason != "" {
-			var ce *CwdError
-			if !errors.As(err, &ce) || ce.Reason != c.reason {
-				t.Errorf("Contain(%q, %q) = %q, %v; want reason %s", c.root, c.dir, got, err, c.reason)
-			}
-			continue
-		}
-		if err != nil || got != filepath.Join(realRoot, c.want) {
-			t.Errorf("Contain(%q, %q) = %q, %v; want %q", c.root, c.dir, got, err, filepath.Join(realRoot, c.want))
-		}
-	}
-}
-
-func TestResolveCommand(t *testing.T) {
-	dir := t.TempDir()
-	exe := filepath.Join(dir, "tool")
-	if err := os.WriteFile(exe, []byte("#!/bin/false\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "noexec"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	path := "relative:" + "::" + dir
-	cases := []struct {
-		cmd, want, reason string
-	}{
-		{"tool", exe, ""},
-		{exe, exe, ""},
-		{dir + "//./tool", exe, ""},
-		{"noexec", "", ReasonCommandNotFound},
-		{"missing", "", ReasonCommandNotFound},
-		{filepath.Join(dir, "missing"), "", ReasonCommandNotFound},
-		{dir, "", ReasonCommandNotFound},
-		{"./tool", "", ReasonCommandInvalid},
-		{"sub/tool", "", ReasonCommandInvalid},
-		{"", "", ReasonCommandInvalid},
-		{" tool", "", ReasonCommandInvalid},
-		{"..", "", ReasonCommandInvalid},
-	}
-	for _, c := range cases {
-		got, err := ResolveCommand(c.cmd, path)
-		if c.reason != "" {
-			var ce *CommandError
-			if !errors.As(err, &ce) || ce.Reason != c.reason {
-				t.Errorf("ResolveCommand(%q) = %q, %v; want %s", c.cmd, got, err, c.reason)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("ResolveCommand(%q) = %q, %v; want %q", c.cmd, got, err, c.want)
-		}
-	}
-}
-
 func TestParseAllowList(t *testing.T) {
 	cases := []struct {
 		csv      string
@@ -271,58 +163,6 @@ func TestParseStat(t *testing.T) {
 		if _, ok := parseStat([]byte(bad)); ok {
 			t.Errorf("parseStat(%q) accepted", bad)
 		}
-	}
-}
-
-// TestSpawnThreadExitDoesNotKillServer: Pdeathsig follows the thread that
-// forked. A goroutine that locks its thread, starts a server and ends
-// without unlocking destroys that thread; the server must live on because
-// every fork happens on the package's dedicated, never-exiting thread.
-func TestSpawnThreadExitDoesNotKillServer(t *testing.T) {
-	ch := make(chan *Process, 1)
-	tid := make(chan int, 1)
-	for {
-		main := make(chan bool)
-		go func() {
-			runtime.LockOSThread()
-			if unix.Gettid() == unix.Getpid() {
-				// The main thread never exits; try again elsewhere.
-				runtime.UnlockOSThread()
-				main <- true
-				return
-			}
-			main <- false
-			// Never unlocked: this thread exits with the goroutine.
-			tid <- unix.Gettid()
-			p, err := Start(childSpec(t, "eof"))
-			if err != nil {
-				t.Error(err)
-			}
-			ch <- p
-		}()
-		if !<-main {
-			break
-		}
-	}
-	p := <-ch
-	if p == nil {
-		t.FailNow()
-	}
-	t.Cleanup(func() { killGroup(p.Pid()); p.Close() })
-	// Wait until the locked thread is gone; a Pdeathsig tied to it has
-	// then been sent.
-	task := "/proc/self/task/" + strconv.Itoa(<-tid)
-	if !settle(func() bool { _, err := os.Stat(task); return err != nil }) {
-		t.Skip("the locked thread did not exit; nothing to check")
-	}
-	if _, err := p.Stdin().Write([]byte("still here\n")); err != nil {
-		t.Fatal(err)
-	}
-	if got := readLine(t, p.Stdout()); got != "still here" {
-		t.Fatalf("server answered %q", got)
-	}
-	if out := p.Close(); !out.Complete || out.Stage != StageExited || p.ExitError() != nil {
-		t.Fatalf("outcome %+v, exit %v", out, p.ExitError())
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package proc
 
 import (
@@ -55,23 +57,36 @@ func runWatchdog(v string) {
 	if err != nil || pgid <= 1 || unix.Getpgrp() != pgid {
 		unix.Exit(2)
 	}
+	gatewayPid := unix.Getppid() // the gateway started us; 1 if it is already gone
 	// Ready: from here on a SIGTERM to the group cannot end us. The
 	// gateway waits for this byte before it lets Start return.
 	if _, err := os.Stdout.Write([]byte{ready}); err != nil {
 		unix.Exit(2)
 	}
 	os.Stdout.Close()
-	var b [1]byte
-	n, err := io.ReadFull(os.Stdin, b[:])
-	if n == 1 && b[0] == standDown {
+	// Two independent signs of the gateway's death: EOF on the control
+	// pipe (both systems), and on macOS a kqueue NOTE_EXIT on the
+	// gateway's pid (watchGateway), which does not depend on who else
+	// might hold a copy of the pipe's write end.
+	standingDown := make(chan bool, 2)
+	go func() {
+		var b [1]byte
+		n, _ := io.ReadFull(os.Stdin, b[:])
+		standingDown <- n == 1 && b[0] == standDown // EOF or any failure: the gateway is gone
+	}()
+	go func() {
+		if watchGateway(gatewayPid) {
+			standingDown <- false
+		}
+	}()
+	if <-standingDown {
 		unix.Exit(0)
 	}
-	_ = err // EOF (or any read failure): the gateway is gone.
 	// We are a member of pgid, so the id is still this group's: no other
 	// group can have it while we live.
 	self := os.Getpid()
 	_ = unix.Kill(-pgid, unix.SIGTERM)
-	waitGone(func() bool { return groupHasMembersExcept(pgid, self) }, watchdogGrace)
+	waitGone(func() bool { return liveMembers(pgid, self) }, watchdogGrace)
 	_ = unix.Kill(-pgid, unix.SIGKILL) // ends us too
 	unix.Exit(0)
 }

@@ -1,0 +1,5 @@
+//go:build !windows
+
+package proc
+
+func resolveCommand(cmd, path string) (string, error) { return resolveUnix(cmd, path) }
