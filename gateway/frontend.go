@@ -49,6 +49,9 @@ type FrontendOptions struct {
 	Metrics *front.Metrics
 	// FindLimit caps a find without a limit; default DefaultFindLimit.
 	FindLimit int
+	// Server, with Flat, serves that one server alone ("" = every
+	// trusted server): `sluice serve --server ID`.
+	Server string
 }
 
 // Frontend adapts a Gateway to front.Backend. Create it with NewFrontend
@@ -113,6 +116,20 @@ func NewFrontend(g *Gateway, o *FrontendOptions) *Frontend {
 	return f
 }
 
+// views are the servers this front serves: all, or FrontendOptions.Server.
+func (f *Frontend) views() []ServerView {
+	all := f.g.Servers().Servers
+	if f.o.Server == "" {
+		return all
+	}
+	for _, v := range all {
+		if v.ID == f.o.Server {
+			return []ServerView{v}
+		}
+	}
+	return nil
+}
+
 // Prepare readies the gateway for serving. In flat mode it launches, in
 // parallel and bounded by ctx, every trusted server without a recorded
 // catalog and records it; failures are logged and the server is simply
@@ -122,7 +139,7 @@ func (f *Frontend) Prepare(ctx context.Context) {
 		return
 	}
 	var wg sync.WaitGroup
-	for _, v := range f.g.Servers().Servers {
+	for _, v := range f.views() {
 		if !v.Trusted() || f.g.known(v).prov != ProvMissing {
 			continue
 		}
@@ -147,7 +164,7 @@ func (f *Frontend) Prepare(ctx context.Context) {
 // recorded catalogs.
 func (f *Frontend) Instructions() string {
 	var b strings.Builder
-	for _, v := range f.g.Servers().Servers {
+	for _, v := range f.views() {
 		if !v.Trusted() {
 			continue
 		}
@@ -425,7 +442,7 @@ func sandboxOutcome(e *RunError) string {
 // List returns the trusted servers' items of one kind (flat mode).
 func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, error) {
 	var items []front.Item
-	views := f.g.Servers().Servers
+	views := f.views()
 	if kind == front.KindTools {
 		for _, v := range views {
 			if !v.Trusted() {
@@ -552,7 +569,7 @@ func (f *Frontend) SetLogLevel(ctx context.Context, level string) error {
 	f.mu.Unlock()
 	params, _ := json.Marshal(map[string]string{"level": level})
 	var errs []error
-	for _, v := range f.g.Servers().Servers {
+	for _, v := range f.views() {
 		if !v.Trusted() {
 			continue
 		}
@@ -657,7 +674,7 @@ func (f *Frontend) updateStates() {
 	f.g.mu.Lock()
 	closed := f.g.closed
 	f.g.mu.Unlock()
-	for _, v := range f.g.Servers().Servers {
+	for _, v := range f.views() {
 		state := "idle"
 		switch {
 		case closed:

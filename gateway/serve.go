@@ -23,6 +23,9 @@ type ServeOptions struct {
 	HTTP        string // listen address (host:port); "" = stdio
 	Flat        bool   // flat mode instead of gateway mode
 	NoPrefix    bool   // flat mode: keep upstream names that do not collide
+	// Server serves that one declared (and trusted) server alone, in flat
+	// mode with its own tool names; Flat and NoPrefix are then implied.
+	Server string
 	AllowRemote bool   // HTTP: allow a non-loopback listen address
 	Token       string // HTTP: required bearer token ("" = none)
 	Name        string // serverInfo.name; default "sluice"
@@ -52,8 +55,21 @@ type HTTPLimits = front.HTTPLimits
 // ShutdownTimeout and tears every upstream server down (the gateway is
 // closed when Serve returns). Stdout carries protocol frames only.
 func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
+	if o.Server != "" {
+		// Refused before anything is served: stdout stays empty.
+		v, err := g.server(o.Server)
+		if err != nil {
+			g.Close()
+			return err
+		}
+		if !v.Trusted() {
+			g.Close()
+			return untrustedErr(v)
+		}
+		o.Flat, o.NoPrefix = true, true
+	}
 	metrics := front.NewMetrics(nil)
-	fe := NewFrontend(g, &FrontendOptions{Flat: o.Flat, Metrics: metrics})
+	fe := NewFrontend(g, &FrontendOptions{Flat: o.Flat, Metrics: metrics, Server: o.Server})
 	fo := &front.Options{
 		Mode:            front.ModeGateway,
 		NoPrefix:        o.NoPrefix,

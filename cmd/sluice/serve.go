@@ -18,7 +18,7 @@ const maxTokenBytes = 4096
 func init() {
 	register("serve", &command{
 		summary: "serve the gateway to agents as an MCP server (stdio or HTTP)",
-		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat] [--no-prefix]
+		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat] [--no-prefix] [--server ID]
                     [--allow-remote] [--token-file FILE] [--log-level LEVEL]
                     [--project DIR] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
@@ -48,6 +48,12 @@ Modes:
                      and logging are passed through. Trusted servers without
                      a recorded catalog are launched once at start to list
                      their tools; the others launch on their first call.
+  --server ID        one declared server alone, as if it were its own MCP
+                     server: flat, with the server's own tool names (a cli
+                     server's tools as declared). A host can run it per
+                     session as a typed wrapper of an existing CLI. An
+                     unknown or untrusted ID is refused before anything is
+                     served; stdout carries frames only, on every path.
 
 Approvals: a call that needs approval is asked of the agent's user through
 MCP elicitation when the agent's client supports it; otherwise it is refused
@@ -57,6 +63,7 @@ Flags:
   --http ADDR         serve streamable HTTP on ADDR instead of stdio
   --mode MODE         gateway or flat (default gateway)
   --no-prefix         flat mode: keep upstream tool names when unambiguous
+  --server ID         serve only server ID, flat, with its own tool names
   --allow-remote      HTTP: allow a non-loopback listen address
   --token-file FILE   HTTP: require "Authorization: Bearer TOKEN", TOKEN read
                       from FILE (first line); the environment variable
@@ -96,6 +103,7 @@ func runServe(e *env) int {
 	httpAddr := fs.String("http", "", "")
 	mode := fs.String("mode", "gateway", "")
 	noPrefix := fs.Bool("no-prefix", false, "")
+	server := fs.String("server", "", "")
 	allowRemote := fs.Bool("allow-remote", false, "")
 	tokenFile := fs.String("token-file", "", "")
 	level := fs.String("log-level", "", "")
@@ -113,6 +121,14 @@ func runServe(e *env) int {
 	}
 	if *mode != "gateway" && *mode != "flat" {
 		return usageErr(e, "serve", "--mode must be gateway or flat, not %q", *mode)
+	}
+	if *server != "" {
+		modeSet := false
+		fs.Visit(func(f *flag.Flag) { modeSet = modeSet || f.Name == "mode" })
+		if modeSet && *mode != "flat" {
+			return usageErr(e, "serve", "--server serves one server flat; it cannot be combined with --mode %s", *mode)
+		}
+		*mode, *noPrefix = "flat", true
 	}
 	if *noPrefix && *mode != "flat" {
 		return usageErr(e, "serve", "--no-prefix applies to --mode flat only")
@@ -173,6 +189,7 @@ func runServe(e *env) int {
 		HTTP:        *httpAddr,
 		Flat:        *mode == "flat",
 		NoPrefix:    *noPrefix,
+		Server:      *server,
 		AllowRemote: *allowRemote,
 		Token:       token,
 		Version:     versionString(),
