@@ -20,12 +20,12 @@ import (
 // ServeOptions configures Serve. The zero value serves gateway mode over
 // stdio on os.Stdin and os.Stdout.
 type ServeOptions struct {
-	HTTP        string // listen address (host:port); "" = stdio
-	Flat        bool   // flat mode instead of gateway mode
-	NoPrefix    bool   // flat mode: keep upstream names that do not collide
+	HTTP     string // listen address (host:port); "" = stdio
+	Flat     bool   // flat mode instead of gateway mode
+	NoPrefix bool   // flat mode: keep upstream names that do not collide
 	// Server serves that one declared (and trusted) server alone, in flat
 	// mode with its own tool names; Flat and NoPrefix are then implied.
-	Server string
+	Server      string
 	AllowRemote bool   // HTTP: allow a non-loopback listen address
 	Token       string // HTTP: required bearer token ("" = none)
 	Name        string // serverInfo.name; default "sluice"
