@@ -55,6 +55,9 @@ func runDescribe(e *env) int {
 		}
 		return usageErr(e, "describe", "want exactly one capability (SERVER__TOOL), got %d arguments", len(pos))
 	}
+	// Listings show tool names, descriptions and schemas servers wrote:
+	// nothing of theirs reaches the terminal raw (see clean).
+	e.stdout = escapingWriter{w: e.stdout, json: *asJSON}
 	g, closeFn, code, ok := openGateway(e, "describe", *project)
 	if !ok {
 		return code

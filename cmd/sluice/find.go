@@ -65,6 +65,9 @@ func runFind(e *env) int {
 	if *limit < 0 {
 		return usageErr(e, "find", "--limit must be 0 (default) or more, got %d", *limit)
 	}
+	// Listings show tool names, descriptions and schemas servers wrote:
+	// nothing of theirs reaches the terminal raw (see clean).
+	e.stdout = escapingWriter{w: e.stdout, json: *asJSON}
 	g, closeFn, code, ok := openGateway(e, "find", *project)
 	if !ok {
 		return code

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sluice/gateway/mcp/mcptest"
 )
@@ -262,16 +266,35 @@ func TestListingsEscapeControlAndBidi(t *testing.T) {
 }
 
 // TestBlankTokenRefused: SLUICE_TOKEN set to blanks would start an
-// unauthenticated HTTP server; serve refuses to start.
+// unauthenticated HTTP server; serve refuses to start. (A serve that did
+// start is killed after a bound and fails the test.)
 func TestBlankTokenRefused(t *testing.T) {
 	newWorld(t)
+	serve := func() result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, sluiceBin, "serve", "--http", "127.0.0.1:0")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("serve started and kept serving:\n%s", errb.String())
+		}
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
 	for _, tok := range []string{"", "   ", "\t\n"} {
 		t.Setenv("SLUICE_TOKEN", tok)
-		r := sluiceProc(t, "", "serve", "--http", "127.0.0.1:0")
-		want(t, r, exitUsage, "SLUICE_TOKEN is set but blank")
+		want(t, serve(), exitUsage, "SLUICE_TOKEN is set but blank")
 	}
 	t.Setenv("SLUICE_TOKEN", "abc def")
-	want(t, sluiceProc(t, "", "serve", "--http", "127.0.0.1:0"), exitUsage, "SLUICE_TOKEN holds whitespace")
+	want(t, serve(), exitUsage, "SLUICE_TOKEN holds whitespace")
 }
 
 func mcptestCommand() (string, []string, error) { return mcptest.Command() }

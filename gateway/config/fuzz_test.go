@@ -26,6 +26,9 @@ func FuzzParse(f *testing.F) {
 		"{servers: {s: {command: !!str 12, args: !custom [a]}}}\n",
 		"servers:\n  g:\n    cli:\n      cwd: sub\n      env: {P: cat}\n      tools:\n        log:\n          argv: [git, log, \"--n={n}\", [\"--a={a}\", [\"{b}\"]], \"{p...}\"]\n          input: {n: {type: integer, default: 1e1, minimum: -1}, a: {type: string, enum: [x, y]}, b: {type: boolean}, p: {type: array, items: {type: number}, default: [1, 2.5]}}\n          output: json\n          annotations: {readOnlyHint: true}\n",
 		"servers: {c: {cli: {tools: {t: {argv: [python3, [\"-c\", \"{x}\"]], input: {x: {type: string}}}}}}}\n",
+		"servers:\n  p: {command: python3, args: [-Bc, x]}\n  n: {command: npx, args: [-y, bash, -c, id]}\n  f: {command: find, args: [., -exec, x]}\n",
+		"servers:\n  w: {command: node, env: {PATH: /x, NODE_OPTIONS: -r, GIT_SSH: y, OK: \"1\"}}\n",
+		"servers:\n  u: {command: uv, args: [run, --with, x, --, perl, -Mx;y]}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), false)
@@ -73,6 +76,15 @@ func FuzzParse(f *testing.F) {
 				}
 			} else if s.Command == "" || isShell(s.Command) || strings.ContainsAny(s.Command, " \x00") {
 				t.Fatalf("bad command accepted: %q", s.Command)
+			} else if p := CommandProblem(scope, s.Command, s.Args); p != "" {
+				t.Fatalf("refused command accepted: %q %q: %s", s.Command, s.Args, p)
+			}
+			if scope == ScopeProject {
+				for k := range s.Env {
+					if denied, _ := ProjectEnvDenied(k); denied {
+						t.Fatalf("project env %s accepted", k)
+					}
+				}
 			}
 			if len(s.Args) > MaxArgs || len(s.Env) > MaxEnvEntries || s.TimeoutMs > MaxTimeoutMs || s.TimeoutMs < 0 {
 				t.Fatalf("cap exceeded: %+v", s)
@@ -102,6 +114,40 @@ func FuzzParse(f *testing.F) {
 		ss2, _, ds2 := Parse(data, "f.yaml", scope, base)
 		if !reflect.DeepEqual(ss, ss2) || !reflect.DeepEqual(ds, ds2) {
 			t.Fatal("Parse is not deterministic")
+		}
+	})
+}
+
+// FuzzCommandProblem: the argument scanners never panic, never loop and
+// are deterministic; a refusal always says something.
+func FuzzCommandProblem(f *testing.F) {
+	for _, c := range [][2]string{
+		{"python3", "-c\x00x"}, {"python", "-W\x00ignore\x00-Bc\x00x"}, {"perl", "-lne\x00print"},
+		{"perl", "-M\x00x;y"}, {"node", "--import=data:x\x00s.js"}, {"npx", "-y\x00node@1\x00-pe\x001"},
+		{"uv", "tool\x00run\x00uv\x00run\x00npx\x00bash"}, {"deno", "run\x00data:x"}, {"find", ".\x00-exec"},
+		{"ruby", "-0777\x00-e\x00x"}, {"erl", "a\x00-eval\x00x"}, {"npm", "exec\x00--\x00sh"}, {"", ""},
+	} {
+		f.Add(c[0], c[1], false)
+		f.Add(c[0], c[1], true)
+	}
+	f.Fuzz(func(t *testing.T, cmd, joined string, project bool) {
+		scope := ScopeUser
+		if project {
+			scope = ScopeProject
+		}
+		var args []string
+		if joined != "" {
+			args = strings.Split(joined, "\x00")
+		}
+		p := CommandProblem(scope, cmd, args)
+		if q := CommandProblem(scope, cmd, args); q != p {
+			t.Fatalf("not deterministic: %q then %q", p, q)
+		}
+		if p != "" && len(p) < 10 {
+			t.Fatalf("terse refusal %q", p)
+		}
+		if isShell(cmd) && p == "" {
+			t.Fatalf("shell %q allowed", cmd)
 		}
 	})
 }
