@@ -29,10 +29,12 @@ func runGuarded(t *testing.T, ctx context.Context, src string, lim *Limits) (*Re
 }
 
 const (
-	deepList = "x = []\nfor i in range(1000000):\n    x = [x]\n"
-	deepDict = "x = {}\nfor i in range(200000):\n    x = {\"k\": x}\n"
-	deepTup  = "t = ()\nfor i in range(1000000):\n    t = (t,)\n"
-	deepStru = "s = struct(a=1)\nfor i in range(200000):\n    s = struct(a=s)\n"
+	// the value, a million deep; deepList is enough to be quadratic
+	deepMillion = "x = []\nfor i in range(1000000):\n    x = [x]\n"
+	deepList    = "x = []\nfor i in range(300000):\n    x = [x]\n"
+	deepDict    = "x = {}\nfor i in range(200000):\n    x = {\"k\": x}\n"
+	deepTup     = "t = ()\nfor i in range(300000):\n    t = (t,)\n"
+	deepStru    = "s = struct(a=1)\nfor i in range(200000):\n    s = struct(a=s)\n"
 	// two equal values that share their parts: 10^9 leaves each, but only
 	// a few kilobytes of memory
 	aliased = "a = [list(range(1000))] * 1000\nb = [list(range(1000))] * 1000\nx = [a] * 1000\ny = [b] * 1000\n"
@@ -56,7 +58,7 @@ func TestLimitsHoldInsideBuiltins(t *testing.T) {
 		limits []string // any of these
 	}{
 		// deep values: bounded depth
-		{"str of a deep list", deepList + "s = str(x)", nil, []string{LimitValueDepth}},
+		{"str of a deep list", deepMillion + "s = str(x)", nil, []string{LimitValueDepth}},
 		{"repr of a deep list", deepList + "s = repr(x)", nil, []string{LimitValueDepth}},
 		{"print of a deep list", deepList + "print(x)", nil, []string{LimitValueDepth}},
 		{"percent of a deep list", deepList + "s = \"%s\" % (x,)", nil, []string{LimitValueDepth}},
@@ -107,6 +109,12 @@ func TestLimitsHoldInsideBuiltins(t *testing.T) {
 		{"json.encode of shared lists", aliased + "s = json.encode(x)", second, []string{LimitTime, LimitMemory}},
 		{"all over a huge range", "r = all(range(1, 1 << 62))", second, []string{LimitTime}},
 		{"max over a huge range", "r = max(range(1 << 62))", second, []string{LimitTime}},
+
+		{"dict() of keys that share a hash", "p = [(i << 32, 1) for i in range(20000)]\nd = dict(p)", second, []string{LimitTime}},
+		{"dict.update of keys that share a hash", "p = [(i << 32, 1) for i in range(20000)]\nd = {}\nd.update(p)", second, []string{LimitTime}},
+		{"group_by of keys that share a hash", "p = [i << 32 for i in range(20000)]\ng = group_by(p, int)", second, []string{LimitTime}},
+		{"int of a huge digit string", "s = \"9\" * 3000000\nn = int(s)", second, []string{LimitMemory}},
+		{"json.decode of a huge integer", "s = \"9\" * 3000000\nn = json.decode(s)\nresult = type(n)", second, nil},
 
 		// materializing built-ins: sized before they allocate
 		{"reversed of a huge range", "r = reversed(range(1 << 40))", nil, []string{LimitMemory}},

@@ -38,6 +38,7 @@ func (rs *runState) predeclared() starlark.StringDict {
 		"all":       starlark.NewBuiltin("all", rs.allAny),
 		"any":       starlark.NewBuiltin("any", rs.allAny),
 		"dict":      starlark.NewBuiltin("dict", rs.dict),
+		"int":       starlark.NewBuiltin("int", rs.intFn),
 		"list":      rs.sized("list", seqArg),
 		"tuple":     rs.sized("tuple", seqArg),
 		"reversed":  rs.sized("reversed", seqArg),
@@ -133,6 +134,23 @@ func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args 
 // long enough inside one step to escape the timeout.
 const maxIntBits = 1 << 19
 
+// maxIntDigits is the decimal length of a maxIntBits integer, roughly:
+// int() and json.decode do not parse longer digit strings (Go's decimal
+// conversion is quadratic; three million digits took over a minute).
+const maxIntDigits = maxIntBits * 3 / 10
+
+// intFn is int() refusing digit strings longer than maxIntDigits.
+func (rs *runState) intFn(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) > 0 {
+		if s, ok := args[0].(starlark.String); ok && len(strings.TrimSpace(string(s))) > maxIntDigits {
+			e := limitErr(LimitMemory, "int() of a string of %d characters would have more than %d bits (at most %d digits)", len(s), maxIntBits, maxIntDigits)
+			rs.trip(e)
+			return nil, e
+		}
+	}
+	return starlark.Call(thread, starlark.Universe["int"], args, kwargs)
+}
+
 func (rs *runState) checkIntMul(op syntax.Token, x, y starlark.Value) error {
 	xi, ok1 := x.(starlark.Int)
 	yi, ok2 := y.(starlark.Int)
@@ -221,11 +239,13 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 				}
 			}
 		case "update":
-			if len(rest) == 1 {
-				if err := w.checkPairKeys(rest[0]); err != nil {
-					return nil, rs.valueErr(err, what)
-				}
+			if len(rest) > 1 {
+				return nil, fmt.Errorf("update: got %d arguments, want at most 1", len(rest))
 			}
+			if err := w.updateDict(recv, rest, kwargs); err != nil {
+				return nil, rs.walkErr(err, "update")
+			}
+			return starlark.None, nil
 		}
 	case starlark.String:
 		if name == "format" {
@@ -374,13 +394,17 @@ func (rs *runState) groupBy(thread *starlark.Thread, b *starlark.Builtin, args s
 	out := starlark.NewDict(0)
 	iter := it.Iterate()
 	defer iter.Done()
+	w := rs.walker()
 	var x starlark.Value
 	for iter.Next(&x) {
+		if err := w.check(); err != nil {
+			return nil, err
+		}
 		k, err := starlark.Call(thread, key, starlark.Tuple{x}, nil)
 		if err != nil {
 			return nil, err
 		}
-		if err := rs.walker().checkKey(k); err != nil {
+		if err := w.checkKey(k); err != nil {
 			return nil, rs.valueErr(err, "group_by()")
 		}
 		cur, found, err := out.Get(k)
@@ -498,14 +522,28 @@ func (rs *runState) keyOp(thread *starlark.Thread, b *starlark.Builtin, args sta
 	return k, nil
 }
 
-// dict(...) with the keys of its pairs sized first.
+// dict(...) as starlark-go's, with keys sized and interruptible.
 func (rs *runState) dict(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) == 1 {
-		if err := rs.walker().checkPairKeys(args[0]); err != nil {
-			return nil, rs.valueErr(err, "dict()")
-		}
+	if len(args) > 1 {
+		return nil, fmt.Errorf("dict: got %d arguments, want at most 1", len(args))
 	}
-	return starlark.Call(thread, starlark.Universe["dict"], args, kwargs)
+	d := new(starlark.Dict)
+	if err := rs.walker().updateDict(d, args, kwargs); err != nil {
+		return nil, rs.walkErr(err, "dict")
+	}
+	return d, nil
+}
+
+// walkErr reports an error of a walk inside the built-in name: a walk's
+// limit, the run's own limit or cancellation, or name's own error.
+func (rs *runState) walkErr(err error, name string) error {
+	if errors.Is(err, errValueDepth) || errors.Is(err, errKeyParts) {
+		return rs.valueErr(err, name+"()")
+	}
+	if errors.As(err, new(*scriptErr)) {
+		return err
+	}
+	return fmt.Errorf("%s: %v", name, err)
 }
 
 // sorted(iterable, key=None, reverse=False), as starlark-go's, comparing
@@ -542,6 +580,9 @@ func (rs *runState) sorted(thread *starlark.Thread, b *starlark.Builtin, args st
 	if key != nil {
 		keys = make([]starlark.Value, len(values))
 		for i, v := range values {
+			if err := w.tick(); err != nil {
+				return nil, err
+			}
 			k, err := starlark.Call(thread, key, starlark.Tuple{v}, nil)
 			if err != nil {
 				return nil, err
@@ -569,6 +610,9 @@ type sortSlice struct {
 
 func (s *sortSlice) Len() int { return len(s.values) }
 func (s *sortSlice) Less(i, j int) bool {
+	if s.err == nil {
+		s.err = s.w.tick()
+	}
 	if s.err != nil {
 		return false
 	}

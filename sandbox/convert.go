@@ -44,9 +44,12 @@ func fromJSON(data []byte) (starlark.Value, error) {
 	return v, nil
 }
 
-// numberValue converts JSON number text (already validated) exactly.
+// numberValue converts JSON number text (already validated) exactly. An
+// integer of more than maxIntDigits digits stays a literal: parsing it
+// would take minutes in one step (the conversion is quadratic), and
+// arithmetic on it is capped at maxIntBits anyway.
 func numberValue(text string) starlark.Value {
-	if !strings.ContainsAny(text, ".eE") {
+	if !strings.ContainsAny(text, ".eE") && len(text) <= maxIntDigits {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 			return starlark.MakeInt64(n)
 		}

@@ -60,6 +60,17 @@ func (w *walker) tick() error {
 	return nil
 }
 
+// check is tick without the stride, for steps that can each be slow
+// (inserting a key whose hash many keys share).
+func (w *walker) check() error {
+	if w.rs != nil {
+		if t := w.rs.tripped.Load(); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
 // valueErr turns a walk's sentinel into the run's limit error for what
 // (e.g. "str()"); other errors pass through.
 func (rs *runState) valueErr(err error, what string) error {
@@ -454,26 +465,72 @@ func (w *walker) keyParts(v starlark.Value, depth int, parts *int) error {
 	return nil
 }
 
-// checkPairKeys sizes the keys of an iterable of (key, value) pairs, as
-// dict() and dict.update take.
-func (w *walker) checkPairKeys(v starlark.Value) error {
-	if _, ok := v.(*starlark.Dict); ok {
-		return nil // its keys were sized on their way in
-	}
-	it, ok := v.(starlark.Iterable)
-	if !ok {
-		return nil
-	}
-	iter := it.Iterate()
-	defer iter.Done()
-	var pair starlark.Value
-	for iter.Next(&pair) {
-		if p, ok := pair.(starlark.Indexable); ok && p.Len() == 2 {
-			if err := w.checkKey(p.Index(0)); err != nil {
-				return err
+// updateDict is starlark-go's dict update (dict() and dict.update), with
+// the same errors, sizing each key and interruptible: one call inserting
+// many keys that share a hash (ints equal in their low 32 bits) is
+// quadratic.
+func (w *walker) updateDict(d *starlark.Dict, updates starlark.Tuple, kwargs []starlark.Tuple) error {
+	if len(updates) == 1 {
+		switch u := updates[0].(type) {
+		case starlark.IterableMapping:
+			for _, item := range u.Items() {
+				if err := w.check(); err != nil {
+					return err
+				}
+				if err := d.SetKey(item[0], item[1]); err != nil {
+					return err
+				}
 			}
-		} else if err := w.tick(); err != nil {
+		default:
+			iter := starlark.Iterate(u)
+			if iter == nil {
+				return fmt.Errorf("got %s, want iterable", u.Type())
+			}
+			defer iter.Done()
+			var pair starlark.Value
+			for i := 0; iter.Next(&pair); i++ {
+				if err := w.check(); err != nil {
+					return err
+				}
+				iter2 := starlark.Iterate(pair)
+				if iter2 == nil {
+					return fmt.Errorf("dictionary update sequence element #%d is not iterable (%s)", i, pair.Type())
+				}
+				n := starlark.Len(pair)
+				if n < 0 {
+					iter2.Done()
+					return fmt.Errorf("dictionary update sequence element #%d has unknown length (%s)", i, pair.Type())
+				} else if n != 2 {
+					iter2.Done()
+					return fmt.Errorf("dictionary update sequence element #%d has length %d, want 2", i, n)
+				}
+				var k, v starlark.Value
+				iter2.Next(&k)
+				iter2.Next(&v)
+				iter2.Done()
+				if err := w.checkKey(k); err != nil {
+					return err
+				}
+				if err := d.SetKey(k, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	before := d.Len()
+	for _, kv := range kwargs {
+		if err := d.SetKey(kv[0], kv[1]); err != nil {
 			return err
+		}
+	}
+	if d.Len() < before+len(kwargs) {
+		seen := make(map[starlark.String]bool, len(kwargs))
+		for _, kv := range kwargs {
+			k := kv[0].(starlark.String)
+			if seen[k] {
+				return fmt.Errorf("duplicate keyword arg: %v", k)
+			}
+			seen[k] = true
 		}
 	}
 	return nil
