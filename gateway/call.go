@@ -68,6 +68,7 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	if !v.Trusted() {
 		return nil, untrustedErr(v)
 	}
+	defer trackCaller(ctx, server)() // a script's call: route upstream traffic to its agent
 	// Refuse before launching when the recorded listing already says the
 	// call needs approval that nobody can give.
 	if req.Approve == nil && !req.Yes {

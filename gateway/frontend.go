@@ -404,7 +404,8 @@ func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, 
 const ExecuteFilename = "execute.star"
 
 // Execute runs a code-mode script.
-func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (json.RawMessage, error) {
+	ctx = withCaller(ctx, f, p) // the script's calls are this agent's
 	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename, ForModel: true}
 	if req.TimeoutMs > 0 {
 		// Execute takes the smaller of this and sandbox.timeoutMs.

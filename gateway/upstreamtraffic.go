@@ -4,14 +4,21 @@ package gateway
 // messages, list changes, sampling, elicitation and roots requests) to the
 // agent whose request is in flight on that server.
 //
-// # Why upstream traffic goes to the most recent call on that server
+// # Why upstream traffic is refused when two agents share a server
 //
 // A stdio server's log messages and its requests to the client (sampling,
-// elicitation, roots) do not say which of our requests they belong to. The
-// Frontend keeps, per server, the agents' requests in flight on it and
-// hands such traffic to the most recent one; with none in flight, a log
-// message goes to every session (front.EventLog) and a request is refused
-// with -32601, never left waiting.
+// elicitation, roots) do not say which of our requests they belong to.
+// The Frontend keeps, per server, the agents' requests in flight on it
+// (direct calls, forwarded requests and the calls of a running script),
+// each with the agent connection it came from (front.Peer.Conn). When
+// every request in flight on the server comes from one agent, the traffic
+// goes to that agent (its most recent request). When several agents have
+// requests in flight there, nothing says whose the traffic is, and
+// guessing would show one agent's question or data to another agent's
+// user: a request is refused with -32601 naming why, a log message is
+// dropped (and logged here). With none in flight, a request is refused and
+// a log message becomes a front.EventLog, which front delivers only when a
+// single session is open.
 
 import (
 	"context"
@@ -54,18 +61,52 @@ func (f *Frontend) track(server string, p front.Peer) func() {
 	}
 }
 
-// current is the most recent request in flight on server, or nil.
-func (f *Frontend) current(server string) front.Peer {
+// route picks the agent that upstream traffic from server belongs to: the
+// most recent request in flight on server when all of them come from one
+// agent connection. shared reports requests of several agents in flight
+// (p is nil then); with none in flight both are zero.
+func (f *Frontend) route(server string) (p front.Peer, shared bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var best front.Peer
 	var bestK uint64
-	for k, p := range f.active[server] {
-		if k >= bestK {
-			best, bestK = p, k
+	conn := ""
+	for k, q := range f.active[server] {
+		c := q.Conn()
+		if p != nil && c != conn {
+			return nil, true
+		}
+		conn = c
+		if p == nil || k >= bestK {
+			p, bestK = q, k
 		}
 	}
-	return best
+	return p, false
+}
+
+// callerKey carries, in a script's context, the agent whose execute runs
+// it, so the script's calls are tracked like direct calls.
+type callerKey struct{}
+
+type caller struct {
+	f *Frontend
+	p front.Peer
+}
+
+func withCaller(ctx context.Context, f *Frontend, p front.Peer) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callerKey{}, caller{f, p})
+}
+
+// trackCaller registers the agent in ctx (if any) as in flight on server
+// until the returned func runs.
+func trackCaller(ctx context.Context, server string) func() {
+	c, ok := ctx.Value(callerKey{}).(caller)
+	if !ok {
+		return func() {}
+	}
+	return c.f.track(server, c.p)
 }
 
 // upstreamNotify handles a notification a server sent on its own. It runs
@@ -74,7 +115,12 @@ func (f *Frontend) current(server string) front.Peer {
 func (f *Frontend) upstreamNotify(server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/message":
-		if p := f.current(server); p != nil {
+		p, shared := f.route(server)
+		if shared {
+			f.log.Debug("dropped an upstream log message: several agents have requests in flight on this server", "server", server)
+			return
+		}
+		if p != nil {
 			var m struct {
 				Level  string          `json:"level"`
 				Logger string          `json:"logger"`
@@ -110,7 +156,11 @@ func (f *Frontend) upstreamRequest(ctx context.Context, server, method string, p
 	default:
 		return nil, mcp.ErrMethodNotFound
 	}
-	p := f.current(server)
+	p, shared := f.route(server)
+	if shared {
+		f.log.Info("refused an upstream request: several agents have requests in flight on this server", "server", server, "method", method)
+		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: several agents have requests in flight on this server, so sluice cannot tell whose this is; refused rather than shown to the wrong agent", method)}
+	}
 	if p == nil {
 		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: no agent request is in flight on this server to forward it to", method)}
 	}

@@ -173,6 +173,11 @@ type Peer interface {
 	RequestID() string
 	// SessionID is the transport session id ("" for stdio and stateless HTTP).
 	SessionID() string
+	// Conn names the agent connection the request arrived on: the same
+	// for every request of one stdio connection or one HTTP session, and
+	// unique to each stateless HTTP request. Traffic that must reach one
+	// agent only (an upstream server's requests and logs) is routed by it.
+	Conn() string
 	// ClientName is the agent's clientInfo name, "" if unknown.
 	ClientName() string
 	// ClientCapabilities is the agent's declared client capabilities as a

@@ -22,6 +22,7 @@ type peer struct {
 	ss     *mcp.ServerSession
 	token  any
 
+	conn     string // the agent connection (see Conn)
 	caps     *mcp.ClientCapabilities
 	version  string
 	client   string
@@ -34,6 +35,12 @@ func (f *front) newPeer(ctx context.Context, rid string, req mcp.Request) *peer 
 	p := &peer{f: f, reqCtx: ctx, rid: rid}
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 		p.ss = ss
+		// One SDK session object per stdio connection and per HTTP session;
+		// a stateless HTTP request gets one of its own. While a peer holds
+		// it, no other session can have its address.
+		p.conn = fmt.Sprintf("session-%p", ss)
+	} else {
+		p.conn = "request-" + rid
 	}
 	if rp, ok := req.GetParams().(mcp.RequestParams); ok && rp != nil {
 		p.token = rp.GetProgressToken()
@@ -82,6 +89,8 @@ func (p *peer) SessionID() string {
 	}
 	return ss.ID()
 }
+
+func (p *peer) Conn() string { return p.conn }
 
 func (p *peer) ClientName() string { return p.client }
 

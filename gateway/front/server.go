@@ -621,8 +621,18 @@ func (f *front) forwardEvent(ctx context.Context, ev Event) {
 				p.Logger = ev.Server + "/" + p.Logger
 			}
 		}
+		// A message no request claims is delivered only where it cannot
+		// reach the wrong agent: with one session open.
+		var only *mcp.ServerSession
+		n := 0
 		for ss := range f.srv.Sessions() {
-			_ = ss.Log(ctx, &p)
+			only = ss
+			n++
 		}
+		if n != 1 {
+			f.log.Debug("dropped an upstream log message no request claims: several sessions are open", "server", ev.Server, "sessions", n)
+			return
+		}
+		_ = only.Log(ctx, &p)
 	}
 }

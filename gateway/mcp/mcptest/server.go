@@ -846,6 +846,17 @@ func (s *server) askRoots(ctx context.Context, c call) map[string]any {
 	if c.modern {
 		return toolError("ask_roots: server-to-client requests do not exist in the %s era", ModernVersion)
 	}
+	ms, err := argInt(c.args, "ms", 0)
+	if err != nil {
+		return toolError("ask_roots: %v", err)
+	}
+	if ms > 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		}
+	}
 	s.mu.Lock()
 	s.nextOut++
 	id := json.RawMessage(strconv.Quote("fixture-" + strconv.Itoa(s.nextOut)))
