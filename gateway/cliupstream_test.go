@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sluice/gateway/front"
 )
 
 // cliDecl is a cli server over real programs (printf, touch, sleep).
@@ -142,5 +144,36 @@ func TestCLIProjectNeedsTrust(t *testing.T) {
 	v, _ := g.server("canary")
 	if v.Trust != "stale" || len(v.Changed) != 1 || v.Changed[0] != "cli" {
 		t.Fatalf("stale must name the cli block: %+v", v)
+	}
+}
+
+// TestCLIResultsGoThroughFiltersAndFlatMode: a CLI tool's output is shaped
+// like any result, its module has code-mode signatures, and flat mode
+// lists it.
+func TestCLIResultsGoThroughFiltersAndFlatMode(t *testing.T) {
+	w := newWorld(t)
+	seedCompileCache(t, w)
+	w.writeUser("servers:\n  nums:\n    cli:\n      tools:\n        seq:\n          description: Count from 1 to n\n          argv: [seq, \"1\", \"{n}\"]\n          input: {n: {type: integer, required: true, minimum: 1, maximum: 100000}}\n          annotations: {readOnlyHint: true}\n")
+	g := w.open()
+	raw, err := g.Call(ctx(t), CallRequest{Capability: "nums__seq", Arguments: json.RawMessage(`{"n": 30000}`), Raw: true})
+	if err != nil || !strings.Contains(string(raw.Result), `\n29999\n30000\n`) {
+		t.Fatalf("raw: %v %.200s", err, raw.Result)
+	}
+	res, err := g.Call(ctx(t), CallRequest{Capability: "nums__seq", Arguments: json.RawMessage(`{"n": 30000}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result) > DefaultShapeBudget || len(resultFiles(t, filepath.Join(w.state, "sluice", "results"))) == 0 {
+		t.Fatalf("the CLI result was not shaped and offloaded: %d bytes", len(res.Result))
+	}
+	docs, err := g.Docs(ctx(t), "nums")
+	if err != nil || !strings.Contains(docs, "def seq(") || !strings.Contains(docs, "Count from 1 to n") {
+		t.Fatalf("docs: %v\n%s", err, docs)
+	}
+	fe := NewFrontend(g, &FrontendOptions{Flat: true, Server: "nums"})
+	defer fe.Close()
+	items, err := fe.List(ctx(t), front.KindTools)
+	if err != nil || len(items) != 1 || items[0].Server != "nums" || !strings.Contains(string(items[0].Raw), `"name":"seq"`) {
+		t.Fatalf("flat list: %v %+v", err, items)
 	}
 }
