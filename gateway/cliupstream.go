@@ -1,23 +1,21 @@
 package gateway
 
 // This file is the in-process upstream of a cli declaration: its tools
-// are compiled by clitool and served by a clitool.Conn, and the gateway
-// talks to that Conn through the same mcp.Client as to a server process.
+// are compiled by clitool and served by a clitool.Conn, which is an
+// mcp.Transport, so the gateway talks to it through the same mcp.Client
+// as to a server process.
 // Every path a tool takes (catalog, find, describe, call, admission and
 // action classes, code mode, filters, flat and gateway mode) is therefore
 // the same for a CLI tool as for any other.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"time"
 
 	"sluice/gateway/clitool"
 	"sluice/gateway/config"
 	"sluice/gateway/mcp"
-	"sluice/gateway/proc"
 )
 
 // cliTools compiles a cli declaration's tools with how they run filled in:
@@ -78,49 +76,14 @@ func (g *Gateway) startCLI(ctx context.Context, d config.Server, env map[string]
 	if err != nil {
 		return nil, err
 	}
-	conn := clitool.NewConn(d.ID, g.opts.ClientVersion, tools)
-	c := connClient(conn, opts)
+	// The Conn is an mcp.Transport: the client core talks to it as to a
+	// server process, with no bytes framed and no process until a call.
+	c := mcp.New(clitool.NewConn(d.ID, g.opts.ClientVersion, tools), opts)
 	if err := c.Handshake(ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
-}
-
-// connClient runs an mcp.Client over a clitool.Conn through a pair of
-// in-memory pipes carrying one message per line.
-func connClient(conn *clitool.Conn, opts *mcp.Options) *mcp.Client {
-	toConn, fromClient := io.Pipe()
-	toClient, fromConn := io.Pipe()
-	go func() { // client -> conn
-		sc := bufio.NewScanner(toConn)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			if conn.Send(append([]byte(nil), sc.Bytes()...)) != nil {
-				break
-			}
-		}
-		toConn.CloseWithError(io.ErrClosedPipe)
-	}()
-	go func() { // conn -> client
-		for {
-			m, err := conn.Receive()
-			if err != nil {
-				fromConn.Close()
-				return
-			}
-			if _, err := fromConn.Write(append(m, '\n')); err != nil {
-				return
-			}
-		}
-	}()
-	closer := func() proc.Outcome {
-		conn.Close()
-		fromConn.Close()
-		toConn.Close()
-		return proc.Outcome{Complete: true, Stage: proc.StageExited}
-	}
-	return mcp.NewClient(toClient, fromClient, closer, opts)
 }
 
 // cliListing is a cli server's tools as its declaration defines them:
@@ -171,3 +134,6 @@ func cliViews(d config.Server) []CLIToolView {
 	}
 	return out
 }
+
+// A Conn is a client transport by construction.
+var _ mcp.Transport = (*clitool.Conn)(nil)
