@@ -297,7 +297,9 @@ func askApproval(ctx context.Context, e *env, r gateway.ApprovalRequest) (bool, 
 	if len(args) > 2000 {
 		args = args[:2000] + "…"
 	}
-	fmt.Fprintf(e.stderr, "sluice call: %s needs approval: %s\n  arguments: %s\nApprove this call? [y/N] ", r.Capability, r.Reason, args)
+	// The capability and reason carry names a server chose: escaped like
+	// every prompt (see clean).
+	fmt.Fprintf(e.stderr, "sluice call: %s needs approval: %s\n  arguments: %s\nApprove this call? [y/N] ", cleanLine(r.Capability), clean(r.Reason), clean(args))
 	answer := make(chan bool, 1)
 	go func() { answer <- readYes(e.stdin) }()
 	t := time.NewTimer(approvalWait)
