@@ -170,7 +170,7 @@ func commandProblem(scope Scope, command string, args []string, depth int) strin
 	}
 	if it, name, ok := lookup(interps, command); ok {
 		if opt := it.inlineOption(name, args); opt != "" {
-			return fmt.Sprintf("command %s is the %s interpreter given inline code (%s); run a script file instead", q, name, opt)
+			return fmt.Sprintf("command %s is the %s interpreter given inline code (%s)", q, name, opt)
 		}
 	}
 	if l, name, ok := lookup(launchers, command); ok && depth < 4 {
