@@ -94,6 +94,14 @@ result = len(str(l))`},
 s = "y" * 1000000
 l = [s] * 1000
 result = len("%s" % (l,))`},
+		{"format reusing an argument", 64 << 20, `
+s = "x" * 1000000
+f = "{0}" * 300
+result = len(f.format(s))`},
+		{"percent reusing a named argument", 64 << 20, `
+s = "x" * 1000000
+f = "%(a)s" * 300
+result = len(f % {"a": s})`},
 		{"replace explosion", 64 << 20, `
 s = "a" * 10000000
 result = len(s.replace("a", "bbbbbbbbbbbbbbbbbbbb"))`},
@@ -139,7 +147,10 @@ for i in range(5000):
     out = out + "line %d\n" % i
 parts = out.split("\n")
 d = {p: len(p) for p in parts}
-result = [len(out), len(parts), len(d)]`
+big = "y" * 1000000
+auto = ("{} " * 300).format(big, *([1] * 299))
+pct = ("%s " * 300) % tuple([big] + [1] * 299)
+result = [len(out), len(parts), len(d), len(auto), len(pct)]`
 	r := Run(context.Background(), newFakeHost(), "ok.star", src, &Limits{MaxMemoryBytes: 64 << 20})
 	if r.Error != nil {
 		t.Fatalf("unexpected error: %v", r.Error)

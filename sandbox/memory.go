@@ -416,10 +416,59 @@ func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
 		}
 	case syntax.PERCENT:
 		if f, ok := x.(starlark.String); ok {
-			return int64(len(f)) + reprSize(y, budget)
+			// "%(a)s" * 300 % {"a": s} prints s 300 times: every
+			// directive may print the largest argument
+			var total, largest, named int64
+			switch a := y.(type) {
+			case starlark.Tuple:
+				for _, e := range a {
+					n := reprSize(e, budget)
+					total, largest = total+n, max(largest, n)
+				}
+			case *starlark.Dict:
+				for _, e := range a.Entries() {
+					n := reprSize(e, budget)
+					total, largest = total+n, max(largest, n)
+				}
+				named = int64(strings.Count(string(f), "%("))
+			default:
+				total = reprSize(y, budget)
+				largest = total
+			}
+			return int64(len(f)) + reuse(named, total, largest)
 		}
 	}
 	return 0
+}
+
+// reuse bounds what a format string prints from its arguments: each
+// argument once, plus the largest one again for every directive that
+// names its argument (mark: "%(" or "{name"), since only those can print
+// an argument twice.
+func reuse(named, total, largest int64) int64 {
+	if largest > 0 && named > (math.MaxInt64-total)/largest {
+		return math.MaxInt64
+	}
+	return total + named*largest
+}
+
+// namedFields counts the fields of a str.format string that name or
+// number their argument ("{0}", "{x}"), as opposed to "{}" and "{!r}".
+func namedFields(f string) int64 {
+	var n int64
+	for i := 0; i < len(f); i++ {
+		if f[i] != '{' {
+			continue
+		}
+		if i+1 < len(f) && f[i+1] == '{' {
+			i++ // "{{" is a literal brace
+			continue
+		}
+		if i+1 < len(f) && f[i+1] != '}' && f[i+1] != '!' && f[i+1] != ':' {
+			n++
+		}
+	}
+	return n
 }
 
 // methodEstimate estimates the bytes recv.name(args...) allocates.
@@ -469,14 +518,17 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 		if !ok {
 			return 0
 		}
-		n := int64(len(s))
+		// "{0}" * 300 prints its argument 300 times
+		var total, largest int64
 		for _, a := range args {
-			n += reprSize(a, budget)
+			n := reprSize(a, budget)
+			total, largest = total+n, max(largest, n)
 		}
 		for _, kv := range kwargs {
-			n += reprSize(kv[1], budget)
+			n := reprSize(kv[1], budget)
+			total, largest = total+n, max(largest, n)
 		}
-		return n
+		return int64(len(s)) + reuse(namedFields(string(s)), total, largest)
 	case "split", "rsplit", "splitlines":
 		s, ok := recv.(starlark.String)
 		if !ok {

@@ -44,7 +44,11 @@ as a value).
 
 Limits come from the 'sandbox:' block of the user file (maxSteps, timeoutMs,
 maxCalls, maxResultBytes, maxLogBytes, maxOutputBytes, maxMemoryBytes,
-maxConcurrency, maxDepth); --timeout lowers the wall time further.
+maxConcurrency, maxDepth); --timeout lowers the wall time further. Two bounds
+are fixed: a value may nest at most 200 levels deep to be printed, compared,
+hashed or encoded (valueDepth), and a tuple used as a dict key may have at
+most 65536 parts (keySize). The time limit and SIGTERM hold inside every
+built-in.
 
 Output:
   The script's log goes to stderr, then its result, pretty JSON, to stdout,
@@ -64,7 +68,8 @@ Flags:
 Exit status:
   0    the script ran and assigned its result
   1    sluice or a limit stopped it: a run limit (steps, time, calls, bytes,
-       memory, depth), a fail-closed filter, sluice itself failed
+       memory, depth, valueDepth, keySize), a fail-closed filter, sluice
+       itself failed
   2    bad input: flags, an unreadable file, a syntax or pre-flight error, a
        runtime error of the script (fail(), wrong types)
   3    a tool failed (isError, crash, timeout, or its server did not start)
