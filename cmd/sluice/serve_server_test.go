@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // frames splits serve's stdout into JSON-RPC frames and fails on any line
@@ -29,6 +32,46 @@ func frames(t *testing.T, stdout string) map[string]map[string]json.RawMessage {
 }
 
 func rpcLines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+// serveSession runs the built binary with args, writes in, and keeps stdin
+// open until every frame in ids has been answered (so that a loaded
+// machine cannot turn the shutdown drain into a missing answer), then
+// closes stdin and waits for the exit.
+func serveSession(t *testing.T, in string, ids []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(sluiceBin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	io.WriteString(stdin, in)
+	deadline := time.Now().Add(90 * time.Second)
+	for _, id := range ids {
+		for !strings.Contains(out.String(), `"id":`+id+`,`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no answer to id %s:\nstdout:\n%s\nstderr:\n%s", id, out.String(), errb.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	stdin.Close()
+	err = cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
 
 const initLines = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}`
@@ -128,7 +171,7 @@ func TestServeServerGit(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"git__log","arguments":{}}}`,
 		`not json at all`,
 	)
-	r := sluiceProc(t, in, "serve", "--server", "git")
+	r := serveSession(t, in, []string{"1", "2", "3", "4", "5", "6", "7", "null"}, "serve", "--server", "git")
 	if r.code != 0 {
 		t.Fatalf("serve: %s", r)
 	}
@@ -203,11 +246,11 @@ func TestServeServerStdoutPurity(t *testing.T) {
 			t.Fatalf("%s: exit %d, want 2", tc.name, r.code)
 		}
 	}
-	r := sluiceProc(t, rpcLines(initLines,
+	r := serveSession(t, rpcLines(initLines,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"missing","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"failing","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"failing","arguments":{"x":1}}}`,
-	), "serve", "--server", "tools")
+	), []string{"1", "2", "3", "4"}, "serve", "--server", "tools")
 	if r.code != 0 {
 		t.Fatalf("serve: %s", r)
 	}
