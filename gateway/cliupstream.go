@@ -27,6 +27,7 @@ func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.T
 	for _, t := range d.CLI.Tools {
 		s := t.Spec
 		s.Server = d.ID
+		s.Program = t.Program // resolved at load on the gateway's PATH, bound by trust
 		s.Dir, s.Root, s.Env, s.PassEnv = d.Dir, d.Root, env, d.PassEnv
 		s.AllowCommands = g.allow
 		s.KillGrace, s.StdinGrace = g.opts.KillGrace, g.opts.StdinGrace

@@ -476,13 +476,17 @@ func TestCwdAndEnv(t *testing.T) {
 }
 
 func TestCommandResolution(t *testing.T) {
-	bin := t.TempDir()
+	bin, decoy := t.TempDir(), t.TempDir()
+	// A PATH in the declared env never decides what runs.
+	if err := os.Symlink("/bin/false", filepath.Join(decoy, "stubcli")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
 	spec := gitAdd("stubcli")
-	spec.Env = map[string]string{"PATH": bin}
 	mk := func(allow *proc.AllowList) *Tool {
 		s := spec
 		s.AllowCommands = allow
-		s.Env = map[string]string{"PATH": bin, childModeEnv: "argv"}
+		s.Env = map[string]string{"PATH": decoy, childModeEnv: "argv"}
 		tool, err := Compile(s)
 		if err != nil {
 			t.Fatal(err)
@@ -604,4 +608,21 @@ func waitFile(t *testing.T, p string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("%s never appeared", p)
+}
+
+func TestProgramIsRunAsResolved(t *testing.T) {
+	spec := gitAdd("any-name")
+	spec.Program = self(t)
+	res, err := stub(t, spec, "argv", nil).Call(context.Background(), raw(`{"paths": ["a"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _, _ := decodeResult(t, res); text != `["add","--","a"]` {
+		t.Fatalf("stub printed %q", text)
+	}
+	// The allow-list still applies to the declared name.
+	spec.AllowCommands, _ = proc.ParseAllowList("git")
+	if _, err := stub(t, spec, "argv", nil).Call(context.Background(), raw(`{"paths": ["a"]}`)); !errors.Is(err, proc.ErrCommandNotAllowed) {
+		t.Fatalf("err = %v, want the allow-list refusal", err)
+	}
 }

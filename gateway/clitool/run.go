@@ -16,8 +16,8 @@ import (
 	"sluice/gateway/proc"
 )
 
-// resolved caches argv[0]'s absolute path: it is resolved once, on the
-// first call, like a server's command at its first launch. A failure is
+// resolved caches argv[0]'s absolute path: Spec.Program, or resolved
+// once, on the first call. A failure is
 // not cached (the program may be installed later).
 type resolved struct {
 	mu   sync.Mutex
@@ -37,11 +37,13 @@ func (t *Tool) resolve() (string, error) {
 	if !filepath.IsAbs(cmd) && !t.spec.AllowCommands.Allows(cmd) {
 		return "", &proc.CommandError{Server: t.spec.Server, Command: cmd, Reason: proc.ReasonCommandNotAllowed, Err: proc.ErrCommandNotAllowed}
 	}
-	path, ok := t.spec.Env["PATH"]
-	if !ok {
-		path = os.Getenv("PATH")
+	if t.spec.Program != "" {
+		t.exe.path = t.spec.Program
+		return t.exe.path, nil
 	}
-	exe, err := proc.ResolveCommand(cmd, path)
+	// The gateway's PATH, not the declared env's: a declaration must not
+	// be able to redirect an allowed name to a program of its own.
+	exe, err := proc.ResolveCommand(cmd, os.Getenv("PATH"))
 	if err != nil {
 		var ce *proc.CommandError
 		if errors.As(err, &ce) {

@@ -52,6 +52,11 @@ type Spec struct {
 	MaxConcurrent  int           // invocations at once; 0 = DefaultMaxConcurrent
 	MaxOutputBytes int           // stdout cap; 0 = DefaultMaxOutputBytes
 
+	// Program is argv[0] already resolved to an absolute path by the
+	// caller (as a server's command is); "" = resolve argv[0] on the
+	// gateway's own PATH at the first call, never on a PATH in Env.
+	Program string
+
 	// How the command runs: the same fields, rules and teardown as a
 	// server (see proc.Spec).
 	Dir           string

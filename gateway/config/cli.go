@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -59,6 +59,9 @@ type CLITool struct {
 	Line, Column int // position of the tool's key
 	TimeoutMs    int // as written; 0 = the server's timeoutMs, else the gateway's default
 	Spec         clitool.Spec
+	// Program is argv[0] resolved on the gateway's PATH by Load, exactly
+	// as a server's command (Server.Program); "" when not found.
+	Program string
 }
 
 // Tool returns the tool declaration with the given name.
@@ -204,6 +207,10 @@ func (p *parser) cliTool(s *Server, kv kv, field string) CLITool {
 	if p.errors > before {
 		return t
 	}
+	p.cliCommand(pos["argv[0]"], joinField(field, "argv[0]"), t.Spec.Argv, t.Spec.Input)
+	if p.errors > before {
+		return t
+	}
 	if t.TimeoutMs > 0 {
 		t.Spec.Timeout = time.Duration(t.TimeoutMs) * time.Millisecond
 	}
@@ -233,10 +240,7 @@ func (p *parser) cliArgv(n *yaml.Node, field string, pos cliPos) []clitool.Elem 
 	}
 	out := p.cliElems(items, field, "argv", pos, 0)
 	if len(out) > 0 && out[0].Group == nil {
-		f := field + "[0]"
-		if p.command(items[0], f, out[0].Text) {
-			p.inlineCode(items[0], f, out)
-		}
+		p.command(items[0], field+"[0]", out[0].Text)
 	} else if len(out) > 0 {
 		p.errf(items[0], field+"[0]", "make argv[0] the program", "argv[0] must be a program, not an optional group")
 	}
@@ -266,59 +270,48 @@ func (p *parser) cliElems(items []*yaml.Node, field, rel string, pos cliPos, dep
 	return out
 }
 
-// interpreters run code given on their command line. As argv[0] they are
-// refused when the template hands them inline code; a script file is fine.
-// The value lists the flags that take inline code; nil means the program
-// text is always an argument (awk, sed's scripts), so it is refused as a
-// program outright.
-var interpreters = map[string][]string{
-	"python": {"-c"}, "pypy": {"-c"}, "node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
-	"deno": {"eval", "-e", "--eval"}, "bun": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
-	"php": {"-r", "-B", "-R", "-E", "-F"}, "lua": {"-e"}, "luajit": {"-e"}, "tclsh": {}, "rscript": {"-e"}, "r": {"-e"},
-	"julia": {"-e", "--eval", "-E", "--print"}, "groovy": {"-e"}, "elixir": {"-e", "--eval"}, "erl": {"-eval"}, "guile": {"-c", "-e"},
-	"awk": nil, "gawk": nil, "mawk": nil, "nawk": nil, "busybox": nil,
+// literalArgs flattens a template after argv[0] as the command checks
+// see it: every element, groups included, placeholders left as written.
+func literalArgs(es []clitool.Elem) []string {
+	var out []string
+	for _, e := range es {
+		if e.Group != nil {
+			out = append(out, literalArgs(e.Group)...)
+			continue
+		}
+		out = append(out, e.Text)
+	}
+	return out
 }
 
-// inlineCode refuses an interpreter as argv[0] when the template passes it
-// inline code.
-func (p *parser) inlineCode(n *yaml.Node, field string, argv []clitool.Elem) {
-	b := strings.ToLower(path.Base(argv[0].Text))
-	for _, ext := range []string{".exe", ".com", ".bat", ".cmd"} {
-		b = strings.TrimSuffix(b, ext)
-	}
-	flags, ok := interpreters[b]
-	if !ok {
-		flags, ok = interpreters[strings.TrimRight(b, "0123456789.-_")]
-	}
-	if !ok {
+// cliCommand applies a server command's rules to a tool's program and
+// its template (CommandProblem: shells, launchers, inline code, find
+// -exec ...), plus two that only templates need: a launcher may not run a
+// program the caller names, and an interpreter or launcher may not take
+// dash values (allowDash would let the caller pass it an inline-code
+// option).
+func (p *parser) cliCommand(n *yaml.Node, field string, argv []clitool.Elem, input []clitool.Param) {
+	fix := "run a script file or a real program directly; inline code and launchers bypass the template's typed arguments"
+	cmd, args := argv[0].Text, literalArgs(argv[1:])
+	if why := CommandProblem(p.scope, cmd, args); why != "" {
+		p.errf(n, field, fix, "%s, which is not allowed", why)
 		return
 	}
-	fix := "run a script file or a real program instead; inline code bypasses the template's typed arguments"
-	if flags == nil {
-		p.errf(n, field, fix, "%q runs a program given as an argument, which is not allowed as a CLI tool's command", argv[0].Text)
-		return
+	if l, name, ok := lookup(launchers, cmd); ok {
+		if inner, _, _ := l.inner(name, args); strings.Contains(inner, "{") {
+			p.errf(n, field, fix, "command %q runs %s, a program the caller would choose, which is not allowed", cmd, inner)
+			return
+		}
 	}
-	var walk func(es []clitool.Elem) string
-	walk = func(es []clitool.Elem) string {
-		for _, e := range es {
-			if e.Group != nil {
-				if f := walk(e.Group); f != "" {
-					return f
-				}
-				continue
-			}
-			for _, fl := range flags {
-				single := len(fl) == 2 && fl[0] == '-' && fl[1] != '-'
-				if e.Text == fl || strings.HasPrefix(e.Text, fl+"=") ||
-					(single && strings.HasPrefix(e.Text, "-") && !strings.HasPrefix(e.Text, "--") && strings.ContainsRune(e.Text[1:], rune(fl[1]))) {
-					return e.Text
-				}
+	_, _, isInterp := lookup(interps, cmd)
+	_, _, isLauncher := lookup(launchers, cmd)
+	if isInterp || isLauncher {
+		for _, in := range input {
+			if in.AllowDash {
+				p.errf(n, field, "remove allowDash from input "+in.Name, "command %q with allowDash on input %s would let the caller pass it options such as inline code, which is not allowed", cmd, in.Name)
+				return
 			}
 		}
-		return ""
-	}
-	if f := walk(argv[1:]); f != "" {
-		p.errf(n, field, fix, "%q with %q runs inline code, which is not allowed as a CLI tool", argv[0].Text, f)
 	}
 }
 
@@ -631,4 +624,32 @@ func (p *parser) cliExclusive(pairs []kv, field string) {
 			p.errf(f.k, joinField(field, f.key), "remove it", "%s applies to MCP servers, not to a cli block", f.key)
 		}
 	}
+}
+
+// resolveCLI sets each tool's Program (argv[0] on the gateway's PATH) and
+// checks it like a server's resolved command (CheckProgram: symlinks
+// followed, compared with the installed shells). The server's Program is
+// the tools' programs, sorted, deduplicated and joined with ", ", so a
+// trust record binds what every tool runs. It returns why the server must
+// not load, or "".
+func (s *Server) resolveCLI(path string) (string, int, int) {
+	seen := map[string]bool{}
+	var progs []string
+	for i := range s.CLI.Tools {
+		t := &s.CLI.Tools[i]
+		t.Program = ResolveProgram(t.Spec.Argv[0].Text, path)
+		if t.Program == "" {
+			continue
+		}
+		if why := CheckProgram(s.Scope, t.Program, literalArgs(t.Spec.Argv[1:])); why != "" {
+			return "tool " + t.Name + ": " + why, t.Line, t.Column
+		}
+		if !seen[t.Program] {
+			seen[t.Program] = true
+			progs = append(progs, t.Program)
+		}
+	}
+	sort.Strings(progs)
+	s.Program = strings.Join(progs, ", ")
+	return "", 0, 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -104,7 +105,11 @@ func TestCLIDiagnostics(t *testing.T) {
 		{"inline python", "t:\n        argv: [python3, -c, \"print(1)\"]", 8, "servers.x.cli.tools.t.argv[0]", "inline code"},
 		{"inline node", "t:\n        argv: [node, \"--eval=1\"]", 8, "servers.x.cli.tools.t.argv[0]", "inline code"},
 		{"inline perl in a group", "t:\n        argv: [perl, [\"-e\", \"{s}\"]]\n        input: {s: {type: string}}", 8, "servers.x.cli.tools.t.argv[0]", "inline code"},
-		{"awk", "t:\n        argv: [gawk, \"{p}\"]\n        input: {p: {type: string, required: true}}", 8, "servers.x.cli.tools.t.argv[0]", "program given as an argument"},
+		{"awk", "t:\n        argv: [gawk, \"{p}\"]\n        input: {p: {type: string, required: true}}", 8, "servers.x.cli.tools.t.argv[0]", "runs a program written in its arguments"},
+		{"launcher runs a chosen program", "t:\n        argv: [npx, -y, \"{pkg}\"]\n        input: {pkg: {type: string, required: true}}", 8, "servers.x.cli.tools.t.argv[0]", "a program the caller would choose"},
+		{"launcher runs a shell", "t:\n        argv: [npx, bash, x]", 8, "servers.x.cli.tools.t.argv[0]", "runs bash"},
+		{"interpreter with allowDash", "t:\n        argv: [node, script.js, \"{a}\"]\n        input: {a: {type: string, required: true, allowDash: true}}", 8, "servers.x.cli.tools.t.argv[0]", "allowDash"},
+		{"find -exec", "t:\n        argv: [find, ., [\"-exec\", \"{c}\", \";\"]]\n        input: {c: {type: string}}", 8, "servers.x.cli.tools.t.argv[0]", "runs other commands"},
 		{"relative command", "t:\n        argv: [bin/git]", 8, "servers.x.cli.tools.t.argv[0]", "relative command path"},
 		{"unknown placeholder", "t:\n        argv: [git, log,\n          \"--a={nope}\"]", 9, "servers.x.cli.tools.t.argv[2]", "names no input"},
 		{"nested group position", "t:\n        argv: [git, [\"{s}\",\n            [\"{q}\"]]]\n        input: {s: {type: string}}", 9, "servers.x.cli.tools.t.argv[1][1][0]", "names no input"},
@@ -213,5 +218,50 @@ func TestCLIDigest(t *testing.T) {
 	plain, _, _ := parseIn(t, ScopeUser, base, "servers:\n  fs:\n    command: npx\n")
 	if _, ok := plain[0].FieldDigests()["cli"]; ok || len(plain[0].FieldDigests()) != len(DigestFields) {
 		t.Fatalf("a plain server got a cli field digest")
+	}
+}
+
+// TestCLIProgramsResolvedAtLoad: each tool's argv[0] is resolved on the
+// gateway's PATH like a server command, checked after every symlink, and
+// the server's Program binds them all.
+func TestCLIProgramsResolvedAtLoad(t *testing.T) {
+	home, bin := t.TempDir(), t.TempDir()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sh, filepath.Join(bin, "innocent")); err != nil {
+		t.Fatal(err)
+	}
+	write := func(body string) *Loaded {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(home, "mcp.yaml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Load(LoadOptions{Cwd: home, Getenv: envFunc(map[string]string{"SLUICE_HOME": home, "PATH": bin + ":" + filepath.Dir(gitPath)})})
+	}
+	l := write("servers:\n  g:\n    cli:\n      tools:\n        a: {argv: [git, status]}\n        b: {argv: [git, log]}\n        c: {argv: [nosuchprogram-x]}\n")
+	s, ok := l.Server("g")
+	if !ok {
+		t.Fatalf("diagnostics:%s", dump(l.Diagnostics))
+	}
+	real, _ := filepath.Abs(gitPath)
+	if s.Program != real || s.CLI.Tools[0].Program != real || s.CLI.Tools[2].Program != "" {
+		t.Fatalf("Program %q, tools %q %q", s.Program, s.CLI.Tools[0].Program, s.CLI.Tools[2].Program)
+	}
+	l = write("servers:\n  g:\n    cli:\n      tools:\n        a: {argv: [innocent, x]}\n")
+	if _, ok := l.Server("g"); ok {
+		t.Fatal("a symlink to a shell was loaded as a cli tool")
+	}
+	found := false
+	for _, d := range l.Diagnostics {
+		found = found || (strings.Contains(d.Message, "tool a:") && strings.Contains(d.Message, "shell") && d.Line == 5)
+	}
+	if !found {
+		t.Fatalf("diagnostics:%s", dump(l.Diagnostics))
 	}
 }

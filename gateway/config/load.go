@@ -146,6 +146,16 @@ func (l *Loaded) resolve(servers []Server, path string) []Server {
 			l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: sev, File: s.File, Line: s.Line, Column: s.Column,
 				Field: joinField(serverField(s.ID), "command"), Message: msg, Fix: fix})
 		}
+		if s.CLI != nil {
+			if why, line, col := s.resolveCLI(path); why != "" {
+				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityError, File: s.File, Line: line, Column: col,
+					Field: joinField(serverField(s.ID), "cli.tools"), Message: why + ", which is not allowed; the server is not loaded",
+					Fix: "run a script file or a real program directly in argv"})
+				continue
+			}
+			out = append(out, s)
+			continue
+		}
 		s.Program = ResolveProgram(s.Command, path)
 		if s.Program != "" {
 			if why := CheckProgram(s.Scope, s.Program, s.Args); why != "" {
