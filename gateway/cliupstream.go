@@ -32,6 +32,9 @@ func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.T
 		s.AllowCommands = g.allow
 		s.KillGrace, s.StdinGrace = g.opts.KillGrace, g.opts.StdinGrace
 		s.Timeout = cliTimeout(d, t)
+		if g.opts.ServerStderr != nil {
+			s.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "__" + t.Name + "] "}
+		}
 		tool, err := clitool.Compile(s)
 		if err != nil {
 			return nil, &Error{Kind: KindGateway, Server: d.ID, Message: err.Error(), Err: err}

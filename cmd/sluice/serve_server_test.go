@@ -250,7 +250,7 @@ func TestServeServerStdoutPurity(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"missing","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"failing","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"failing","arguments":{"x":1}}}`,
-	), []string{"1", "2", "3", "4"}, "serve", "--server", "tools")
+	), []string{"1", "2", "3", "4"}, "serve", "--server", "tools", "--log-level", "debug")
 	if r.code != 0 {
 		t.Fatalf("serve: %s", r)
 	}
@@ -263,5 +263,9 @@ func TestServeServerStdoutPurity(t *testing.T) {
 	}
 	if res := string(f["4"]["result"]); !strings.Contains(res, `"isError":true`) || !strings.Contains(res, `not an input`) {
 		t.Fatalf("unknown argument: %s", res)
+	}
+	// At debug level the tool's own stderr is relayed to stderr, never stdout.
+	if !strings.Contains(r.stderr, "[tools__failing] ") || !strings.Contains(r.stderr, "nonexistent-sluice-path") {
+		t.Fatalf("the tool's stderr was not relayed:\n%s", r.stderr)
 	}
 }

@@ -96,6 +96,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (json.RawMessage,
 		KillBound:       t.spec.KillBound,
 		StderrTailBytes: stderrTailBytes,
 		NoWatchdog:      t.spec.NoWatchdog,
+		Stderr:          t.spec.Stderr,
 	})
 	if err != nil {
 		return nil, err

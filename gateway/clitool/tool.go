@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -68,6 +69,9 @@ type Spec struct {
 	KillGrace     time.Duration
 	KillBound     time.Duration
 	NoWatchdog    bool
+	// Stderr, if set, also receives every stderr line of every run (the
+	// gateway relays them at debug level); it must not block for long.
+	Stderr io.Writer
 }
 
 // Tool is a compiled, callable Spec. It is safe for concurrent use.
