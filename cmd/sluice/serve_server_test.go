@@ -269,3 +269,23 @@ func TestServeServerStdoutPurity(t *testing.T) {
 		t.Fatalf("the tool's stderr was not relayed:\n%s", r.stderr)
 	}
 }
+
+// TestCallCLIToolThroughCLI: the people's CLI reaches a cli tool like any
+// capability: describe shows its schema, call runs git, a refusal exits
+// non-zero with the reason.
+func TestCallCLIToolThroughCLI(t *testing.T) {
+	w := newWorld(t)
+	repo, env := gitRepo(t)
+	w.writeUser(gitDecl(repo, env))
+	r := sluiceProc(t, "", "describe", "git__log")
+	want(t, r, 0, "git__log", "limit", "declared")
+	r = sluiceProc(t, "", "call", "git__log", "limit=1", "--json")
+	want(t, r, 0, "second: change a")
+	if strings.Contains(r.stdout, "first commit") {
+		t.Fatalf("limit=1 listed both commits:\n%s", r)
+	}
+	r = sluiceProc(t, "", "call", "git__log", "author=--all")
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, `starts with "-"`) {
+		t.Fatalf("dash refusal: %s", r)
+	}
+}
