@@ -7,7 +7,9 @@
 // It is the only package that imports gopkg.in/yaml.v3, and no yaml type
 // appears in its API. It must never import the gateway root, trust, catalog,
 // mcp, front, sandbox or wasm: it reads files and returns plain values. Its
-// one import of sluice is gateway/clitool, for the cli block (below).
+// imports of sluice are gateway/clitool, for the cli block (below), and
+// gateway/remote, for the URL rules of remote servers (one definition of
+// what a server URL may be).
 //
 // Two files are read, both optional: the user file <config dir>/mcp.yaml
 // (trusted by authorship) and the project file <project root>/.sluice/mcp.yaml
@@ -122,4 +124,17 @@
 // descriptions included: what a tool tells the model can change what the
 // model does. A server without a cli block digests exactly as before, so
 // existing trust records stay valid.
+//
+// # Why a remote server's headers are digested as written
+//
+// A url server's headers usually carry a credential reference
+// ("Bearer ${env:TOKEN}"). The digest binds the reference text, like env,
+// so rotating the token does not invalidate trust, while pointing the
+// header at another variable, adding a header, or changing the URL,
+// transport, timeout or oauth block does. allowPrivate, which lets the SSRF
+// guard pass loopback and private addresses, exists only in user scope: a
+// project file is written by someone else, and reaching the operator's
+// local network is exactly what it must never be able to ask for. A
+// literal clientSecret or privateKey in a project file is an error for the
+// same reason a literal credential leaks: everyone who clones it has it.
 package config

@@ -24,7 +24,8 @@ const (
 
 var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results"}
 
-var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes", "cli"}
+var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes", "cli",
+	"url", "headers", "transport", "oauth", "allowPrivate"}
 
 // parser collects diagnostics for one file.
 type parser struct {
@@ -405,12 +406,15 @@ func (p *parser) server(kv kv) Server {
 			cliNode = f.v
 		}
 	}
+	isRemote := p.remoteBlock(&s, pairs, dup, field)
 	for _, f := range pairs {
-		if dup[f.key] {
-			continue
+		if dup[f.key] || (isRemote && f.key != "timeoutMs" && f.key != "actionClass" && contains(serverKeys, f.key)) {
+			continue // remoteBlock handled it
 		}
 		ff := joinField(field, f.key)
 		switch f.key {
+		case "url", "headers", "transport", "oauth", "allowPrivate":
+			// remoteBlock reported them
 		case "command":
 			cmdSeen = true
 			if c, ok := p.str(f.v, ff, 0); ok && p.command(f.v, ff, c) {
@@ -455,13 +459,16 @@ func (p *parser) server(kv kv) Server {
 			p.unknown(f.k, field, f.key, serverKeys)
 		}
 	}
+	if isRemote {
+		return s
+	}
 	if cliNode != nil {
 		p.cliExclusive(pairs, field)
 		p.cwd(&s, cwdNode, joinField(field, "cli.cwd"))
 		return s
 	}
 	if !cmdSeen {
-		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`, or a `cli:` block of argv templates", "command is required")
+		p.errf(kv.k, joinField(field, "command"), "add `command: <absolute path or program name>`, a `cli:` block of argv templates, or `url:` for a remote server", "command is required")
 	}
 	if cmdNode != nil {
 		if why := CommandProblem(p.scope, s.Command, s.Args); why != "" {

@@ -60,6 +60,13 @@ type Server struct {
 	StdoutNoise  string // NoiseIgnore or NoiseFatal
 	MaxLineBytes int    // 0 = the client's default
 
+	// Remote servers (url instead of command); see remote.go.
+	URL          string            // the MCP endpoint or SSE URL, as written
+	Headers      map[string]string // as written: ${env:NAME} references unexpanded; never nil for url servers
+	Transport    string            // auto|streamable-http|sse; "" for local servers
+	OAuth        *OAuth            // nil: no oauth block
+	AllowPrivate bool              // user scope only: the SSRF guard permits loopback/private targets
+
 	// CLI is set when the server is a cli block: its tools are argv
 	// templates the gateway runs itself, and Command and Args are empty.
 	CLI *CLI
@@ -121,6 +128,8 @@ func (s *Server) encField(b []byte, name string) []byte {
 		b = str(b, strconv.Itoa(s.TimeoutMs))
 	case "cli":
 		b = str(b, s.CLI.encode())
+	default:
+		b = s.encRemote(b, name)
 	}
 	return b
 }
@@ -129,6 +138,9 @@ func (s *Server) encField(b []byte, name string) []byte {
 // without a cli block encodes exactly as before the block existed, so its
 // trust records stay valid.
 func (s *Server) digestFields() []string {
+	if s.URL != "" {
+		return append(append([]string(nil), DigestFields...), remoteDigestFields...)
+	}
 	if s.CLI == nil {
 		return DigestFields
 	}
@@ -143,10 +155,13 @@ func sum(b []byte) string {
 // ComputeDigest returns the declaration digest: SHA-256 (hex) over the
 // canonical encoding of id, command, args, cwd (as written), env
 // (references unexpanded), passEnv, timeoutMs and, for a cli server, the
-// whole cli block (every tool, everything it declares). Key order and YAML
+// whole cli block (every tool, everything it declares); for a url server
+// also url, headers (names canonical, values as written: references
+// unexpanded), transport and the whole oauth block. Key order and YAML
 // formatting do not affect it, nil and empty collections are the same, and
-// actionClass, stdoutNoise and maxLineBytes are not bound (they change how
-// the gateway treats the server, not what runs).
+// actionClass, stdoutNoise, maxLineBytes and allowPrivate (user scope
+// only) are not bound (they change how the gateway treats the server, not
+// what runs or where it connects).
 func (s *Server) ComputeDigest() string {
 	b := append([]byte(nil), digestTag...)
 	b = append(b, 0)
