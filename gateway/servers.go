@@ -34,6 +34,12 @@ type ServerView struct {
 	// CLI lists a cli server's tools (Command and Args are then empty).
 	CLI []CLIToolView `json:"cli,omitempty"`
 
+	// URL and Transport are set for a remote server (Command is empty).
+	// Headers are as declared, like Env: references shown, never expanded.
+	URL       string            `json:"url,omitempty"`
+	Transport string            `json:"transport,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+
 	Trust       string `json:"trust"` // trusted | untrusted | stale
 	ActionClass string `json:"actionClass"`
 	// ClassSet: the class comes from the declaration or trust record; when
@@ -152,12 +158,16 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 		ID: d.ID, Scope: string(d.Scope), File: d.File, Line: d.Line, Column: d.Column,
 		Command: d.Command, Args: d.Args, Cwd: d.Dir, PassEnv: d.PassEnv, Digest: d.Digest,
 		Receives: d.Grants(), Program: d.Program,
+		URL: d.URL, Transport: d.Transport,
 		decl: d,
 	}
 	if len(d.Env) > 0 {
 		v.Env = d.Env
 	}
 	v.CLI = cliViews(d)
+	if len(d.Headers) > 0 {
+		v.Headers = d.Headers
+	}
 	ts := trust.Resolve(trust.Decl{
 		Program:      d.Program,
 		Scope:        trust.Scope(d.Scope),

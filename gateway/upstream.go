@@ -347,9 +347,12 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 		}
 	}
 	var c *mcp.Client
-	if d.CLI != nil {
+	switch {
+	case d.CLI != nil:
 		c, err = g.startCLI(ctx, d, env, opts)
-	} else {
+	case d.IsRemote():
+		c, err = g.dialRemote(ctx, d, opts)
+	default:
 		c, err = mcp.Start(ctx, spec, opts)
 	}
 	if err != nil {

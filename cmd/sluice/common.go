@@ -438,6 +438,8 @@ func grantText(varName, as, via string) string {
 	switch {
 	case via == "passEnv":
 		return fmt.Sprintf("receives your %s (passEnv copies it from your environment)", varName)
+	case via == "header":
+		return fmt.Sprintf("receives your %s in the HTTP header %s (headers %s references ${env:%s})", varName, as, as, varName)
 	case as == varName:
 		return fmt.Sprintf("receives your %s (env %s=${env:%s})", varName, as, varName)
 	default:

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"sluice/gateway"
@@ -136,6 +137,16 @@ func printPlan(w io.Writer, p *gateway.TrustPlan) {
 			fmt.Fprintf(w, "    %s: %s\n", cleanLine(t.Name), cleanLine(t.Argv))
 			fmt.Fprintf(w, "      description: %s\n", strings.ReplaceAll(clean(t.Description), "\n", "\n        "))
 		}
+	} else if v.URL != "" {
+		fmt.Fprintf(w, "  url:           %s\n", cleanLine(v.URL))
+		fmt.Fprintf(w, "  transport:     %s\n", cleanLine(v.Transport))
+		for i, k := range sortedHeaderNames(v.Headers) {
+			label := "headers:"
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(w, "  %-14s %s: %s\n", label, cleanLine(k), cleanLine(v.Headers[k]))
+		}
 	} else {
 		fmt.Fprintf(w, "  command:       %s\n", cleanLine(v.Command))
 		if v.Program != "" && v.Program != v.Command {
@@ -143,10 +154,12 @@ func printPlan(w io.Writer, p *gateway.TrustPlan) {
 		}
 		fmt.Fprintf(w, "  args:          %s\n", cleanLine(jsonList(v.Args)))
 	}
-	fmt.Fprintf(w, "  cwd:           %s\n", cleanLine(v.Cwd))
 	env := envLines(v)
-	if len(env) == 0 {
-		fmt.Fprintf(w, "  env:           (none)\n")
+	if v.URL == "" {
+		fmt.Fprintf(w, "  cwd:           %s\n", cleanLine(v.Cwd))
+		if len(env) == 0 {
+			fmt.Fprintf(w, "  env:           (none)\n")
+		}
 	}
 	for i, l := range env {
 		label := "env:"
@@ -221,4 +234,14 @@ func classText(c string) string {
 		return "none (tools annotated read-only run; others ask)"
 	}
 	return c
+}
+
+// sortedHeaderNames lists a remote server's declared header names.
+func sortedHeaderNames(h map[string]string) []string {
+	out := make([]string, 0, len(h))
+	for k := range h {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -317,5 +317,14 @@ func (s *Server) Grants() []Grant {
 	for _, n := range s.PassEnv {
 		out = append(out, Grant{Var: n, As: n, Via: "passEnv"})
 	}
+	for _, k := range sortedKeys(s.Headers) {
+		seen := map[string]bool{}
+		_ = scanRefs(s.Headers[k], func(string) {}, func(n string) {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, Grant{Var: n, As: k, Via: "header"})
+			}
+		})
+	}
 	return out
 }
