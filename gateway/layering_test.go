@@ -21,6 +21,7 @@ var thirdParty = map[string]string{
 	"golang.org/x/sys":                       "gateway/proc",
 	"github.com/modelcontextprotocol/go-sdk": "gateway/front",
 	"github.com/prometheus/client_golang":    "gateway/front",
+	"golang.org/x/oauth2":                    "gateway/oauth",
 }
 
 // pkgImports returns, for every package directory under the module root, the

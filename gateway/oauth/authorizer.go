@@ -1,0 +1,490 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"sluice/gateway/remote"
+)
+
+// Grants.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// expirySkew refreshes a token this long before it expires.
+const expirySkew = 30 * time.Second
+
+// Config describes one remote server's OAuth client. Secret values are
+// already resolved from their references; they are never logged.
+type Config struct {
+	Server            string   // server id
+	URL               string   // the MCP server URL (the protected resource)
+	ClientID          string   // pre-registered client id; "" = CIMD or dynamic registration
+	ClientSecret      string   // with ClientID
+	PrivateKey        string   // PEM, for private_key_jwt
+	Scopes            []string // requested scopes; default: from the server
+	Grant             string   // GrantAuthorizationCode (default) or GrantClientCredentials
+	TokenAuthMethod   string   // "" = chosen from the server's metadata
+	ClientMetadataURL string   // https URL of this client's metadata document (CIMD)
+	RedirectPort      int      // loopback redirect port; 0 = any free port
+	StateDir          string   // tokens live in StateDir/oauth
+	AllowPrivate      bool     // the SSRF guard's opt-out, as for the server itself
+	ClientName        string   // shown by the authorization server; default "sluice"
+	Logger            *slog.Logger
+}
+
+// Authorizer supplies a server's bearer token to gateway/remote, refreshes
+// it, and runs the interactive flow for `sluice auth`. It implements
+// remote.Authorizer. Safe for concurrent use.
+type Authorizer struct {
+	cfg      Config
+	resource *url.URL
+	hc       *http.Client
+	st       store
+	log      *slog.Logger
+	key      *client // parsed private key holder (method and key only)
+
+	mu  sync.Mutex
+	rec *record
+}
+
+// New checks cfg and returns an Authorizer. It does no I/O.
+func New(cfg Config) (*Authorizer, error) {
+	u, err := remote.CheckURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.StateDir == "" {
+		return nil, errors.New("oauth: no state directory for tokens")
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "sluice"
+	}
+	if cfg.Grant == "" {
+		cfg.Grant = GrantAuthorizationCode
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &Authorizer{
+		cfg: cfg, resource: u,
+		hc:  remote.NewHTTPClient(remote.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
+		st:  store{dir: filepath.Join(cfg.StateDir, "oauth"), server: cfg.Server, resource: canonicalResource(u)},
+		log: cfg.Logger.With("server", cfg.Server),
+	}
+	if cfg.PrivateKey != "" {
+		k, alg, err := parseKey(cfg.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("server %s: %w", cfg.Server, err)
+		}
+		a.key = &client{key: k, keyAlg: alg}
+	}
+	return a, nil
+}
+
+// tokenClient is the client identity recorded in r, with the declared
+// secret or key (a declared secret is never written to the token file).
+func (a *Authorizer) tokenClient(r *record) *client {
+	c := &client{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod}
+	if !r.Registered && r.ClientID == a.cfg.ClientID {
+		c.secret = a.cfg.ClientSecret
+	}
+	if a.key != nil && c.method == methodJWT {
+		c.key, c.keyAlg = a.key.key, a.key.keyAlg
+	}
+	return c
+}
+
+func (a *Authorizer) loadLocked() (*record, error) {
+	if a.rec != nil {
+		return a.rec, nil
+	}
+	r, err := a.st.load()
+	if err != nil {
+		return nil, err
+	}
+	a.rec = r
+	return r, nil
+}
+
+func valid(r *record) bool {
+	return r != nil && r.AccessToken != "" && (r.Expiry.IsZero() || time.Until(r.Expiry) > expirySkew)
+}
+
+// Authorization returns "Bearer <token>" when a token is stored (refreshed
+// first when it expired), "" otherwise: the server's 401 then reaches
+// Challenge.
+func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, err := a.loadLocked()
+	if err != nil {
+		return "", err
+	}
+	if valid(r) {
+		return "Bearer " + r.AccessToken, nil
+	}
+	if r != nil && r.RefreshToken != "" {
+		if err := a.refreshLocked(ctx); err == nil && valid(a.rec) {
+			return "Bearer " + a.rec.AccessToken, nil
+		}
+	}
+	if a.cfg.Grant == GrantClientCredentials && r != nil {
+		if err := a.clientCredentialsLocked(ctx, challenge{}); err == nil {
+			return "Bearer " + a.rec.AccessToken, nil
+		}
+	}
+	if r != nil && r.AccessToken != "" {
+		return "Bearer " + r.AccessToken, nil // expired: let the server say so
+	}
+	return "", nil
+}
+
+// Challenge handles a 401 (refresh, or a new client-credentials token) and
+// a 403 insufficient_scope (step-up: a new client-credentials token with the
+// scope, or a recorded scope for the next `sluice auth`). It returns nil
+// when a retry may succeed.
+func (a *Authorizer) Challenge(ctx context.Context, status int, www []string) error {
+	ch, _ := parseChallenges(www)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, err := a.loadLocked()
+	if err != nil {
+		return err
+	}
+	stepUp := status == http.StatusForbidden && ch.Error == "insufficient_scope"
+	if a.cfg.Grant == GrantClientCredentials {
+		if err := a.clientCredentialsLocked(ctx, ch); err != nil {
+			return fmt.Errorf("%w: %w", remote.ErrAuthRequired, err)
+		}
+		return nil
+	}
+	if !stepUp && r != nil && r.RefreshToken != "" {
+		if err := a.refreshLocked(ctx); err == nil {
+			return nil
+		} else {
+			a.log.Info("token refresh failed", "err", err.Error())
+		}
+	}
+	hint := ""
+	if stepUp && ch.Scope != "" {
+		hint = fmt.Sprintf(" (the server asks for scope %q)", ch.Scope)
+		if r != nil {
+			r.Scopes = union(r.Scopes, strings.Fields(ch.Scope))
+			_ = a.st.save(r)
+		}
+	}
+	return fmt.Errorf("%w: %w%s; run `sluice auth %s`", remote.ErrAuthRequired, ErrLoginRequired, hint, a.cfg.Server)
+}
+
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// refreshLocked redeems the refresh token under the cross-process lock,
+// re-reading the file first: another process may have rotated it already.
+func (a *Authorizer) refreshLocked(ctx context.Context) error {
+	unlock, err := a.st.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	disk, err := a.st.load()
+	if err != nil {
+		return err
+	}
+	if disk != nil && a.rec != nil && disk.RefreshToken != a.rec.RefreshToken && valid(disk) {
+		a.rec = disk // rotated by another process
+		return nil
+	}
+	if disk != nil {
+		a.rec = disk
+	}
+	r := a.rec
+	if r == nil || r.RefreshToken == "" {
+		return ErrLoginRequired
+	}
+	t, err := a.refresh(ctx, r, a.tokenClient(r))
+	if err != nil {
+		return err
+	}
+	r.AccessToken, r.RefreshToken, r.Expiry = t.AccessToken, t.RefreshToken, t.Expiry
+	a.log.Info("token refreshed", "expires", r.Expiry)
+	return a.st.save(r)
+}
+
+func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge) error {
+	d, err := a.discover(ctx, ch)
+	if err != nil {
+		return err
+	}
+	if a.cfg.ClientID == "" {
+		return errors.New("oauth: the client_credentials grant needs a declared clientId")
+	}
+	if a.rec != nil && ch.Scope != "" {
+		d.scopes = union(a.rec.Scopes, d.scopes)
+	}
+	c := &client{id: a.cfg.ClientID, secret: a.cfg.ClientSecret,
+		method: chooseMethod(a.cfg.TokenAuthMethod, d.as.TokenEndpointAuthMethodsSupported, a.cfg.ClientSecret != "", a.key != nil)}
+	if c.method == methodJWT {
+		if a.key == nil {
+			return errors.New("oauth: private_key_jwt needs a privateKey")
+		}
+		c.key, c.keyAlg = a.key.key, a.key.keyAlg
+	}
+	t, err := a.clientCredentials(ctx, d, c)
+	if err != nil {
+		return err
+	}
+	r := &record{Issuer: d.issuer, TokenEndpoint: d.as.TokenEndpoint, AuthMethod: c.method, ClientID: c.id,
+		AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes}
+	a.rec = r
+	return a.st.save(r)
+}
+
+// Status describes the stored authorization, for `sluice servers`.
+type Status struct {
+	Authorized  bool      // a token is stored
+	Expiry      time.Time // zero: no expiry known
+	Refreshable bool
+	Issuer      string
+}
+
+// Status reads the token file (never returning a token).
+func (a *Authorizer) Status() (Status, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, err := a.st.load()
+	if err != nil || r == nil {
+		return Status{}, err
+	}
+	return Status{Authorized: r.AccessToken != "", Expiry: r.Expiry, Refreshable: r.RefreshToken != "", Issuer: r.Issuer}, nil
+}
+
+// Logout forgets the server's tokens and client registration. It reports
+// whether anything was stored.
+func (a *Authorizer) Logout() (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rec = nil
+	return a.st.remove()
+}
+
+// LoginOptions tune the interactive flow.
+type LoginOptions struct {
+	// Open is handed the authorization URL (open a browser, or print it).
+	Open func(authURL string) error
+	// Timeout bounds waiting for the redirect; default 5 minutes.
+	Timeout time.Duration
+}
+
+// Login runs the whole flow: probe the server for its challenge, discover
+// the authorization server, establish the client identity (declared, a
+// Client ID Metadata Document, or dynamic registration), then the
+// authorization code grant with PKCE S256 and the resource indicator
+// through a loopback redirect (or the client-credentials grant), and store
+// the tokens.
+func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
+	ch, err := a.probe(ctx)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cfg.Grant == GrantClientCredentials {
+		return a.clientCredentialsLocked(ctx, ch)
+	}
+	old, _ := a.st.load()
+	d, err := a.discover(ctx, ch)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		d.scopes = union(d.scopes, old.Scopes)
+	}
+	if !slices.Contains(d.as.CodeChallengeMethodsSupported, "S256") {
+		return fmt.Errorf("%w: the authorization server does not list S256 in code_challenge_methods_supported; PKCE cannot be used, so sluice will not proceed", ErrDiscovery)
+	}
+	if d.as.AuthorizationEndpoint == "" {
+		return fmt.Errorf("%w: the authorization server metadata has no authorization_endpoint", ErrDiscovery)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(a.cfg.RedirectPort)))
+	if err != nil {
+		return fmt.Errorf("oauth: cannot listen for the redirect on 127.0.0.1:%d: %w", a.cfg.RedirectPort, err)
+	}
+	defer ln.Close()
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+
+	c, registered, err := a.identity(ctx, d, redirect, old)
+	if err != nil {
+		return err
+	}
+	verifier := oauth2.GenerateVerifier()
+	state := randomString()
+	cfg := a.oauth2Config(d, c, redirect)
+	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.resource))
+
+	type result struct {
+		code string
+		err  error
+	}
+	got := make(chan result, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" {
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		res := result{}
+		switch {
+		case q.Get("state") != state:
+			res.err = fmt.Errorf("%w: the state does not match this login", ErrCallback)
+		case q.Get("iss") != "" && strings.TrimSuffix(q.Get("iss"), "/") != strings.TrimSuffix(d.issuer, "/"):
+			res.err = fmt.Errorf("%w: iss %q is not the authorization server %q (RFC 9207)", ErrCallback, shorten(q.Get("iss")), d.issuer)
+		case q.Get("iss") == "" && d.as.IssParameterSupported:
+			res.err = fmt.Errorf("%w: the authorization server promised an iss parameter and sent none (RFC 9207)", ErrCallback)
+		case q.Get("error") != "":
+			res.err = fmt.Errorf("%w: %s %s", ErrCallback, shorten(q.Get("error")), shorten(q.Get("error_description")))
+		case q.Get("code") == "":
+			res.err = fmt.Errorf("%w: no code in the redirect", ErrCallback)
+		default:
+			res.code = q.Get("code")
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if res.err != nil {
+			fmt.Fprintf(w, "<p>sluice: authorization failed: %s</p>", html.EscapeString(res.err.Error()))
+		} else {
+			io.WriteString(w, "<p>sluice: authorized. You can close this window.</p>")
+		}
+		select {
+		case got <- res:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	if lo.Open != nil {
+		if err := lo.Open(authURL); err != nil {
+			return err
+		}
+	}
+	timeout := lo.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	var res result
+	select {
+	case res = <-got:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(timeout):
+		return fmt.Errorf("oauth: no authorization redirect within %s", timeout)
+	}
+	if res.err != nil {
+		return res.err
+	}
+	t, err := a.exchange(ctx, d, c, res.code, redirect, verifier)
+	if err != nil {
+		return err
+	}
+	r := &record{Issuer: d.issuer, TokenEndpoint: d.as.TokenEndpoint, AuthMethod: c.method, ClientID: c.id,
+		Registered: registered, AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes}
+	if registered {
+		r.ClientSecret = c.secret
+	}
+	a.rec = r
+	return a.st.save(r)
+}
+
+// identity picks the client: declared, else a Client ID Metadata Document
+// URL when the server supports them, else a registration bound to this
+// issuer (reused, or made now).
+func (a *Authorizer) identity(ctx context.Context, d *discovery, redirect string, old *record) (*client, bool, error) {
+	if a.cfg.ClientID != "" {
+		c := &client{id: a.cfg.ClientID, secret: a.cfg.ClientSecret,
+			method: chooseMethod(a.cfg.TokenAuthMethod, d.as.TokenEndpointAuthMethodsSupported, a.cfg.ClientSecret != "", a.key != nil)}
+		if c.method == methodJWT && a.key != nil {
+			c.key, c.keyAlg = a.key.key, a.key.keyAlg
+		}
+		return c, false, nil
+	}
+	if a.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported {
+		return &client{id: a.cfg.ClientMetadataURL, method: methodNone}, false, nil
+	}
+	if old != nil && old.Registered && old.Issuer == d.issuer && old.ClientID != "" && a.cfg.RedirectPort != 0 {
+		return &client{id: old.ClientID, secret: old.ClientSecret, method: old.AuthMethod}, true, nil
+	}
+	if d.as.RegistrationEndpoint == "" {
+		return nil, false, fmt.Errorf("%w: the authorization server offers no registration and no client id is declared; add oauth.clientId to the declaration", ErrDiscovery)
+	}
+	c, err := a.register(ctx, d, redirect)
+	return c, err == nil, err
+}
+
+// probe sends an unauthenticated request to learn the server's challenge.
+// A server that answers without one is fine: discovery then uses the
+// well-known locations.
+func (a *Authorizer) probe(ctx context.Context) (challenge, error) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sluice","version":"auth"}}}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.resource.String(), bytes.NewReader(body))
+	if err != nil {
+		return challenge{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return challenge{}, fmt.Errorf("oauth: reaching %s: %w", remote.Describe(a.resource), err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		a.endSession(ctx, sid)
+	}
+	ch, _ := parseChallenges(resp.Header.Values("WWW-Authenticate"))
+	return ch, nil
+}
+
+func (a *Authorizer) endSession(ctx context.Context, sid string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, a.resource.String(), nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", sid)
+	if resp, err := a.hc.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+func randomString() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,43 @@
+// Package oauth is sluice's MCP authorization client: it gets, stores and
+// refreshes the bearer tokens remote servers ask for.
+//
+// It owns discovery (the 401's WWW-Authenticate, RFC 9728 protected
+// resource metadata, RFC 8414 / OpenID Connect authorization server
+// metadata with the issuer check), the client identity (declared, a Client
+// ID Metadata Document, or RFC 7591 dynamic registration bound to the
+// issuer), the authorization code grant with PKCE S256 and the RFC 8707
+// resource indicator through a loopback redirect with the RFC 9207 iss
+// check, the client-credentials grant (client_secret_basic, _post and
+// private_key_jwt), refresh with rotating refresh tokens, step-up on
+// insufficient_scope, and the token file (0600, atomic, one per server and
+// URL). Authorizer implements gateway/remote's Authorizer.
+//
+// It is the only package that imports golang.org/x/oauth2 (PKCE, the
+// authorization URL, the code exchange and the client-credentials grant),
+// and no x/oauth2 type appears in its API. It imports gateway/remote for the
+// SSRF-guarded HTTP client and the Authorizer contract, and nothing else of
+// sluice; it must never import the gateway root.
+//
+// # Why every OAuth request goes through the SSRF guard
+//
+// Metadata URLs come from the remote server (resource_metadata,
+// authorization_servers, endpoints): a hostile server could point them at
+// 169.254.169.254 or the operator's intranet. Every request uses the same
+// guarded client as the MCP traffic, with the same allowPrivate opt-out.
+//
+// # Why refresh is our own request
+//
+// x/oauth2 refreshes without extra parameters, but RFC 8707 wants the
+// resource on every token request, and the MCP spec requires it. The
+// refresh is one form POST; it runs under a file lock and re-reads the
+// token file first, because with rotating refresh tokens two processes
+// (a CLI call and sluice serve) refreshing at once would leave one with a
+// revoked token, and the user re-authorizing every few hours.
+//
+// # Why a declared secret never reaches the token file
+//
+// The declaration holds a reference (${env:NAME}); writing the resolved
+// secret next to the tokens would copy it somewhere its owner does not
+// look. Only a secret issued by dynamic registration is stored, since
+// nothing else holds it.
+package oauth

@@ -1,0 +1,143 @@
+package oauth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+const maxStoreBytes = 64 << 10
+
+// record is one server's stored authorization: the client identity it was
+// issued to, bound to the issuer, and the tokens. The file is 0600 in a
+// 0700 directory, written atomically (temp file, fsync, rename).
+type record struct {
+	Version  int    `json:"version"`
+	Resource string `json:"resource"` // the server URL the record belongs to
+	Issuer   string `json:"issuer"`
+
+	TokenEndpoint string `json:"tokenEndpoint"`
+	AuthMethod    string `json:"authMethod"`
+	ClientID      string `json:"clientId"`
+	// ClientSecret is kept only for a dynamically registered client (a
+	// declared secret stays in the declaration's reference).
+	ClientSecret string `json:"clientSecret,omitempty"`
+	Registered   bool   `json:"registered,omitempty"`
+
+	AccessToken  string    `json:"accessToken,omitempty"`
+	RefreshToken string    `json:"refreshToken,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	Scopes       []string  `json:"scopes,omitempty"`
+	Saved        time.Time `json:"saved"`
+}
+
+// store is the token file of one server under <state dir>/oauth.
+type store struct {
+	dir, server, resource string
+}
+
+// file names the record by server id and a digest of the URL, so pointing
+// a declaration at another URL never sends the old server's token.
+func (s store) file() string {
+	h := sha256.Sum256([]byte(s.resource))
+	return filepath.Join(s.dir, s.server+"-"+hex.EncodeToString(h[:6])+".json")
+}
+
+func (s store) load() (*record, error) {
+	f, err := os.Open(s.file())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStoreBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxStoreBytes {
+		return nil, fmt.Errorf("oauth: token file %s is over %d bytes", s.file(), maxStoreBytes)
+	}
+	var r record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("oauth: token file %s is not valid JSON; remove it with `sluice auth %s --logout`", s.file(), s.server)
+	}
+	if r.Version != 1 || r.Resource != s.resource {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+func (s store) save(r *record) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.dir, 0o700); err != nil {
+		return err
+	}
+	r.Version, r.Resource, r.Saved = 1, s.resource, time.Now().UTC()
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.dir, ".tok-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(name, s.file())
+}
+
+func (s store) remove() (bool, error) {
+	err := os.Remove(s.file())
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// lock serializes refreshes across processes (a CLI call and serve may
+// refresh the same rotating refresh token at once; the loser's token would
+// be revoked). It returns the unlock function.
+func (s store) lock() (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.file()+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
