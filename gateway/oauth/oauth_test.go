@@ -99,7 +99,7 @@ func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		a.writeJSON(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": a.url("/as/authorize"), "token_endpoint": a.url("/as/token"),
 			"registration_endpoint": a.url("/as/register"), "code_challenge_methods_supported": methods,
-			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "private_key_jwt", "none"},
+			"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "private_key_jwt", "none"},
 			"authorization_response_iss_parameter_supported": a.sendIss != "-"})
 	case "/as/register":
 		var m map[string]any
