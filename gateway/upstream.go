@@ -297,11 +297,11 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 	// gateway's PATH (the one trust binds), never a name a declared PATH
 	// could redirect. The allow-list names bare commands, so it is
 	// checked here, on the declared name, before the path is handed on.
-	if d.CLI == nil && !filepath.IsAbs(d.Command) && !g.allow.Allows(d.Command) {
+	if d.CLI == nil && !d.IsRemote() && !filepath.IsAbs(d.Command) && !g.allow.Allows(d.Command) {
 		err := &proc.CommandError{Server: u.id, Command: d.Command, Reason: proc.ReasonCommandNotAllowed, Err: proc.ErrCommandNotAllowed}
 		return nil, nil, upstreamErr(u.id, "start", err)
 	}
-	if d.CLI == nil && d.Program == "" {
+	if d.CLI == nil && !d.IsRemote() && d.Program == "" {
 		err := &proc.CommandError{Server: u.id, Command: d.Command, Reason: proc.ReasonCommandNotFound, Err: proc.ErrCommandNotFound}
 		return nil, nil, upstreamErr(u.id, "start", err)
 	}

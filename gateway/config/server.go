@@ -297,7 +297,7 @@ func (s *Server) EnvRefs() []string {
 type Grant struct {
 	Var string `json:"var"` // the gateway's variable
 	As  string `json:"as"`  // the name the server sees it under
-	Via string `json:"via"` // "env" or "passEnv"
+	Via string `json:"via"` // "env", "passEnv" or "header" (a remote server's header value)
 }
 
 // Grants lists every gateway variable the server receives: env references
