@@ -32,6 +32,13 @@ func (g *Gateway) dialRemote(ctx context.Context, d config.Server, opts *mcp.Opt
 		UserAgent:    g.opts.ClientName + "/" + g.opts.ClientVersion,
 		Logger:       g.log,
 	}
+	a, err := g.authorizer(d, h)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil {
+		ro.Authorizer = a
+	}
 	conn, err := remote.Dial(ctx, ro)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,10 @@ type ServerView struct {
 	URL       string            `json:"url,omitempty"`
 	Transport string            `json:"transport,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
+	// Auth is a remote server's stored OAuth state: "none", "authorized
+	// until ...", "expired, refreshable", "expired", or "header" when a
+	// declared Authorization header is sent instead.
+	Auth string `json:"auth,omitempty"`
 
 	Trust       string `json:"trust"` // trusted | untrusted | stale
 	ActionClass string `json:"actionClass"`
@@ -168,6 +172,7 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 	if len(d.Headers) > 0 {
 		v.Headers = d.Headers
 	}
+	v.Auth = g.authState(d)
 	ts := trust.Resolve(trust.Decl{
 		Program:      d.Program,
 		Scope:        trust.Scope(d.Scope),

@@ -139,4 +139,3 @@ func TestRemoteSSRFGuard(t *testing.T) {
 	want(t, sluice(t, "", "trust", "proj", "--action-class", "read", "--yes"), exitOK, "Recorded", "url:", goURL)
 	want(t, sluice(t, "", "call", "proj__test_simple_text"), exitFailure, "SSRF guard")
 }
-

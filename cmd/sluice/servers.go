@@ -112,6 +112,13 @@ func printReport(w io.Writer, rep *gateway.Report) {
 			if s.RunError != "" {
 				notes = append(notes, fmt.Sprintf("%s: %s: %s", s.ID, s.Run, indentRest(clean(s.RunError), "    ")))
 			}
+			if s.Auth != "" && s.Auth != "header" {
+				n := fmt.Sprintf("%s: oauth: %s", s.ID, s.Auth)
+				if s.Auth == "none" || s.Auth == "expired" {
+					n += " (if the server asks for authorization: sluice auth " + s.ID + ")"
+				}
+				notes = append(notes, n)
+			}
 		}
 		if len(notes) > 0 {
 			fmt.Fprintln(w)

@@ -173,6 +173,10 @@ func (a *Authorizer) Challenge(ctx context.Context, status int, www []string) er
 		return err
 	}
 	stepUp := status == http.StatusForbidden && ch.Error == "insufficient_scope"
+	if disk, err := a.st.load(); err == nil && valid(disk) && (r == nil || disk.AccessToken != r.AccessToken) && !stepUp {
+		a.rec = disk // authorized (or refreshed) by another process since
+		return nil
+	}
 	if a.cfg.Grant == GrantClientCredentials {
 		if err := a.clientCredentialsLocked(ctx, ch); err != nil {
 			return fmt.Errorf("%w: %w", remote.ErrAuthRequired, err)
