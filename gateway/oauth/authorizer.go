@@ -302,6 +302,9 @@ func (a *Authorizer) Logout() (bool, error) {
 
 // LoginOptions tune the interactive flow.
 type LoginOptions struct {
+	// Challenge holds the WWW-Authenticate values of a refusal the caller
+	// already has; nil: Login probes the server for them.
+	Challenge []string
 	// Open is handed the authorization URL (open a browser, or print it).
 	Open func(authURL string) error
 	// Timeout bounds waiting for the redirect; default 5 minutes.
@@ -315,9 +318,12 @@ type LoginOptions struct {
 // through a loopback redirect (or the client-credentials grant), and store
 // the tokens.
 func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
-	ch, err := a.probe(ctx)
-	if err != nil {
-		return err
+	ch, ok := parseChallenges(lo.Challenge)
+	if !ok {
+		var err error
+		if ch, err = a.probe(ctx); err != nil {
+			return err
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -369,9 +375,9 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 		switch {
 		case q.Get("state") != state:
 			res.err = fmt.Errorf("%w: the state does not match this login", ErrCallback)
-		case q.Get("iss") != "" && strings.TrimSuffix(q.Get("iss"), "/") != strings.TrimSuffix(d.issuer, "/"):
+		case q.Has("iss") && q.Get("iss") != d.issuer: // RFC 9207: simple string comparison, no normalization
 			res.err = fmt.Errorf("%w: iss %q is not the authorization server %q (RFC 9207)", ErrCallback, shorten(q.Get("iss")), d.issuer)
-		case q.Get("iss") == "" && d.as.IssParameterSupported:
+		case !q.Has("iss") && d.as.IssParameterSupported:
 			res.err = fmt.Errorf("%w: the authorization server promised an iss parameter and sent none (RFC 9207)", ErrCallback)
 		case q.Get("error") != "":
 			res.err = fmt.Errorf("%w: %s %s", ErrCallback, shorten(q.Get("error")), shorten(q.Get("error_description")))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -278,7 +279,7 @@ func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, er
 			return nil, err
 		}
 		if ok {
-			if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(issuers[0], "/") {
+			if m.Issuer != issuers[0] { // RFC 8414 §3.3: identical
 				return nil, fmt.Errorf("%w: metadata at %s names issuer %q, not %q", ErrDiscovery, u, m.Issuer, issuers[0])
 			}
 			d.as, asFound = m, true
@@ -313,6 +314,11 @@ func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, er
 		d.scopes = a.cfg.Scopes
 	case found && len(prm.ScopesSupported) > 0:
 		d.scopes = prm.ScopesSupported
+	}
+	// Ask for a refresh token where the authorization server has the
+	// OpenID offline_access scope; never invent it where it does not.
+	if len(d.scopes) > 0 && slices.Contains(d.as.ScopesSupported, "offline_access") && !slices.Contains(d.scopes, "offline_access") {
+		d.scopes = append(append([]string(nil), d.scopes...), "offline_access")
 	}
 	return d, nil
 }
