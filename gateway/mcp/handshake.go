@@ -138,7 +138,9 @@ func (c *Client) discover(ctx, parent context.Context, version string, retry boo
 	if m.Kind == KindError {
 		if m.Error.Code == rpcUnsupportedProtoVersn {
 			if supported, ok := supportedFromData(m.Error.Data); ok {
-				if v := pick(ModernVersions, supported); v != "" && retry && v != version {
+				// Retry once with the best common version, even the same
+				// one: a server may refuse a first choice it then accepts.
+				if v := pick(ModernVersions, supported); v != "" && retry {
 					return c.discover(ctx, parent, v, false)
 				}
 				if pick(LegacyVersions, supported) != "" && pick(ModernVersions, supported) == "" {
@@ -166,6 +168,11 @@ func (c *Client) discover(ctx, parent context.Context, version string, retry boo
 	}
 	if msg := checkResultType(m.Result); msg != "" {
 		return false, &Error{Code: CodeProtocol, Server: c.server, Op: "server/discover", Message: msg}
+	}
+	if len(res.SupportedVersions) == 0 {
+		// Not a DiscoverResult (a legacy server answering an unknown
+		// method with an empty result): legacy, like any other answer.
+		return true, nil
 	}
 	v := version
 	if !slices.Contains(res.SupportedVersions, version) {
