@@ -85,6 +85,8 @@ func TestLayering(t *testing.T) {
 		for imp := range imports {
 			if target, ok := own(imp); ok {
 				switch {
+				case pkg == "cmd/sluice-conformance-client" && target != "gateway/mcp" && target != "gateway/remote" && target != "gateway/oauth":
+					t.Errorf("%s imports %s: the conformance client drives only mcp, remote and oauth", pkg, imp)
 				case pkg == "cmd/sluice" && target != "gateway":
 					t.Errorf("%s imports %s: cmd/sluice may import only gateway", pkg, imp)
 				case under(pkg, "sandbox"):

@@ -1,0 +1,276 @@
+// Command sluice-conformance-client drives sluice's own remote MCP client
+// (gateway/remote under the gateway/mcp core) and OAuth client
+// (gateway/oauth) through the official conformance suite's client
+// scenarios. It takes the server URL as its only argument and the scenario
+// in MCP_CONFORMANCE_SCENARIO (context JSON in MCP_CONFORMANCE_CONTEXT),
+// the suite's convention. It is a test driver, not a product: the code it
+// exercises is the code sluice runs.
+//
+// It imports gateway/mcp, gateway/remote and gateway/oauth directly, the
+// only command that does: the scenarios test those packages, not the
+// gateway's pipeline above them.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"sluice/gateway/mcp"
+	"sluice/gateway/oauth"
+	"sluice/gateway/remote"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: sluice-conformance-client SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)")
+		os.Exit(2)
+	}
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	var cctx map[string]any
+	if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" {
+		if err := json.Unmarshal([]byte(s), &cctx); err != nil {
+			fmt.Fprintf(os.Stderr, "MCP_CONFORMANCE_CONTEXT is not JSON: %v\n", err)
+			os.Exit(2)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := run(ctx, scenario, os.Args[1], cctx); err != nil {
+		fmt.Fprintf(os.Stderr, "scenario %s: %v\n", scenario, err)
+		os.Exit(1)
+	}
+}
+
+var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func run(ctx context.Context, scenario, url string, cctx map[string]any) error {
+	var auth remote.Authorizer
+	if strings.HasPrefix(scenario, "auth/") {
+		a, err := newAuth(url, scenario, cctx)
+		if err != nil {
+			return err
+		}
+		auth = a
+	}
+	var opts mcp.Options
+	if scenario == "elicitation-sep1034-client-defaults" {
+		opts.Capabilities = json.RawMessage(`{"elicitation":{}}`)
+		opts.OnRequest = elicitDefaults
+	}
+	c, err := connect(ctx, url, auth, &opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch scenario {
+	case "request-metadata":
+		return nil
+	case "tools_call":
+		return callNamed(ctx, c, "add_numbers", `{"a":5,"b":3}`)
+	case "sse-retry":
+		return callNamed(ctx, c, "test_reconnection", `{}`)
+	case "elicitation-sep1034-client-defaults":
+		return callNamed(ctx, c, "test_client_elicitation_defaults", `{}`)
+	case "json-schema-2020-12-preservation":
+		tl, err := c.ListTools(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range tl.Tools {
+			if t.Name == "json_schema_2020_12_tool" {
+				args := append(append([]byte(`{"schema":`), t.InputSchema...), '}')
+				_, err := c.CallTool(ctx, "json_schema_echo", args, nil)
+				return err
+			}
+		}
+		return errors.New("tool json_schema_2020_12_tool not found")
+	case "http-standard-headers":
+		tl, err := c.ListTools(ctx)
+		if err == nil && len(tl.Tools) > 0 {
+			c.CallTool(ctx, tl.Tools[0].Name, []byte(`{}`), nil)
+		}
+		if items, _, err := c.List(ctx, "resources/list", "resources"); err == nil && len(items) > 0 {
+			var r struct{ URI string }
+			json.Unmarshal(items[0], &r)
+			p, _ := json.Marshal(map[string]string{"uri": r.URI})
+			c.Request(ctx, "resources/read", p, nil)
+		}
+		if items, _, err := c.List(ctx, "prompts/list", "prompts"); err == nil && len(items) > 0 {
+			var p struct{ Name string }
+			json.Unmarshal(items[0], &p)
+			b, _ := json.Marshal(map[string]any{"name": p.Name, "arguments": map[string]string{}})
+			c.Request(ctx, "prompts/get", b, nil)
+		}
+		return nil
+	case "http-custom-headers":
+		if _, err := c.ListTools(ctx); err != nil {
+			return err
+		}
+		calls, _ := cctx["toolCalls"].([]any)
+		for _, x := range calls {
+			m, _ := x.(map[string]any)
+			args, _ := json.Marshal(m["arguments"])
+			if string(args) == "null" {
+				args = []byte(`{}`)
+			}
+			c.CallTool(ctx, str(m, "name"), args, nil)
+		}
+		return nil
+	case "http-invalid-tool-headers":
+		tl, err := c.ListTools(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range tl.Tools {
+			c.CallTool(ctx, t.Name, []byte(`{"region":"us-west1"}`), nil)
+		}
+		return nil
+	}
+	tl, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		for _, t := range tl.Tools {
+			if t.Name == "test-tool" {
+				_, err := c.CallTool(ctx, "test-tool", []byte(`{}`), nil)
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func connect(ctx context.Context, url string, auth remote.Authorizer, opts *mcp.Options) (*mcp.Client, error) {
+	conn, err := remote.Dial(ctx, &remote.Options{Server: "conformance", URL: url, AllowPrivate: true, Authorizer: auth, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	o := *opts
+	o.Server, o.ClientName, o.ClientVersion, o.Logger = "conformance", "sluice-conformance-client", "dev", logger
+	c := mcp.New(conn, &o)
+	if err := c.Handshake(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func callNamed(ctx context.Context, c *mcp.Client, name, args string) error {
+	tl, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tl.Tools {
+		if t.Name == name {
+			_, err := c.CallTool(ctx, name, []byte(args), nil)
+			return err
+		}
+	}
+	return fmt.Errorf("tool %q not found", name)
+}
+
+// elicitDefaults accepts an elicitation with every default the requested
+// schema declares (SEP-1034).
+func elicitDefaults(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method != "elicitation/create" {
+		return nil, mcp.ErrMethodNotFound
+	}
+	var p struct {
+		RequestedSchema struct {
+			Properties map[string]struct {
+				Default json.RawMessage `json:"default"`
+			} `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	json.Unmarshal(params, &p)
+	content := map[string]json.RawMessage{}
+	for k, v := range p.RequestedSchema.Properties {
+		if len(v.Default) > 0 {
+			content[k] = v.Default
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"action": "accept", "content": content})
+	return b, nil
+}
+
+// interactive is the product's Authorizer with a browser stand-in: when a
+// login is needed it runs oauth's Login, following the authorization
+// server's redirect to the loopback callback (the suite's authorization
+// server approves at once). Logins are bounded, as a person would give up.
+type interactive struct {
+	a      *oauth.Authorizer
+	logins int
+}
+
+const maxLogins = 3
+
+func (i *interactive) Authorization(ctx context.Context) (string, error) {
+	return i.a.Authorization(ctx)
+}
+
+func (i *interactive) Challenge(ctx context.Context, status int, www []string) error {
+	err := i.a.Challenge(ctx, status, www)
+	if err == nil || !errors.Is(err, oauth.ErrLoginRequired) || i.logins >= maxLogins {
+		return err
+	}
+	i.logins++
+	return i.a.Login(ctx, oauth.LoginOptions{Open: follow, Challenge: www, Timeout: 20 * time.Second})
+}
+
+// follow plays the browser: it requests the authorization URL and follows
+// its redirect to the loopback callback.
+func follow(authURL string) error {
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 20 * time.Second}
+	resp, err := noRedirect.Get(authURL)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return fmt.Errorf("the authorization endpoint answered %d without a redirect", resp.StatusCode)
+	}
+	go func() { // the callback answers once Login has read the redirect
+		if r, err := noRedirect.Get(loc); err == nil {
+			var b bytes.Buffer
+			b.ReadFrom(r.Body)
+			r.Body.Close()
+		}
+	}()
+	return nil
+}
+
+func newAuth(url, scenario string, cctx map[string]any) (remote.Authorizer, error) {
+	dir, err := os.MkdirTemp("", "sluice-conformance-oauth-")
+	if err != nil {
+		return nil, err
+	}
+	cfg := oauth.Config{Server: "conformance", URL: url, StateDir: dir, AllowPrivate: true, ClientName: "sluice-conformance-client",
+		ClientMetadataURL: "https://conformance-test.local/client-metadata.json", Logger: logger,
+		ClientID: str(cctx, "client_id"), ClientSecret: str(cctx, "client_secret")}
+	switch scenario {
+	case "auth/client-credentials-basic":
+		cfg.Grant, cfg.TokenAuthMethod = oauth.GrantClientCredentials, "client_secret_basic"
+	case "auth/client-credentials-jwt":
+		cfg.Grant, cfg.TokenAuthMethod, cfg.PrivateKey = oauth.GrantClientCredentials, "private_key_jwt", str(cctx, "private_key_pem")
+	}
+	a, err := oauth.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &interactive{a: a}, nil
+}
