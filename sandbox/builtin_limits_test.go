@@ -9,8 +9,10 @@ import (
 
 // hangGuard bounds how long a test waits for a run that should end at its
 // limit. It is a guard against hangs, not a timing assertion: the runs
-// below have limits of one second or less.
-const hangGuard = 60 * time.Second
+// below that hang without the fix have limits of one second, or take a
+// fraction of a second to build a deep value (much longer under -race on
+// a loaded machine, hence the generous bound).
+const hangGuard = 5 * time.Minute
 
 // runGuarded runs src and fails the test if the run does not end within
 // hangGuard (the run's goroutine is then abandoned; the test binary ends).
@@ -50,7 +52,8 @@ const (
 // for minutes (or overflowing the Go stack).
 func TestLimitsHoldInsideBuiltins(t *testing.T) {
 	second := &Limits{Timeout: time.Second, MaxSteps: 100_000_000}
-	steps := &Limits{MaxSteps: 100_000_000}
+	// building a deep value is slow under -race: only the value may stop these
+	steps := &Limits{MaxSteps: 100_000_000, Timeout: 4 * time.Minute}
 	cases := []struct {
 		name   string
 		src    string
@@ -58,28 +61,28 @@ func TestLimitsHoldInsideBuiltins(t *testing.T) {
 		limits []string // any of these
 	}{
 		// deep values: bounded depth
-		{"str of a deep list", deepMillion + "s = str(x)", nil, []string{LimitValueDepth}},
-		{"repr of a deep list", deepList + "s = repr(x)", nil, []string{LimitValueDepth}},
-		{"print of a deep list", deepList + "print(x)", nil, []string{LimitValueDepth}},
-		{"percent of a deep list", deepList + "s = \"%s\" % (x,)", nil, []string{LimitValueDepth}},
-		{"percent of a bare deep list", deepList + "s = \"%r\" % x", nil, []string{LimitValueDepth}},
-		{"percent with a dict of a deep list", deepList + "s = \"%(k)s\" % {\"k\": x}", nil, []string{LimitValueDepth}},
-		{"format of a deep list", deepList + "s = \"{}\".format(x)", nil, []string{LimitValueDepth}},
-		{"format of a deep list by name", deepList + "s = \"{v!r}\".format(v=x)", nil, []string{LimitValueDepth}},
-		{"fail with a deep list", deepList + "fail(x)", nil, []string{LimitValueDepth}},
-		{"json.encode of a deep list", deepList + "s = json.encode(x)", nil, []string{LimitValueDepth}},
+		{"str of a deep list", deepMillion + "s = str(x)", steps, []string{LimitValueDepth}},
+		{"repr of a deep list", deepList + "s = repr(x)", steps, []string{LimitValueDepth}},
+		{"print of a deep list", deepList + "print(x)", steps, []string{LimitValueDepth}},
+		{"percent of a deep list", deepList + "s = \"%s\" % (x,)", steps, []string{LimitValueDepth}},
+		{"percent of a bare deep list", deepList + "s = \"%r\" % x", steps, []string{LimitValueDepth}},
+		{"percent with a dict of a deep list", deepList + "s = \"%(k)s\" % {\"k\": x}", steps, []string{LimitValueDepth}},
+		{"format of a deep list", deepList + "s = \"{}\".format(x)", steps, []string{LimitValueDepth}},
+		{"format of a deep list by name", deepList + "s = \"{v!r}\".format(v=x)", steps, []string{LimitValueDepth}},
+		{"fail with a deep list", deepList + "fail(x)", steps, []string{LimitValueDepth}},
+		{"json.encode of a deep list", deepList + "s = json.encode(x)", steps, []string{LimitValueDepth}},
 		{"str of a deep dict", deepDict + "s = str(x)", steps, []string{LimitValueDepth}},
 		{"str of a deep struct", deepStru + "s = str(s)", steps, []string{LimitValueDepth}},
-		{"str of a deep tuple", deepTup + "s = str(t)", nil, []string{LimitValueDepth}},
+		{"str of a deep tuple", deepTup + "s = str(t)", steps, []string{LimitValueDepth}},
 		{"deep list as a capability", deepList + "result = call(x).error", nil, nil},
-		{"== of deep lists", deepList + "r = x == x", nil, []string{LimitValueDepth}},
-		{"< of deep lists", deepList + "r = x < x", nil, []string{LimitValueDepth}},
-		{"in of a deep list", deepList + "r = x in [x]", nil, []string{LimitValueDepth}},
-		{"deep tuple as a dict key", deepTup + "d = {t: 1}", nil, []string{LimitValueDepth}},
-		{"deep tuple as an index", deepTup + "d = {}\nd[t] = 1", nil, []string{LimitValueDepth}},
-		{"deep tuple looked up", deepTup + "d = {}\nr = d.get(t)", nil, []string{LimitValueDepth}},
-		{"deep tuple in a dict", deepTup + "r = t in {}", nil, []string{LimitValueDepth}},
-		{"deep tuple through dict()", deepTup + "d = dict([(t, 1)])", nil, []string{LimitValueDepth}},
+		{"== of deep lists", deepList + "r = x == x", steps, []string{LimitValueDepth}},
+		{"< of deep lists", deepList + "r = x < x", steps, []string{LimitValueDepth}},
+		{"in of a deep list", deepList + "r = x in [x]", steps, []string{LimitValueDepth}},
+		{"deep tuple as a dict key", deepTup + "d = {t: 1}", steps, []string{LimitValueDepth}},
+		{"deep tuple as an index", deepTup + "d = {}\nd[t] = 1", steps, []string{LimitValueDepth}},
+		{"deep tuple looked up", deepTup + "d = {}\nr = d.get(t)", steps, []string{LimitValueDepth}},
+		{"deep tuple in a dict", deepTup + "r = t in {}", steps, []string{LimitValueDepth}},
+		{"deep tuple through dict()", deepTup + "d = dict([(t, 1)])", steps, []string{LimitValueDepth}},
 		{"deep struct as a dict key", deepStru + "d = {s: 1}", steps, []string{LimitValueDepth}},
 
 		// self-sharing values: the wall clock holds inside the built-in
@@ -114,7 +117,7 @@ func TestLimitsHoldInsideBuiltins(t *testing.T) {
 		{"dict.update of keys that share a hash", "p = [(i << 32, 1) for i in range(20000)]\nd = {}\nd.update(p)", second, []string{LimitTime}},
 		{"group_by of keys that share a hash", "p = [i << 32 for i in range(20000)]\ng = group_by(p, int)", second, []string{LimitTime}},
 		{"int of a huge digit string", "s = \"9\" * 3000000\nn = int(s)", second, []string{LimitMemory}},
-		{"json.decode of a huge integer", "s = \"9\" * 3000000\nn = json.decode(s)\nresult = type(n)", second, nil},
+		{"json.decode of a huge integer", "s = \"9\" * 3000000\nn = json.decode(s)\nif type(n) != \"dict\":\n    fail(\"not a literal\")\nresult = n[\"$literal\"] == s", steps, nil},
 
 		// materializing built-ins: sized before they allocate
 		{"reversed of a huge range", "r = reversed(range(1 << 40))", nil, []string{LimitMemory}},
@@ -148,6 +151,25 @@ func TestLimitsHoldInsideBuiltins(t *testing.T) {
 			}
 			t.Logf("%s: %s/%s after %v: %s", tc.name, r.Error.Kind, r.Error.Limit, took.Round(time.Millisecond), r.Error.Message)
 		})
+	}
+}
+
+// TestErrorMessagesBounded: an error message quoting a huge value (fail()
+// of many large strings, a missing 10 MB key) is clipped, and fail() does
+// not render a huge list at all.
+func TestErrorMessagesBounded(t *testing.T) {
+	for _, src := range []string{
+		"s = \"x\" * 1000000\nfail(*([s] * 100))",
+		"l = [\"x\" * 1000] * 100000\nfail(l, l, l)",
+		"k = \"k\" * 10000000\nd = {}\nr = d[k]",
+	} {
+		r, _ := runGuarded(t, context.Background(), src, nil)
+		if r.Error == nil || r.Error.Kind != KindRuntime {
+			t.Fatalf("%q: got %+v, want a runtime error", src, r.Error)
+		}
+		if n := len(r.Error.Message); n > maxMessageBytes+100 {
+			t.Errorf("%q: message of %d bytes, want at most about %d", src, n, maxMessageBytes)
+		}
 	}
 }
 

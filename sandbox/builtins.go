@@ -473,9 +473,12 @@ func (rs *runState) fail(thread *starlark.Thread, b *starlark.Builtin, args star
 			out[i] = s
 			continue
 		}
-		s, err := rs.text(a, true, "fail()")
-		if err != nil {
-			return nil, err
+		s, err := rs.walker().render(a, true, maxMessageBytes)
+		switch {
+		case errors.Is(err, errReprBudget):
+			s = "<" + a.Type() + " too large to print>"
+		case err != nil:
+			return nil, rs.valueErr(err, "fail()")
 		}
 		out[i] = starlark.String(s)
 	}

@@ -49,7 +49,10 @@ func fromJSON(data []byte) (starlark.Value, error) {
 // would take minutes in one step (the conversion is quadratic), and
 // arithmetic on it is capped at maxIntBits anyway.
 func numberValue(text string) starlark.Value {
-	if !strings.ContainsAny(text, ".eE") && len(text) <= maxIntDigits {
+	if !strings.ContainsAny(text, ".eE") && len(text) > maxIntDigits {
+		return literal(text)
+	}
+	if !strings.ContainsAny(text, ".eE") {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 			return starlark.MakeInt64(n)
 		}

@@ -64,7 +64,9 @@
 // go through "<method>". str, repr, list, tuple, sorted, reversed,
 // enumerate, zip, print and json.encode are charged the same way. Each estimates the bytes the result
 // will take from its operands (string and bytes lengths, 32 bytes per list
-// element, 64 per dict entry, a bounded walk for str/repr/format/encode
+// element, 64 per dict entry, the largest argument again for each
+// directive of % or format that names its argument, a bounded walk for
+// str/repr/format/encode
 // that stops as soon as it passes the budget, so even a value that shares
 // itself 2^30 times costs at most the budget in work) and refuses with a
 // `limit` error naming `memory` when the estimate plus the run's current
@@ -100,8 +102,15 @@
 // strings and numbers skip it), and dict(), dict.get/pop/setdefault/
 // update, group_by and `in` size theirs; a tuple or struct key with more
 // than MaxKeyParts (65,536) parts, shared parts counted each time, is a
-// `limit` error naming keySize. reversed, enumerate and zip are charged
-// for the list they build before they allocate it.
+// `limit` error naming keySize. dict(), dict.update and group_by look at
+// the cancellation after every insert: ints equal in their low 32 bits
+// share starlark-go's hash, so one call inserting 20,000 of them is
+// quadratic. reversed, enumerate and zip are charged for the list they
+// build before they allocate it. int() refuses digit strings longer than
+// a 2^19-bit integer (Go's decimal conversion is quadratic: three million
+// digits took 81 s), and JSON integers that long stay a $literal. An
+// error message is clipped to 16 KiB, and fail() prints a container too
+// large for that as its type.
 //
 // # Why memory is bounded twice
 //

@@ -60,6 +60,8 @@ func TestRewritePreservesSemantics(t *testing.T) {
 		"fail([1, 'a'], 'b', 3)", "fail('x', [1], sep='-')",
 		"x = (str([]), str(()), str((1,)), repr({}), str({1: 2, 'a': [True, None]}), str('s'), repr('s\\n'), str(1e100), str(b'q'))",
 		"x = (zip([1, 2], 'ab'.elems()), list(enumerate([[1]])), list(reversed([1, 2])))",
+		"k = 'a'\nd = {'a': [1]}\nd[k] += [2]\nl = [1, 2]\ni = 0\nl[i] += 5\nl[i + 1] *= 3\nx = (d, l)",
+		"x = [int('12'), int('ff', 16), int(' 7 '), int(True)]", "x = int('9' * 20)", "x = int('x')",
 	}
 	for _, p := range progs {
 		src := "x = None\n" + p + "\nresult = repr(x)\n"

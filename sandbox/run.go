@@ -392,12 +392,16 @@ func syntaxError(err error) *Error {
 	return e
 }
 
+// maxMessageBytes clips a run's error message: fail() or a missing key
+// can quote a value of any size, and the message is for a model to read.
+const maxMessageBytes = 16 << 10
+
 // classify turns an Init error into the Result error.
 func (rs *runState) classify(err error) *Error {
-	out := &Error{Kind: KindRuntime, Message: err.Error()}
+	out := &Error{Kind: KindRuntime, Message: clip(err.Error(), maxMessageBytes)}
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
-		out.Message = ee.Msg
+		out.Message = clip(ee.Msg, maxMessageBytes)
 		frames := ee.CallStack
 		for i := len(frames) - 1; i >= 0; i-- {
 			if frames[i].Pos.Line > 0 && frames[i].Pos.Filename() != "<builtin>" {
