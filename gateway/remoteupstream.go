@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"sluice/gateway/config"
 	"sluice/gateway/mcp"
 	"sluice/gateway/remote"
 )
+
+const remoteDiscoverTimeout = 10 * time.Second
 
 // dialRemote connects to a url server and completes the handshake: the
 // same client core as a stdio server, over gateway/remote's transport.
@@ -43,7 +46,13 @@ func (g *Gateway) dialRemote(ctx context.Context, d config.Server, opts *mcp.Opt
 	if err != nil {
 		return nil, err
 	}
-	c := mcp.New(conn, opts)
+	o := *opts
+	if o.DiscoverTimeout == 0 {
+		// Over HTTP every server answers the probe; a short budget only
+		// misreads a slow modern server as legacy.
+		o.DiscoverTimeout = remoteDiscoverTimeout
+	}
+	c := mcp.New(conn, &o)
 	if err := c.Handshake(ctx); err != nil {
 		c.Close()
 		return nil, err

@@ -161,6 +161,7 @@ func connect(ctx context.Context, url string, auth remote.Authorizer, opts *mcp.
 	}
 	o := *opts
 	o.Server, o.ClientName, o.ClientVersion, o.Logger = "conformance", "sluice-conformance-client", "dev", logger
+	o.DiscoverTimeout = 10 * time.Second
 	c := mcp.New(conn, &o)
 	if err := c.Handshake(ctx); err != nil {
 		c.Close()

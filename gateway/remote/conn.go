@@ -121,6 +121,7 @@ type Conn struct {
 	getRunning bool
 	pending    map[string]*pendingReq
 	legacy     *sseSession
+	params     map[string][]paramHeader // tool -> x-mcp-header declarations
 }
 
 type pendingReq struct {
@@ -560,7 +561,7 @@ func (c *Conn) post(ctx context.Context, target *url.URL, body []byte, env envel
 		req.Header.Set("Content-Type", "application/json")
 		if streamable {
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			c.mcpHeaders(req, env)
+			c.mcpHeaders(req, env, body)
 		}
 		var connected atomic.Bool
 		trace := &httptrace.ClientTrace{
@@ -635,7 +636,7 @@ func (c *Conn) ctxErr(ctx context.Context) error {
 // mcpHeaders sets the protocol headers: for a modern (2026-07-28) request
 // the version from its _meta, Mcp-Method and Mcp-Name; for the legacy era
 // the negotiated version and the session id.
-func (c *Conn) mcpHeaders(req *http.Request, env envelope) {
+func (c *Conn) mcpHeaders(req *http.Request, env envelope, body []byte) {
 	if env.version != "" {
 		req.Header.Set("MCP-Protocol-Version", env.version)
 		req.Header.Set("Mcp-Method", env.method)
@@ -643,6 +644,11 @@ func (c *Conn) mcpHeaders(req *http.Request, env envelope) {
 		case "tools/call", "resources/read", "prompts/get":
 			if env.name != "" {
 				req.Header.Set("Mcp-Name", headerValue(env.name))
+			}
+		}
+		if env.method == "tools/call" {
+			for _, h := range c.paramHeaders(env.name, body) {
+				req.Header.Set(h[0], h[1])
 			}
 		}
 		return
@@ -706,6 +712,9 @@ func (c *Conn) handleResponse(p *pendingReq, resp *http.Response) {
 			}
 			if p.env.method == "initialize" {
 				c.noteVersion(body)
+			}
+			if p.env.method == "tools/list" {
+				body = c.noteTools(body)
 			}
 			if !c.emit(body) {
 				c.reply(p, errors.New("the server's response is not a JSON-RPC object"))
@@ -825,6 +834,9 @@ func (c *Conn) readStream(body io.Reader, p *pendingReq, lastID *string, delay *
 		if p != nil && p.env.method == "initialize" && ok && in.response {
 			c.noteVersion(ev.data)
 		}
+		if p != nil && p.env.method == "tools/list" && ok && in.response {
+			ev.data = c.noteTools(ev.data)
+		}
 		if !c.emit(ev.data) {
 			if c.Err() != nil {
 				return false, progressed, c.closedErr()
@@ -846,7 +858,7 @@ func (c *Conn) openGet(ctx context.Context, lastID string) (*http.Response, erro
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	c.mcpHeaders(req, envelope{})
+	c.mcpHeaders(req, envelope{}, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}

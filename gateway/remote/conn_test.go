@@ -517,3 +517,39 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Fatalf("%d distinct answers, want %d", len(seen), n)
 	}
 }
+
+// TestParamHeaders: a 2026-07-28 tool's x-mcp-header arguments are mirrored
+// into Mcp-Param-* headers on tools/call, and a tool with an invalid
+// declaration is withheld from the listing (its other bytes untouched).
+func TestParamHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := decode(t, r)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "tools/list":
+			io.WriteString(w, result(m.ID, `{"tools":[`+
+				`{"name":"ok","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"big":{"type":"integer"}}}},`+
+				`{"name":"bad","inputSchema":{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"O"}}}},`+
+				`{"name":"dup","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}}`+
+				`],"n":12345678901234567890}`))
+		case "tools/call":
+			got <- r.Header.Clone()
+			io.WriteString(w, result(m.ID, `{"content":[]}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := dial(t, srv.URL, TransportStreamable)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`)
+	m := recv(t, c)
+	if !strings.Contains(m, `"name":"ok"`) || strings.Contains(m, `"name":"bad"`) || strings.Contains(m, `"name":"dup"`) || !strings.Contains(m, "12345678901234567890") {
+		t.Fatalf("listing %s", m)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ok","arguments":{"region":"eu wést","n":42,"big":1},`+meta+`}}`)
+	recv(t, c)
+	h := <-got
+	if h.Get("Mcp-Param-Region") != headerValue("eu wést") || h.Get("Mcp-Param-N") != "42" || h.Get("Mcp-Param-Big") != "" {
+		t.Fatalf("headers %v", h)
+	}
+}

@@ -56,6 +56,16 @@
 // the notification is sent and the stream is closed as well, because the
 // core drops a late answer anyway.
 //
+// # Why the transport reads tools/list results
+//
+// A 2026-07-28 tool may declare x-mcp-header on an argument; the client
+// must then mirror that argument into an Mcp-Param-<Name> header on every
+// call, and must not call a tool whose declaration is invalid. Only the
+// transport sees both the listing and the HTTP request, so it records the
+// declarations from tools/list results and withholds invalid tools from
+// the listing (re-encoding only the tools array; every other byte, numbers
+// included, passes through untouched).
+//
 // # Why auto falls back only on initialize
 //
 // A legacy HTTP+SSE server answers a POST to its SSE URL with 400, 404 or
