@@ -289,3 +289,18 @@ func TestCallCLIToolThroughCLI(t *testing.T) {
 		t.Fatalf("dash refusal: %s", r)
 	}
 }
+
+// TestTrustShowsCLITools: trusting a project cli server shows what each
+// tool tells the model and the argv it runs, not an empty command.
+func TestTrustShowsCLITools(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n  proj:\n    cli:\n      tools:\n        log:\n          description: Recent commits\n          argv: [git, log, \"--max-count={n}\", [\"--author={a}\"]]\n          input: {n: {type: integer, default: 5}, a: {type: string}}\n")
+	r := sluice(t, "", "trust", "proj", "--action-class", "read")
+	want(t, r, 0, "cli tools:     1", "log: git log --max-count={n} [--author={a}]", "description: Recent commits")
+	if strings.Contains(r.stdout, "command:") {
+		t.Fatalf("a cli server's review shows a command line:\n%s", r)
+	}
+	// Trusted, it runs, in the project root (not a repository here): git's
+	// own failure comes back as the tool's error.
+	want(t, sluice(t, "", "call", "proj__log", "n=1"), 3, "exited with status 128", "not a git repository")
+}
