@@ -122,10 +122,7 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 			return nil, e
 		}
 	}
-	timeout := DefaultCallTimeout
-	if v.decl.TimeoutMs > 0 {
-		timeout = time.Duration(v.decl.TimeoutMs) * time.Millisecond
-	}
+	timeout := declTimeout(v.decl)
 	if t, ok := cliCallTimeout(v.decl, tool); ok {
 		timeout = t
 	}

@@ -535,10 +535,7 @@ func (f *Frontend) forward(ctx context.Context, server, method string, params js
 	if p != nil {
 		x.ClientCapabilities = p.ClientCapabilities()
 	}
-	timeout := DefaultCallTimeout
-	if v.decl.TimeoutMs > 0 {
-		timeout = time.Duration(v.decl.TimeoutMs) * time.Millisecond
-	}
+	timeout := declTimeout(v.decl)
 	res, err := c.Request(mcp.WithExtras(ctx, x), method, params, &mcp.CallOptions{Timeout: timeout})
 	if err != nil {
 		return nil, f.toFront(ctx, upstreamErr(server, method, err))

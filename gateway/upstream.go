@@ -341,6 +341,9 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 			}
 		},
 	}
+	// Every request to the server honours its declared timeout, the
+	// listings included (the handshake has its own bound).
+	opts.RequestTimeout = declTimeout(d)
 	if hooks.Request != nil {
 		opts.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return hooks.Request(ctx, u.id, method, params)
@@ -553,4 +556,13 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		io.WriteString(p.w, "\n")
 	}
 	return len(b), nil
+}
+
+// declTimeout is how long the gateway waits for any one answer from the
+// declared server: its timeoutMs, else DefaultCallTimeout.
+func declTimeout(d config.Server) time.Duration {
+	if d.TimeoutMs > 0 {
+		return time.Duration(d.TimeoutMs) * time.Millisecond
+	}
+	return DefaultCallTimeout
 }
