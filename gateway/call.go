@@ -95,14 +95,16 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	u.mu.Lock()
 	t, found := u.byName[tool]
 	var all []toolInfo
+	truncated := false
 	if !found {
 		for _, x := range u.tools.Tools {
 			all = append(all, fromMCP(x))
 		}
+		truncated = u.tools.Truncated
 	}
 	u.mu.Unlock()
 	if !found {
-		return nil, unknownToolErr(server, tool, all)
+		return nil, unknownToolErr(server, tool, all, truncated)
 	}
 	a := g.admission(v, fromMCP(t))
 	if !a.Approved && !req.Yes {

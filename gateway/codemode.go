@@ -200,8 +200,8 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 		Notes:         append(notes, res.Notes...),
 		Error:         res.Error,
 	}
-	if out.Error != nil {
-		g.explainUntrusted(out.Error, h)
+	if out.Error != nil && !g.explainUntrusted(out.Error, h) {
+		explainTruncated(out.Error, h)
 	}
 	if len(out.Result) == 0 {
 		out.Result = json.RawMessage("null")
@@ -336,13 +336,14 @@ type scriptHost struct {
 	views     map[string]ServerView // trusted servers
 	tools     map[string]toolInfo   // capability -> tool
 	missing   map[string]bool       // trusted servers without a catalog
+	truncated map[string]int        // servers whose listing was cut: tools listed
 	untrusted []ServerView
 	surface   Surface // whom remedies speak to: SurfaceScript or SurfaceScriptModel
 }
 
 func (g *Gateway) newScriptHost(perServer int) *scriptHost {
 	h := &scriptHost{g: g, perServer: perServer, index: map[string]int{}, views: map[string]ServerView{},
-		tools: map[string]toolInfo{}, missing: map[string]bool{}, surface: SurfaceScript}
+		tools: map[string]toolInfo{}, missing: map[string]bool{}, truncated: map[string]int{}, surface: SurfaceScript}
 	for _, v := range g.Servers().Servers {
 		if !v.Trusted() {
 			h.untrusted = append(h.untrusted, v)
@@ -370,6 +371,10 @@ func (h *scriptHost) setListing(id string, l listing) {
 		return
 	}
 	delete(h.missing, id)
+	delete(h.truncated, id)
+	if l.truncated {
+		h.truncated[id] = len(l.tools)
+	}
 	for _, t := range l.tools {
 		h.servers[i].Tools = append(h.servers[i].Tools, sandboxTool(t))
 		h.tools[Capability(id, t.Name)] = t
@@ -449,6 +454,27 @@ func referencedServers(e *sandbox.Error, missing map[string]bool) []string {
 		}
 	}
 	return ids
+}
+
+// explainTruncated adds to an error that shows the script naming a tool
+// a server does not list that the server's listing was truncated, when it
+// was: the tool may exist past the cap.
+func explainTruncated(e *RunError, h *scriptHost) {
+	for id, n := range h.truncated {
+		names := func(msg string) bool {
+			return strings.Contains(msg, fmt.Sprintf("server %q has no tool ", id)) || strings.Contains(msg, `unknown tool "`+id+Sep)
+		}
+		hit := names(e.Message)
+		for i, p := range e.Problems {
+			if names(p.Message) {
+				e.Problems[i].Message += "; " + truncatedNote(id, n)
+				hit = true
+			}
+		}
+		if hit && !strings.Contains(e.Message, truncatedNote(id, n)) {
+			e.Message += "; " + truncatedNote(id, n)
+		}
+	}
 }
 
 // explainUntrusted turns a pre-flight failure that names an untrusted or

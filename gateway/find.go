@@ -231,6 +231,9 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 		}
 		l := g.summaries(v)
 		fs.Provenance, fs.Tools, fs.Truncated = l.prov, len(l.entries), l.truncated
+		if l.truncated && fs.Reason == "" {
+			fs.Reason = truncatedNote(v.ID, len(l.entries))
+		}
 		if !l.recordedAt.IsZero() {
 			t := l.recordedAt
 			fs.RecordedAt = &t
@@ -377,10 +380,12 @@ func (g *Gateway) Describe(ctx context.Context, capability string) (*ToolDetail,
 		g.decorate(d, v, l.tools)
 		return d, nil
 	}
-	return nil, unknownToolErr(server, tool, l.tools)
+	return nil, unknownToolErr(server, tool, l.tools, l.truncated)
 }
 
-func unknownToolErr(server, tool string, tools []toolInfo) error {
+// unknownToolErr: server lists no tool named tool. truncated says its
+// listing was cut at the cap, so the tool may exist past it.
+func unknownToolErr(server, tool string, tools []toolInfo, truncated bool) error {
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		names = append(names, t.Name)
@@ -390,5 +395,15 @@ func unknownToolErr(server, tool string, tools []toolInfo) error {
 	if len(names) > 0 && len(names) <= 30 {
 		msg += " (tools: " + strings.Join(names, ", ") + ")"
 	}
+	if truncated {
+		msg += "; " + truncatedNote(server, len(tools))
+	}
 	return &Error{Kind: KindUnknown, Server: server, Capability: Capability(server, tool), Message: msg, Remedy: Remedy{Step: StepFindServer, Server: server, After: "to list its tools"}}
+}
+
+// truncatedNote says that a server's tool listing was cut at n tools (the
+// cap, mcp.MaxTools, or fewer when its pages ran out first), so a tool
+// past it is neither listed nor callable through sluice.
+func truncatedNote(server string, n int) string {
+	return fmt.Sprintf("the tool listing of server %s was truncated at %d tools (sluice lists at most %d): tools past that are not listed and cannot be called", server, n, mcp.MaxTools)
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,6 +208,9 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
 			}
 		}()
+		if cr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && f.unlistedFlatTool(cr) {
+			return f.callUnlisted(ctx, cr)
+		}
 		if method == "logging/setLevel" && f.opts.Mode == ModeFlat {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if err := f.b.SetLogLevel(ctx, string(p.Level)); err != nil {
@@ -216,6 +220,53 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// unlistedFlatTool reports a flat-mode call of a SERVER__TOOL name front
+// has not registered: a tool past a truncated listing, a name not exposed
+// (a prefixed name under NoPrefix), or none at all.
+func (f *front) unlistedFlatTool(req *mcp.CallToolRequest) bool {
+	if f.opts.Mode != ModeFlat || req.Params == nil {
+		return false
+	}
+	name := req.Params.Name
+	if name == flatReadResult || strings.Index(name, "__") < 1 {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e := f.flat[KindTools]; e != nil {
+		if _, ok := e.owner[name]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// callUnlisted answers an unlisted flat-mode call as the protocol's
+// unknown tool, never running anything, but asks the backend (describe,
+// which never launches) why the capability is missing, so the agent
+// learns the reason (a listing truncated at the cap, an untrusted
+// server ...) instead of a bare "unknown tool".
+func (f *front) callUnlisted(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
+	name := req.Params.Name
+	msg := "Unknown tool " + strconv.Quote(name)
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := func() (raw json.RawMessage, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				f.log.Error("panic in backend describe", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				raw, err = nil, errPanic
+			}
+		}()
+		return f.b.Describe(dctx, DescribeRequest{Capabilities: []string{name}}, f.newPeer(ctx, f.newRequestID(), req))
+	}()
+	var te *ToolError
+	if errors.As(err, &te) {
+		msg += ": " + te.Error()
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }
 
 // ---------------------------------------------------------------------------
