@@ -162,3 +162,6 @@ func exitNow(code int) { unix.Exit(code) }
 func ignoreTerm() { signal.Ignore(syscall.SIGTERM) }
 
 func tempDir(t testing.TB) string { return t.TempDir() }
+
+// checkPrivate: on Unix the mode is the whole story (checked by the caller).
+func checkPrivate(t *testing.T, dir string) {}

@@ -1,0 +1,12 @@
+package proc
+
+// MkdirPrivate creates dir and any missing parents (os.MkdirAll with mode
+// 0700) for files only the current user may read, and makes dir itself
+// private: on Linux and macOS by its mode (0700, and the files written in
+// it are created 0600 by their writers); on Windows, where modes mean
+// nothing, by replacing dir's access list with a protected one holding a
+// single entry — full control for the current user — that every file and
+// directory later created inside inherits. It is the helper for every
+// place that uses 0700/0600 on Unix (configuration, trust records, caches,
+// offloaded results, tokens).
+func MkdirPrivate(dir string) error { return mkdirPrivate(dir) }
