@@ -11,7 +11,8 @@
 //
 // trust takes plain values. It must never import gateway/config (or any
 // other package of ours): the gateway converts declarations into Decl.
-// It uses only the standard library; syscall.Flock serializes writers.
+// It uses only the standard library; syscall.Flock (LockFileEx on
+// Windows, lock_windows.go) serializes writers.
 //
 // # Why reads never repair the file
 //

@@ -346,7 +346,7 @@ func lock(path string) (func(), error) {
 		return nil, err
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		err = lockFile(f)
 		if err != syscall.EINTR {
 			break
 		}
@@ -356,7 +356,7 @@ func lock(path string) (func(), error) {
 		return nil, err
 	}
 	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = unlockFile(f)
 		f.Close()
 	}, nil
 }
