@@ -63,6 +63,9 @@ func ConfigDir(getenv func(string) string) (string, error) {
 	if d, ok := xdgEnv(getenv, "XDG_CONFIG_HOME"); ok {
 		return filepath.Join(d, AppName), nil
 	}
+	if d, ok := windowsDir(getenv, "APPDATA"); ok {
+		return filepath.Join(d, AppName), nil
+	}
 	if h, ok := xdgEnv(getenv, "HOME"); ok {
 		return filepath.Join(h, ".config", AppName), nil
 	}
@@ -80,6 +83,9 @@ func CacheDir(getenv func(string) string) (string, error) {
 	if d, ok := xdgEnv(getenv, "XDG_CACHE_HOME"); ok {
 		return filepath.Join(d, AppName), nil
 	}
+	if d, ok := windowsDir(getenv, "LOCALAPPDATA"); ok {
+		return filepath.Join(d, AppName, "cache"), nil
+	}
 	if h, ok := xdgEnv(getenv, "HOME"); ok {
 		return filepath.Join(h, ".cache", AppName), nil
 	}
@@ -92,6 +98,9 @@ func StateDir(getenv func(string) string) (string, error) {
 	getenv = envOr(getenv)
 	if d, ok := xdgEnv(getenv, "XDG_STATE_HOME"); ok {
 		return filepath.Join(d, AppName), nil
+	}
+	if d, ok := windowsDir(getenv, "LOCALAPPDATA"); ok {
+		return filepath.Join(d, AppName, "state"), nil
 	}
 	if h, ok := xdgEnv(getenv, "HOME"); ok {
 		return filepath.Join(h, ".local", "state", AppName), nil
