@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"sluice/gateway/config"
+	"sluice/gateway/proc"
 	"sluice/wasm"
 )
 
@@ -160,6 +161,11 @@ func (g *Gateway) initPipeline() error {
 	dir := st.Results.Dir
 	if dir == "" {
 		dir = filepath.Join(g.stateDir, "results")
+	}
+	// Private before the store opens it: mode 0700, and on Windows an
+	// owner-only access list that every result file inherits.
+	if err := proc.MkdirPrivate(dir); err != nil {
+		return &Error{Kind: KindGateway, Message: "cannot create the results store: " + err.Error(), Remedy: fixText("fix the directory or set results.dir in " + l.UserFile), Err: err}
 	}
 	store, err := wasm.NewOffloadStore(wasm.OffloadOptions{
 		Dir:        dir,

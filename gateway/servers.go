@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -268,7 +267,7 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 
 // Trust records the plan in the trust file.
 func (g *Gateway) Trust(p *TrustPlan) error {
-	if err := os.MkdirAll(g.configDir, 0o700); err != nil {
+	if err := proc.MkdirPrivate(g.configDir); err != nil {
 		return &Error{Kind: KindGateway, Message: "cannot create the config directory: " + err.Error(), Err: err}
 	}
 	d := p.Server.decl

@@ -100,7 +100,7 @@ func NewOffloadStore(o OffloadOptions) (*OffloadStore, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory (symlinks are refused)", ErrOffloadStoreInDir, o.Dir)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if looseMode(fi) {
 		return nil, fmt.Errorf("%w: %s has mode %v; it must be 0700 (chmod 700 it)", ErrOffloadStoreInDir, o.Dir, fi.Mode().Perm())
 	}
 	s := &OffloadStore{dir: o.Dir, ttl: o.TTL, quota: o.QuotaBytes, now: o.Now}
