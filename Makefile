@@ -19,6 +19,7 @@ run: build
 # peers, and the conformance suite.
 test: peers vet
 	SLUICE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	./scripts/wine-test.sh
 	./scripts/conformance.sh
 
 vet:
@@ -27,6 +28,12 @@ vet:
 check: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
+	@# Cross-compile and vet everything (tests included) for every supported platform.
+	@set -e; for p in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do \
+		echo "check: build and vet for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
 
 peers:
 	./scripts/install-peers.sh
