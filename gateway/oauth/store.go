@@ -10,8 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"sluice/gateway/proc"
 )
 
 const maxStoreBytes = 64 << 10
@@ -78,7 +79,7 @@ func (s store) load() (*record, error) {
 }
 
 func (s store) save(r *record) error {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := proc.MkdirPrivate(s.dir); err != nil { // 0700; an owner-only ACL on Windows
 		return err
 	}
 	if err := os.Chmod(s.dir, 0o700); err != nil {
@@ -132,12 +133,12 @@ func (s store) lock() (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = unlockFile(f)
 		f.Close()
 	}, nil
 }
