@@ -21,6 +21,7 @@ test: peers vet
 	SLUICE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	./scripts/wine-test.sh
 	./scripts/conformance.sh
+	./scripts/conformance-client.sh
 
 vet:
 	$(GO) vet $(PKGS)

@@ -50,3 +50,5 @@ fi
 
 echo "install-peers: building the Go SDK everything-server" >&2
 go build -o "$bin/" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+echo "install-peers: building the Go SDK everything-client (the client conformance baseline)" >&2
+go build -o "$bin/" github.com/modelcontextprotocol/go-sdk/conformance/everything-client

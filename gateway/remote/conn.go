@@ -122,6 +122,7 @@ type Conn struct {
 	pending    map[string]*pendingReq
 	legacy     *sseSession
 	params     map[string][]paramHeader // tool -> x-mcp-header declarations
+	pushes     bool                     // the legacy session has server-initiated messages (GET stream)
 }
 
 type pendingReq struct {
@@ -385,6 +386,11 @@ func (c *Conn) abort(id []byte) (modern, found bool) {
 }
 
 func (c *Conn) startRequest(ctx context.Context, msg []byte, env envelope) error {
+	if env.method == "initialize" && (bytes.Contains(msg, []byte(`"roots"`)) || bytes.Contains(msg, []byte(`"sampling"`)) || bytes.Contains(msg, []byte(`"elicitation"`))) {
+		c.mu.Lock()
+		c.pushes = true // the server may send requests for what the client offers
+		c.mu.Unlock()
+	}
 	pctx, cancel := context.WithCancel(c.ctx)
 	p := &pendingReq{env: env, body: msg, ctx: pctx, cancel: cancel, sent: make(chan struct{})}
 	c.mu.Lock()
@@ -486,7 +492,10 @@ func (c *Conn) postOneWay(ctx context.Context, msg []byte, env envelope) error {
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		c.confirm()
-		if env.method == "notifications/initialized" && env.version == "" {
+		c.mu.Lock()
+		pushes := c.pushes
+		c.mu.Unlock()
+		if env.method == "notifications/initialized" && env.version == "" && pushes {
 			c.startGet()
 		}
 		return nil
@@ -752,12 +761,17 @@ func (c *Conn) handleResponse(p *pendingReq, resp *http.Response) {
 func (c *Conn) noteVersion(body []byte) {
 	var r struct {
 		Result struct {
-			ProtocolVersion string `json:"protocolVersion"`
+			ProtocolVersion string          `json:"protocolVersion"`
+			Capabilities    json.RawMessage `json:"capabilities"`
 		} `json:"result"`
 	}
 	if json.Unmarshal(body, &r) == nil && r.Result.ProtocolVersion != "" && len(r.Result.ProtocolVersion) < 64 {
+		caps := string(r.Result.Capabilities)
 		c.mu.Lock()
 		c.version = r.Result.ProtocolVersion
+		// The GET stream only carries what the server pushes on its own:
+		// list changes, subscriptions, log messages.
+		c.pushes = c.pushes || strings.Contains(caps, `"listChanged":true`) || strings.Contains(caps, `"subscribe":true`) || strings.Contains(caps, `"logging"`)
 		c.mu.Unlock()
 	}
 }

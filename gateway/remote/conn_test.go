@@ -117,7 +117,7 @@ func TestStreamableLegacySession(t *testing.T) {
 		case "initialize":
 			w.Header().Set("Mcp-Session-Id", "sess-1")
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, result(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"f","version":"1"}}`))
+			io.WriteString(w, result(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"f","version":"1"}}`))
 		case "notifications/initialized":
 			w.WriteHeader(http.StatusAccepted)
 		case "tools/call":
