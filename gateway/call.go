@@ -82,29 +82,19 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 			}
 		}
 	}
-	u, err := g.upstreamFor(v.decl)
-	if err != nil {
-		return nil, err
-	}
-	c, err := u.get(ctx)
+	l, err := g.lease(ctx, v.decl)
 	if err != nil {
 		return nil, err
 	}
 	ok = false
-	defer func() { u.release(ok) }()
-	u.mu.Lock()
-	t, found := u.byName[tool]
-	var all []toolInfo
-	truncated := false
+	defer func() { l.Release(ok) }() // a server that died meanwhile is retired
+	t, found := l.Tool(tool)
 	if !found {
-		for _, x := range u.tools.Tools {
+		var all []toolInfo
+		for _, x := range l.Tools() {
 			all = append(all, fromMCP(x))
 		}
-		truncated = u.tools.Truncated
-	}
-	u.mu.Unlock()
-	if !found {
-		return nil, unknownToolErr(server, tool, all, truncated)
+		return nil, unknownToolErr(server, tool, all, l.Truncated())
 	}
 	a := g.admission(v, fromMCP(t))
 	if !a.Approved && !req.Yes {
@@ -124,23 +114,8 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 			return nil, e
 		}
 	}
-	timeout := declTimeout(v.decl)
-	if t, ok := cliCallTimeout(v.decl, tool); ok {
-		timeout = t
-	}
-	if req.Timeout > 0 && req.Timeout < timeout {
-		timeout = req.Timeout
-	}
-	raw, err := c.CallTool(ctx, tool, args, &mcp.CallOptions{Timeout: timeout, OnProgress: req.OnProgress, Meta: req.Meta})
+	raw, err := l.Client().CallTool(ctx, tool, args, &mcp.CallOptions{Timeout: l.Timeout(tool, req.Timeout), OnProgress: req.OnProgress, Meta: req.Meta})
 	if err != nil {
-		// A dead server stays dead for this call; the next one may relaunch.
-		select {
-		case <-c.Done():
-			u.mu.Lock()
-			u.retireLocked(c, c.Err())
-			u.mu.Unlock()
-		default:
-		}
 		return nil, callErr(server, req.Capability, err)
 	}
 	ok = true

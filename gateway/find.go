@@ -128,8 +128,8 @@ type listing struct {
 // known returns the live listing if there is one, else the recorded
 // catalog, else a missing listing. It never launches.
 func (g *Gateway) known(v ServerView) listing {
-	if u := g.peekUpstream(v.ID); u != nil && u.digest == v.Digest {
-		if tl, ok := u.liveTools(); ok {
+	if s := g.peekSlot(v.ID, v.Digest); s != nil {
+		if tl, ok := s.LiveTools(); ok {
 			l := listing{prov: ProvLive, truncated: tl.Truncated}
 			for _, t := range tl.Tools {
 				l.tools = append(l.tools, fromMCP(t))
@@ -164,8 +164,8 @@ type summary struct {
 // summaries is known() for search: it reads the small catalog index rather
 // than every schema. It never launches.
 func (g *Gateway) summaries(v ServerView) summary {
-	if u := g.peekUpstream(v.ID); u != nil && u.digest == v.Digest {
-		if tl, ok := u.liveTools(); ok {
+	if slot := g.peekSlot(v.ID, v.Digest); slot != nil {
+		if tl, ok := slot.LiveTools(); ok {
 			s := summary{prov: ProvLive, truncated: tl.Truncated}
 			for _, t := range tl.Tools {
 				s.entries = append(s.entries, catalog.EntryOf(t.Raw))
@@ -283,35 +283,26 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 // refresh launches one trusted server (if not running), lists its tools and
 // records its catalog.
 func (g *Gateway) refresh(ctx context.Context, v ServerView) error {
-	u, err := g.upstreamFor(v.decl)
+	s, err := g.slotFor(v.decl)
 	if err != nil {
 		return err
 	}
-	u.resetFailures()
+	s.ResetFailures()
 	before := g.opts.Now()
-	c, err := u.get(ctx)
+	l, err := acquire(ctx, s)
 	if err != nil {
 		return err
 	}
-	u.mu.Lock()
-	fresh := u.client == c && !u.listedAt.Before(before)
-	u.mu.Unlock()
-	if fresh {
+	if l.ListedSince(before) {
 		// Launched just now: the launch listed the tools and recorded them.
-		u.release(true)
+		l.Release(true)
 		return nil
 	}
-	tl, err := c.ListTools(ctx)
-	u.release(err == nil)
+	err = l.List(ctx) // records the catalog
+	l.Release(err == nil)
 	if err != nil {
 		return upstreamErr(v.ID, "list tools", err)
 	}
-	u.mu.Lock()
-	if u.client == c {
-		u.setToolsLocked(tl)
-	}
-	u.mu.Unlock()
-	g.recordCatalog(u, c, tl)
 	return nil
 }
 

@@ -470,16 +470,17 @@ func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 		if !v.Trusted() {
 			continue
 		}
-		c, release := f.running(v)
-		if c == nil {
+		l := f.g.running(v)
+		if l == nil {
 			continue
 		}
+		c := l.Client()
 		if topMember(c.ServerInfo().Capabilities, capName) == nil {
-			release()
+			l.Release(true)
 			continue
 		}
 		got, _, err := c.List(ctx, method, field)
-		release()
+		l.Release(err == nil)
 		if err != nil {
 			f.log.Warn("flat mode: listing failed", "server", v.ID, "method", method, "error", err.Error())
 			continue
@@ -491,25 +492,6 @@ func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 	return items, nil
 }
 
-// running returns the live client of a trusted server without launching
-// it; release must be called when done.
-func (f *Frontend) running(v ServerView) (*mcp.Client, func()) {
-	u := f.g.peekUpstream(v.ID)
-	if u == nil || u.digest != v.Digest {
-		return nil, nil
-	}
-	u.mu.Lock()
-	c := u.client
-	if c == nil || u.closed || c.State() != mcp.Ready {
-		u.mu.Unlock()
-		return nil, nil
-	}
-	u.inflight++
-	u.lastUsed = u.g.opts.Now()
-	u.mu.Unlock()
-	return c, func() { u.release(true) }
-}
-
 // forward sends one request to a trusted server, launching it if needed.
 func (f *Frontend) forward(ctx context.Context, server, method string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
 	v, err := f.g.server(server)
@@ -519,24 +501,19 @@ func (f *Frontend) forward(ctx context.Context, server, method string, params js
 	if !v.Trusted() {
 		return nil, f.toFront(ctx, untrustedErr(v))
 	}
-	u, err := f.g.upstreamFor(v.decl)
-	if err != nil {
-		return nil, f.toFront(ctx, err)
-	}
-	c, err := u.get(ctx)
+	l, err := f.g.lease(ctx, v.decl)
 	if err != nil {
 		return nil, f.toFront(ctx, err)
 	}
 	ok := false
-	defer func() { u.release(ok) }()
+	defer func() { l.Release(ok) }()
 	done := f.track(server, p)
 	defer done()
 	x := mcp.Extras{Meta: f.levelMeta(), InputRequired: true, Ordered: true}
 	if p != nil {
 		x.ClientCapabilities = p.ClientCapabilities()
 	}
-	timeout := declTimeout(v.decl)
-	res, err := c.Request(mcp.WithExtras(ctx, x), method, params, &mcp.CallOptions{Timeout: timeout})
+	res, err := l.Client().Request(mcp.WithExtras(ctx, x), method, params, &mcp.CallOptions{Timeout: l.Timeout("", 0)})
 	if err != nil {
 		return nil, f.toFront(ctx, upstreamErr(server, method, err))
 	}
@@ -571,16 +548,18 @@ func (f *Frontend) SetLogLevel(ctx context.Context, level string) error {
 		if !v.Trusted() {
 			continue
 		}
-		c, release := f.running(v)
-		if c == nil {
+		l := f.g.running(v)
+		if l == nil {
 			continue
 		}
-		if c.Era() == "legacy" && topMember(c.ServerInfo().Capabilities, "logging") != nil {
-			if _, err := c.Request(ctx, "logging/setLevel", params, nil); err != nil {
+		ok := true
+		if c := l.Client(); c.Era() == "legacy" && topMember(c.ServerInfo().Capabilities, "logging") != nil {
+			if _, err := c.Request(ctx, "logging/setLevel", params, &mcp.CallOptions{Timeout: l.Timeout("", 0)}); err != nil {
 				errs = append(errs, fmt.Errorf("server %s: %w", v.ID, err))
+				ok = false
 			}
 		}
-		release()
+		l.Release(ok)
 	}
 	return errors.Join(errs...)
 }

@@ -776,12 +776,11 @@ func TestServeStripsUpstreamEraFields(t *testing.T) {
 			t.Fatalf("flat=%v: upstream era fields reached a legacy agent: %s", flat, r.raw)
 		}
 		era := ""
-		if u := g.peekUpstream("fx"); u != nil {
-			u.mu.Lock()
-			if u.client != nil {
-				era = u.client.Era()
+		if v, err := g.server("fx"); err == nil {
+			if l := g.running(v); l != nil {
+				era = l.Client().Era()
+				l.Release(true)
 			}
-			u.mu.Unlock()
 		}
 		if era != "modern" {
 			t.Fatalf("flat=%v: the fixture must speak the modern era for this test to mean anything (era %q)", flat, era)

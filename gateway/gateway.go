@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sluice/gateway/config"
+	"sluice/gateway/internal/upstream"
 	"sluice/gateway/proc"
 	"sluice/gateway/trust"
 )
@@ -70,7 +71,7 @@ type Gateway struct {
 	mu       sync.Mutex
 	loaded   *config.Loaded
 	stamp    fileStamps
-	ups      map[string]*upstream
+	ups      map[string]*upstream.Slot
 	closed   bool
 	watchers map[int]func()
 	nextW    int
@@ -184,7 +185,7 @@ func Open(opts *Options) (*Gateway, error) {
 		configDir: configDir,
 		cacheDir:  cacheDir,
 		stateDir:  stateDir,
-		ups:       map[string]*upstream{},
+		ups:       map[string]*upstream.Slot{},
 		watchers:  map[int]func(){},
 	}
 	if csv := o.Getenv("SLUICE_ALLOW_COMMANDS"); csv != "" {
@@ -250,12 +251,12 @@ func (g *Gateway) reloadLocked() *config.Loaded {
 	l := config.Load(config.LoadOptions{Cwd: g.opts.Cwd, Project: g.opts.Project, ConfigDir: g.configDir, Getenv: g.opts.Getenv})
 	g.loaded = l
 	g.stamp = stampOf(l.UserFile, l.ProjectFile)
-	for id, u := range g.ups {
+	for id, s := range g.ups {
 		d, ok := l.Server(id)
-		if !ok || d.Digest != u.digest {
+		if !ok || d.Digest != s.Digest() {
 			g.log.Info("declaration changed; closing server", "server", id)
 			delete(g.ups, id)
-			g.goBG(func() { u.shutdown() })
+			g.goBG(func() { s.Shutdown() })
 		}
 	}
 	return l
@@ -330,11 +331,11 @@ func (g *Gateway) Close() []Teardown {
 		return nil
 	}
 	g.closed = true
-	ups := make([]*upstream, 0, len(g.ups))
-	for _, u := range g.ups {
-		ups = append(ups, u)
+	ups := make([]*upstream.Slot, 0, len(g.ups))
+	for _, s := range g.ups {
+		ups = append(ups, s)
 	}
-	g.ups = map[string]*upstream{}
+	g.ups = map[string]*upstream.Slot{}
 	g.mu.Unlock()
 	close(g.stopReaper)
 	<-g.reaperDone
@@ -344,12 +345,12 @@ func (g *Gateway) Close() []Teardown {
 	var wg sync.WaitGroup
 	for _, u := range ups {
 		wg.Add(1)
-		go func(u *upstream) {
+		go func(s *upstream.Slot) {
 			defer wg.Done()
-			for _, out := range u.shutdown() {
+			for _, out := range s.Shutdown() {
 				if !out.Complete {
 					mu.Lock()
-					bad = append(bad, Teardown{Server: u.id, Outcome: out})
+					bad = append(bad, Teardown{Server: s.Server(), Outcome: out})
 					mu.Unlock()
 				}
 			}
@@ -387,16 +388,16 @@ func (g *Gateway) reap(idle time.Duration) {
 		}
 		now := g.opts.Now()
 		g.mu.Lock()
-		var idleUps []*upstream
-		for _, u := range g.ups {
-			if u.idleSince(now) > idle {
-				idleUps = append(idleUps, u)
+		var idleUps []*upstream.Slot
+		for _, s := range g.ups {
+			if s.IdleFor(now) > idle {
+				idleUps = append(idleUps, s)
 			}
 		}
 		g.mu.Unlock()
-		for _, u := range idleUps {
-			if u.closeIfIdle(now, idle) {
-				g.log.Info("closed idle server", "server", u.id)
+		for _, s := range idleUps {
+			if s.CloseIfIdle(now, idle) {
+				g.log.Info("closed idle server", "server", s.Server())
 			}
 		}
 	}

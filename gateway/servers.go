@@ -183,8 +183,9 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 	}, st)
 	v.Trust, v.ActionClass, v.ClassSet, v.Reason, v.Remedy, v.Review, v.Changed = string(ts.Status), ts.ActionClass, ts.ClassSet, ts.Reason, ts.Remedy, ts.Review, ts.Changed
 	v.Run = RunIdle
-	if u := g.peekUpstream(d.ID); u != nil && u.digest == d.Digest {
-		run, err := u.state()
+	if s := g.peekSlot(d.ID, d.Digest); s != nil {
+		st, err := s.State()
+		run := RunState(st)
 		v.Run = run
 		if err != nil && run != RunReady {
 			v.RunError = err.Error()
@@ -301,11 +302,11 @@ func (g *Gateway) Untrust(id string) (bool, error) {
 		return false, &Error{Kind: KindGateway, Server: id, Message: "cannot update the trust file: " + err.Error(), Err: err}
 	}
 	g.mu.Lock()
-	u := g.ups[id]
+	s := g.ups[id]
 	delete(g.ups, id)
 	g.mu.Unlock()
-	if u != nil {
-		g.goBG(func() { u.shutdown() })
+	if s != nil {
+		g.goBG(func() { s.Shutdown() })
 	}
 	return removed, nil
 }

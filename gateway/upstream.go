@@ -13,216 +13,113 @@ import (
 
 	"sluice/gateway/catalog"
 	"sluice/gateway/config"
+	"sluice/gateway/internal/upstream"
 	"sluice/gateway/mcp"
 	"sluice/gateway/proc"
 )
 
-// upstream is the gateway's one live client slot for a declared server. It
-// holds at most one client; a dead client stays dead for the calls that were
-// in flight on it, and the next call may start a new one after a backoff.
-// Consecutive failures beyond the crash-loop limit stop relaunching.
-type upstream struct {
-	g      *Gateway
-	id     string
-	digest string
-	decl   config.Server
-
-	mu          sync.Mutex
-	client      *mcp.Client
-	tools       *mcp.ToolList
-	byName      map[string]mcp.Tool
-	starting    chan struct{}
-	failures    int
-	nextTry     time.Time
-	lastErr     error
-	lastUsed    time.Time
-	inflight    int
-	closed      bool
-	listedAt    time.Time
-	relisting   bool
-	relistAgain bool
-	late        []proc.Outcome // teardowns of launches that finished after shutdown
-}
+// The gateway's side of the upstream slots (gateway/internal/upstream owns
+// their state): which slot runs which declaration, how a server launches,
+// and how a slot's errors read.
 
 // RunState is a server's run status, separate from where its catalog came
 // from (provenance).
 type RunState string
 
 const (
-	RunIdle      RunState = "idle"       // not running; will launch on need
-	RunStarting  RunState = "starting"   // launching now
-	RunReady     RunState = "ready"      // running
-	RunBackoff   RunState = "backoff"    // failed recently; relaunch waits
-	RunCrashLoop RunState = "crash-loop" // failed too often; not relaunched
+	RunIdle      RunState = RunState(upstream.Idle)      // not running; will launch on need
+	RunStarting  RunState = RunState(upstream.Starting)  // launching now
+	RunReady     RunState = RunState(upstream.Ready)     // running
+	RunBackoff   RunState = RunState(upstream.Backoff)   // failed recently; relaunch waits
+	RunCrashLoop RunState = RunState(upstream.CrashLoop) // failed too often; not relaunched
 )
 
-func (g *Gateway) upstreamFor(d config.Server) (*upstream, error) {
+// slotFor returns the slot running declaration d, replacing (and shutting
+// down) one that runs an older declaration of the same server.
+func (g *Gateway) slotFor(d config.Server) (*upstream.Slot, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return nil, ErrClosed
 	}
-	u := g.ups[d.ID]
-	if u != nil && u.digest == d.Digest && u.decl.Program == d.Program {
-		return u, nil
+	s := g.ups[d.ID]
+	if s != nil && s.Digest() == d.Digest {
+		return s, nil
 	}
-	if u != nil {
+	if s != nil {
 		delete(g.ups, d.ID)
-		g.goBG(func() { u.shutdown() })
+		g.goBG(func() { s.Shutdown() })
 	}
-	u = &upstream{g: g, id: d.ID, digest: d.Digest, decl: d}
-	g.ups[d.ID] = u
-	return u, nil
+	timeout := declTimeout(d)
+	var slot *upstream.Slot
+	slot = upstream.New(upstream.Config{
+		Server:            d.ID,
+		Digest:            d.Digest,
+		CallTimeout:       timeout,
+		ToolTimeout:       func(tool string) (time.Duration, bool) { return cliCallTimeout(d, tool) },
+		Launch:            func(ctx context.Context) (*mcp.Client, *mcp.ToolList, error) { return g.start(ctx, d, slot) },
+		Listed:            func(c *mcp.Client, tl *mcp.ToolList) { g.recordCatalog(d, c, tl) },
+		Changed:           g.changed,
+		Outcome:           func(out proc.Outcome) { g.reportOutcome(d.ID, out) },
+		Go:                g.goBG,
+		Now:               g.opts.Now,
+		RestartBackoff:    g.opts.RestartBackoff,
+		MaxRestartBackoff: MaxRestartBackoff,
+		CrashLoopLimit:    g.opts.CrashLoopLimit,
+		Log:               g.log,
+	})
+	g.ups[d.ID] = slot
+	return slot, nil
 }
 
-// peekUpstream returns the slot for id without creating one.
-func (g *Gateway) peekUpstream(id string) *upstream {
+// peekSlot returns the slot running the declaration with this digest,
+// without creating one; nil if there is none.
+func (g *Gateway) peekSlot(id, digest string) *upstream.Slot {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.ups[id]
+	if s := g.ups[id]; s != nil && s.Digest() == digest {
+		return s
+	}
+	return nil
 }
 
-func (u *upstream) state() (RunState, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
+// running leases the live client of server v without launching it (nil
+// when none runs); the lease must be released.
+func (g *Gateway) running(v ServerView) *upstream.Lease {
+	if s := g.peekSlot(v.ID, v.Digest); s != nil {
+		return s.Running()
+	}
+	return nil
+}
+
+// lease leases a ready client of declaration d, launching it if needed.
+func (g *Gateway) lease(ctx context.Context, d config.Server) (*upstream.Lease, error) {
+	s, err := g.slotFor(d)
+	if err != nil {
+		return nil, err
+	}
+	return acquire(ctx, s)
+}
+
+// acquire is Slot.Acquire with the slot's errors as gateway errors.
+func acquire(ctx context.Context, s *upstream.Slot) (*upstream.Lease, error) {
+	l, err := s.Acquire(ctx)
+	if err == nil {
+		return l, nil
+	}
+	var we *upstream.WaitError
+	var cl *upstream.CrashLoopError
 	switch {
-	case u.client != nil && u.client.State() == mcp.Ready:
-		return RunReady, nil
-	case u.starting != nil:
-		return RunStarting, nil
-	case u.failures >= u.g.opts.CrashLoopLimit:
-		return RunCrashLoop, u.lastErr
-	case u.failures > 0 && u.g.opts.Now().Before(u.nextTry):
-		return RunBackoff, u.lastErr
+	case errors.Is(err, upstream.ErrClosed):
+		return nil, ErrClosed
+	case errors.As(err, &we):
+		return nil, &Error{Kind: KindUpstream, Server: we.Server, Message: we.Error(), Err: we.Err}
+	case errors.As(err, &cl):
+		return nil, &Error{Kind: KindCrashLoop, Server: cl.Server, Message: cl.Error(),
+			Remedy: Remedy{Before: "fix the server or its declaration, then", Step: StepRefresh, Server: cl.Server, After: "(a refresh resets the count)"},
+			Err:    cl.Last}
 	}
-	return RunIdle, u.lastErr
-}
-
-// liveTools returns the live listing, if this session has one.
-func (u *upstream) liveTools() (*mcp.ToolList, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.client == nil || u.tools == nil {
-		return nil, false
-	}
-	return u.tools, true
-}
-
-func (u *upstream) backoff() time.Duration {
-	d := u.g.opts.RestartBackoff
-	for i := 1; i < u.failures && d < MaxRestartBackoff; i++ {
-		d *= 2
-	}
-	if d > MaxRestartBackoff {
-		d = MaxRestartBackoff
-	}
-	return d
-}
-
-// get returns a ready client, launching one if needed. Callers must pair a
-// successful get with release.
-func (u *upstream) get(ctx context.Context) (*mcp.Client, error) {
-	u.mu.Lock()
-	for {
-		if u.closed {
-			u.mu.Unlock()
-			return nil, ErrClosed
-		}
-		if c := u.client; c != nil {
-			select {
-			case <-c.Done():
-				u.retireLocked(c, c.Err())
-				continue
-			default:
-			}
-			u.inflight++
-			u.lastUsed = u.g.opts.Now()
-			u.mu.Unlock()
-			return c, nil
-		}
-		if ch := u.starting; ch != nil {
-			before := u.failures
-			u.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return nil, u.ctxErr(ctx)
-			}
-			u.mu.Lock()
-			if u.client == nil && u.failures > before && u.lastErr != nil {
-				// The launch this caller waited for failed: report it
-				// rather than waiting out a backoff and trying again.
-				err := u.lastErr
-				u.mu.Unlock()
-				return nil, err
-			}
-			continue
-		}
-		if u.failures >= u.g.opts.CrashLoopLimit {
-			err := u.crashLoopErr()
-			u.mu.Unlock()
-			return nil, err
-		}
-		if wait := u.nextTry.Sub(u.g.opts.Now()); u.failures > 0 && wait > 0 {
-			u.mu.Unlock()
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return nil, u.ctxErr(ctx)
-			}
-			u.mu.Lock()
-			continue
-		}
-		ch := make(chan struct{})
-		u.starting = ch
-		u.mu.Unlock()
-		// The launch does not inherit the caller's cancellation: one
-		// impatient caller must not count as the server's failure.
-		go u.launch(context.WithoutCancel(ctx), ch)
-		u.mu.Lock()
-	}
-}
-
-func (u *upstream) ctxErr(ctx context.Context) error {
-	return &Error{Kind: KindUpstream, Server: u.id, Message: fmt.Sprintf("server %s: gave up waiting for it to start: %v", u.id, ctx.Err()), Err: ctx.Err()}
-}
-
-func (u *upstream) crashLoopErr() error {
-	msg := fmt.Sprintf("server %s failed %d times in a row and is not relaunched (crash loop)", u.id, u.failures)
-	if u.lastErr != nil {
-		msg += "; last error: " + u.lastErr.Error()
-	}
-	return &Error{Kind: KindCrashLoop, Server: u.id, Message: msg,
-		Remedy: Remedy{Before: "fix the server or its declaration, then", Step: StepRefresh, Server: u.id, After: "(a refresh resets the count)"},
-		Err:    u.lastErr}
-}
-
-func (u *upstream) release(ok bool) {
-	u.mu.Lock()
-	u.inflight--
-	u.lastUsed = u.g.opts.Now()
-	if ok {
-		u.failures = 0
-	}
-	u.mu.Unlock()
-}
-
-// retireLocked drops a dead client, counts the failure and tears its group
-// down in the background.
-func (u *upstream) retireLocked(c *mcp.Client, err error) {
-	if u.client != c {
-		return
-	}
-	u.client = nil
-	u.tools = nil
-	u.byName = nil
-	u.failures++
-	u.lastErr = err
-	u.nextTry = u.g.opts.Now().Add(u.backoff())
-	u.g.log.Warn("server died", "server", u.id, "error", errString(err), "failures", u.failures)
-	u.g.goBG(func() { u.g.reportOutcome(u.id, c.Close()) })
+	return nil, err // a launch error, already a gateway error
 }
 
 func (g *Gateway) reportOutcome(id string, out proc.Outcome) {
@@ -231,82 +128,27 @@ func (g *Gateway) reportOutcome(id string, out proc.Outcome) {
 	}
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func (u *upstream) launch(ctx context.Context, done chan struct{}) {
-	c, tools, err := u.start(ctx)
-	u.mu.Lock()
-	u.starting = nil
-	switch {
-	case err != nil:
-		u.failures++
-		u.lastErr = err
-		u.nextTry = u.g.opts.Now().Add(u.backoff())
-		// Info, not Warn: the error goes back to every caller waiting for
-		// this launch, and the CLI prints it once for people.
-		u.g.log.Info("server failed to start", "server", u.id, "error", err.Error(), "failures", u.failures)
-	case u.closed:
-		u.mu.Unlock()
-		out := c.Close()
-		u.g.reportOutcome(u.id, out)
-		u.mu.Lock()
-		u.late = append(u.late, out)
-		u.mu.Unlock()
-		close(done)
-		return
-	default:
-		u.client = c
-		u.setToolsLocked(tools)
-		u.lastUsed = u.g.opts.Now()
-	}
-	u.mu.Unlock()
-	if err == nil {
-		// Recorded before waiters are released, so a short-lived caller
-		// (one CLI call) never exits with the catalog half written.
-		u.g.recordCatalog(u, c, tools)
-	}
-	close(done)
-	if err == nil {
-		u.g.changed()
-	}
-}
-
-func (u *upstream) setToolsLocked(tl *mcp.ToolList) {
-	u.tools = tl
-	u.byName = make(map[string]mcp.Tool, len(tl.Tools))
-	for _, t := range tl.Tools {
-		u.byName[t.Name] = t
-	}
-	u.listedAt = u.g.opts.Now()
-}
-
-// start spawns the server, completes the handshake and lists its tools.
-func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error) {
-	g := u.g
-	d := u.decl
+// start spawns the server of declaration d for slot s, completes the
+// handshake and lists its tools.
+func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) (*mcp.Client, *mcp.ToolList, error) {
 	env, err := d.ExpandEnv(g.opts.LookupEnv)
 	if err != nil {
-		return nil, nil, &Error{Kind: KindGateway, Server: u.id, Message: err.Error(), Err: err}
+		return nil, nil, &Error{Kind: KindGateway, Server: d.ID, Message: err.Error(), Err: err}
 	}
 	// Launch exactly the program the declarations resolved on the
 	// gateway's PATH (the one trust binds), never a name a declared PATH
 	// could redirect. The allow-list names bare commands, so it is
 	// checked here, on the declared name, before the path is handed on.
 	if d.CLI == nil && !d.IsRemote() && !filepath.IsAbs(d.Command) && !g.allow.Allows(d.Command) {
-		err := &proc.CommandError{Server: u.id, Command: d.Command, Reason: proc.ReasonCommandNotAllowed, Err: proc.ErrCommandNotAllowed}
-		return nil, nil, upstreamErr(u.id, "start", err)
+		err := &proc.CommandError{Server: d.ID, Command: d.Command, Reason: proc.ReasonCommandNotAllowed, Err: proc.ErrCommandNotAllowed}
+		return nil, nil, upstreamErr(d.ID, "start", err)
 	}
 	if d.CLI == nil && !d.IsRemote() && d.Program == "" {
-		err := &proc.CommandError{Server: u.id, Command: d.Command, Reason: proc.ReasonCommandNotFound, Err: proc.ErrCommandNotFound}
-		return nil, nil, upstreamErr(u.id, "start", err)
+		err := &proc.CommandError{Server: d.ID, Command: d.Command, Reason: proc.ReasonCommandNotFound, Err: proc.ErrCommandNotFound}
+		return nil, nil, upstreamErr(d.ID, "start", err)
 	}
 	spec := proc.Spec{
-		Server:        u.id,
+		Server:        d.ID,
 		Command:       d.Program,
 		Args:          d.Args,
 		Dir:           d.Dir,
@@ -318,13 +160,13 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 		StdinGrace:    g.opts.StdinGrace,
 	}
 	if g.opts.ServerStderr != nil {
-		spec.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + u.id + "] "}
+		spec.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "] "}
 	}
 	g.mu.Lock()
 	hooks := g.hooks
 	g.mu.Unlock()
 	opts := &mcp.Options{
-		Server:        u.id,
+		Server:        d.ID,
 		MaxLineBytes:  d.MaxLineBytes,
 		NoiseFatal:    d.StdoutNoise == config.NoiseFatal,
 		ClientName:    g.opts.ClientName,
@@ -333,11 +175,11 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 		Capabilities:  hooks.Capabilities,
 		OnNotification: func(method string, params json.RawMessage) {
 			if method == "notifications/tools/list_changed" {
-				g.goBG(u.relist)
+				g.goBG(s.ListChanged)
 				return
 			}
 			if hooks.Notify != nil {
-				hooks.Notify(u.id, method, params)
+				hooks.Notify(d.ID, method, params)
 			}
 		},
 	}
@@ -346,7 +188,7 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 	opts.RequestTimeout = declTimeout(d)
 	if hooks.Request != nil {
 		opts.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return hooks.Request(ctx, u.id, method, params)
+			return hooks.Request(ctx, d.ID, method, params)
 		}
 	}
 	var c *mcp.Client
@@ -359,12 +201,12 @@ func (u *upstream) start(ctx context.Context) (*mcp.Client, *mcp.ToolList, error
 		c, err = mcp.Start(ctx, spec, opts)
 	}
 	if err != nil {
-		return nil, nil, upstreamErr(u.id, "start", err)
+		return nil, nil, upstreamErr(d.ID, "start", err)
 	}
 	tools, err := c.ListTools(ctx)
 	if err != nil {
-		g.reportOutcome(u.id, c.Close())
-		return nil, nil, upstreamErr(u.id, "list tools", err)
+		g.reportOutcome(d.ID, c.Close())
+		return nil, nil, upstreamErr(d.ID, "list tools", err)
 	}
 	return c, tools, nil
 }
@@ -401,105 +243,6 @@ func innermost(me *mcp.Error) string {
 	return s
 }
 
-// relist refreshes the live listing after tools/list_changed.
-func (u *upstream) relist() {
-	u.mu.Lock()
-	c := u.client
-	if c == nil {
-		u.mu.Unlock()
-		return
-	}
-	if u.relisting {
-		// A relist is running; it goes round again when it ends, so the
-		// last change is never lost.
-		u.relistAgain = true
-		u.mu.Unlock()
-		return
-	}
-	u.relisting = true
-	u.mu.Unlock()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		tl, err := c.ListTools(ctx)
-		cancel()
-		u.mu.Lock()
-		ok := err == nil && u.client == c
-		if ok {
-			u.setToolsLocked(tl)
-		}
-		again := u.relistAgain && u.client == c
-		u.relistAgain = false
-		if !again {
-			u.relisting = false
-		}
-		u.mu.Unlock()
-		if err != nil {
-			u.g.log.Warn("relist after tools/list_changed failed", "server", u.id, "error", err.Error())
-		}
-		if ok {
-			u.g.recordCatalog(u, c, tl)
-			u.g.changed()
-		}
-		if !again {
-			return
-		}
-	}
-}
-
-// closeIfIdle closes the client if nothing used it for idle.
-func (u *upstream) closeIfIdle(now time.Time, idle time.Duration) bool {
-	u.mu.Lock()
-	c := u.client
-	if c == nil || u.inflight > 0 || now.Sub(u.lastUsed) <= idle {
-		u.mu.Unlock()
-		return false
-	}
-	u.client, u.tools, u.byName = nil, nil, nil
-	u.mu.Unlock()
-	u.g.reportOutcome(u.id, c.Close())
-	return true
-}
-
-func (u *upstream) idleSince(now time.Time) time.Duration {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.client == nil || u.inflight > 0 {
-		return 0
-	}
-	return now.Sub(u.lastUsed)
-}
-
-// shutdown closes the slot for good and returns the teardown outcomes.
-func (u *upstream) shutdown() []proc.Outcome {
-	u.mu.Lock()
-	u.closed = true
-	c := u.client
-	ch := u.starting
-	u.client, u.tools, u.byName = nil, nil, nil
-	u.mu.Unlock()
-	var outs []proc.Outcome
-	if c != nil {
-		outs = append(outs, c.Close())
-	}
-	if ch != nil {
-		// A launch in progress closes its own client when it sees closed.
-		<-ch
-	}
-	u.mu.Lock()
-	outs = append(outs, u.late...)
-	u.late = nil
-	u.mu.Unlock()
-	return outs
-}
-
-// resetFailures clears the crash-loop count (an explicit refresh).
-func (u *upstream) resetFailures() {
-	u.mu.Lock()
-	u.failures = 0
-	u.nextTry = time.Time{}
-	u.mu.Unlock()
-}
-
 func (g *Gateway) catalogIdentity(d config.Server) catalog.Identity {
 	id := catalog.Identity{
 		Scope:           string(d.Scope),
@@ -516,10 +259,11 @@ func (g *Gateway) catalogIdentity(d config.Server) catalog.Identity {
 	return id
 }
 
-func (g *Gateway) recordCatalog(u *upstream, c *mcp.Client, tl *mcp.ToolList) {
+// recordCatalog stores the listing of a client of declaration d.
+func (g *Gateway) recordCatalog(d config.Server, c *mcp.Client, tl *mcp.ToolList) {
 	info := c.ServerInfo()
 	cat := &catalog.Catalog{
-		Identity: g.catalogIdentity(u.decl),
+		Identity: g.catalogIdentity(d),
 		Server: catalog.Server{
 			Name: info.Name, Version: info.Version, Title: info.Title,
 			Era: c.Era(), ProtocolVersion: c.ProtocolVersion(), Instructions: info.Instructions,
@@ -531,7 +275,7 @@ func (g *Gateway) recordCatalog(u *upstream, c *mcp.Client, tl *mcp.ToolList) {
 		cat.Tools = append(cat.Tools, t.Raw)
 	}
 	if !catalog.Store(g.cacheDir, cat, nil) {
-		g.log.Warn("could not record the tool catalog", "server", u.id, "dir", g.cacheDir)
+		g.log.Warn("could not record the tool catalog", "server", d.ID, "dir", g.cacheDir)
 	}
 }
 
