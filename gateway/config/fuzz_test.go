@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -150,4 +151,16 @@ func FuzzCommandProblem(f *testing.F) {
 			t.Fatalf("shell %q allowed", cmd)
 		}
 	})
+}
+
+// within reports whether p equals root or lies below it (both clean, absolute).
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -3,10 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"sluice/gateway/proc"
 )
 
 // File and directory names.
@@ -175,67 +175,36 @@ func CanonicalDir(dir string) (string, error) {
 	return filepath.EvalSymlinks(a)
 }
 
-// within reports whether p equals root or lies below it (both clean, absolute).
-func within(root, p string) bool {
-	if p == root {
-		return true
-	}
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// Contain checks that dir stays inside root, lexically and after resolving
-// every symlink. A relative dir is taken relative to root. The part of dir
-// that does not exist yet is checked lexically below its deepest existing
-// ancestor; exists reports whether the whole path exists. The returned path
-// is absolute and symlink-free (up to the missing tail).
+// Contain checks that dir stays inside root by the one containment rule
+// (proc.Resolve: lexically and after resolving every symlink; the part of
+// dir that does not exist yet is checked lexically below its deepest
+// existing ancestor). A relative dir is taken relative to root; exists
+// reports whether the whole path exists. The returned path is absolute and
+// symlink-free (up to the missing tail).
 //
-// The gateway repeats this check at spawn (the boundary that matters); this
-// one gives early feedback with a file position.
+// proc.Contain applies the same rule again at spawn (the boundary that
+// matters); this call gives early feedback with a file position.
 func Contain(root, dir string) (resolved string, exists bool, err error) {
-	croot, err := CanonicalDir(root)
-	if err != nil {
-		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
+	if a, aerr := filepath.Abs(root); aerr == nil {
+		root = a
 	}
-	p := dir
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
+	resolved, exists, err = proc.Resolve(root, dir)
+	if err == nil {
+		return resolved, exists, nil
 	}
-	p = filepath.Clean(p)
-	if !within(filepath.Clean(root), p) && !within(croot, p) {
-		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: ErrEscapes}
-	}
-	// Resolve the deepest existing ancestor, then re-append the rest.
-	head, tail := p, ""
-	for {
-		r, err := filepath.EvalSymlinks(head)
-		if err == nil {
-			resolved = r
-			if tail != "" {
-				resolved = filepath.Join(r, tail)
+	var ce *proc.CwdError
+	if errors.As(err, &ce) {
+		switch ce.Reason {
+		case proc.ReasonCwdEscapes, proc.ReasonCwdEscapesSymlink:
+			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: ErrEscapes}
+		}
+		cause := ce.Err
+		if j, ok := cause.(interface{ Unwrap() []error }); ok {
+			if errs := j.Unwrap(); len(errs) > 0 {
+				cause = errs[len(errs)-1] // the OS error beside proc's sentinel
 			}
-			break
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
-		}
-		if _, lerr := os.Lstat(head); lerr == nil {
-			// head exists but does not resolve: a dangling symlink, whose
-			// target could be created anywhere later.
-			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: fmt.Errorf("%s is a dangling symlink", head)}
-		}
-		parent := filepath.Dir(head)
-		if parent == head {
-			return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
-		}
-		tail = filepath.Join(filepath.Base(head), tail)
-		head = parent
+		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: cause}
 	}
-	if !within(croot, resolved) {
-		return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: ErrEscapes}
-	}
-	return resolved, tail == "", nil
+	return "", false, &PathError{Op: "cwd", Path: dir, Root: root, Err: err}
 }
