@@ -15,9 +15,12 @@ build:
 run: build
 	./scripts/demo.sh $(BIN)
 
-# Everything CI runs: vet, the race-enabled unit and interop tests against real
-# peers, and the conformance suite.
+# Everything CI runs: vet, the committed filter modules rebuilt from source
+# (they must not drift), the race-enabled unit and interop tests against
+# real peers, and the conformance suite (scripts/conformance.sh, against the
+# built binary).
 test: peers vet
+	./scripts/build-filters.sh --check
 	SLUICE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	./scripts/wine-test.sh
 	./scripts/conformance.sh
@@ -29,6 +32,7 @@ vet:
 check: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
+	./scripts/build-filters.sh --check
 	@# Cross-compile and vet everything (tests included) for every supported platform.
 	@set -e; for p in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do \
 		echo "check: build and vet for $$p"; \

@@ -170,7 +170,7 @@ func TestCLIResultsGoThroughFiltersAndFlatMode(t *testing.T) {
 	if err != nil || !strings.Contains(docs, "def seq(") || !strings.Contains(docs, "Count from 1 to n") {
 		t.Fatalf("docs: %v\n%s", err, docs)
 	}
-	fe := NewFrontend(g, &FrontendOptions{Flat: true, Server: "nums"})
+	fe := newFrontend(g, &frontendOptions{Flat: true, Server: "nums"})
 	defer fe.Close()
 	items, err := fe.List(ctx(t), front.KindTools)
 	if err != nil || len(items) != 1 || items[0].Server != "nums" || !strings.Contains(string(items[0].Raw), `"name":"seq"`) {

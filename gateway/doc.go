@@ -30,7 +30,8 @@
 // tool: 69× the cost of starting the binary. The index keeps only names,
 // titles, first descriptions and the read-only hint, written in the same
 // atomic store as the catalog and checked against the same identity, so
-// find reads a few kilobytes per server (about 3× `sluice version`).
+// find reads a few kilobytes per server (about 5.7× `sluice version` as a
+// whole process, BENCHMARKS.md).
 //
 // # Why trust is read on every decision
 //

@@ -39,8 +39,8 @@ import (
 // answer stays short).
 const DefaultFindLimit = 50
 
-// FrontendOptions configures a Frontend; nil means defaults.
-type FrontendOptions struct {
+// frontendOptions configures a frontend; nil means defaults.
+type frontendOptions struct {
 	// Flat: the front serves every capability as its own tool; Prepare
 	// then launches trusted servers that have no recorded catalog.
 	Flat bool
@@ -54,12 +54,12 @@ type FrontendOptions struct {
 	Server string
 }
 
-// Frontend adapts a Gateway to front.Backend. Create it with NewFrontend
+// frontend adapts a Gateway to front.Backend. Create it with newFrontend
 // before the first call (it installs the upstream hooks), and let the front
 // close it.
-type Frontend struct {
+type frontend struct {
 	g    *Gateway
-	o    FrontendOptions
+	o    frontendOptions
 	log  *slog.Logger
 	stop func()
 
@@ -74,19 +74,19 @@ type Frontend struct {
 	statesAt time.Time // last updateStates
 }
 
-var _ front.Backend = (*Frontend)(nil)
+var _ front.Backend = (*frontend)(nil)
 
-// NewFrontend wraps g. It installs g's upstream hooks and follows its
+// newFrontend wraps g. It installs g's upstream hooks and follows its
 // capability changes.
-func NewFrontend(g *Gateway, o *FrontendOptions) *Frontend {
-	f := &Frontend{g: g, log: g.log, subs: map[int]func(front.Event){}, active: map[string]map[uint64]front.Peer{}}
+func newFrontend(g *Gateway, o *frontendOptions) *frontend {
+	f := &frontend{g: g, log: g.log, subs: map[int]func(front.Event){}, active: map[string]map[uint64]front.Peer{}}
 	if o != nil {
 		f.o = *o
 	}
 	if f.o.FindLimit <= 0 {
 		f.o.FindLimit = DefaultFindLimit
 	}
-	g.SetUpstreamHooks(UpstreamHooks{
+	g.setUpstreamHooks(upstreamHooks{
 		Notify:       f.upstreamNotify,
 		Request:      f.upstreamRequest,
 		Capabilities: json.RawMessage(upstreamCapabilities),
@@ -117,7 +117,7 @@ func NewFrontend(g *Gateway, o *FrontendOptions) *Frontend {
 }
 
 // views are the servers this front serves: all, or FrontendOptions.Server.
-func (f *Frontend) views() []ServerView {
+func (f *frontend) views() []ServerView {
 	all := f.g.Servers().Servers
 	if f.o.Server == "" {
 		return all
@@ -134,7 +134,7 @@ func (f *Frontend) views() []ServerView {
 // parallel and bounded by ctx, every trusted server without a recorded
 // catalog and records it; failures are logged and the server is simply
 // not listed. It never launches an untrusted server.
-func (f *Frontend) Prepare(ctx context.Context) {
+func (f *frontend) Prepare(ctx context.Context) {
 	if !f.o.Flat {
 		return
 	}
@@ -162,7 +162,7 @@ func (f *Frontend) Prepare(ctx context.Context) {
 
 // Instructions summarizes the trusted servers' own instructions, from their
 // recorded catalogs.
-func (f *Frontend) Instructions() string {
+func (f *frontend) Instructions() string {
 	var b strings.Builder
 	for _, v := range f.views() {
 		if !v.Trusted() {
@@ -178,7 +178,7 @@ func (f *Frontend) Instructions() string {
 }
 
 // Ready fails once the gateway is closed.
-func (f *Frontend) Ready(context.Context) error {
+func (f *frontend) Ready(context.Context) error {
 	f.g.mu.Lock()
 	closed := f.g.closed
 	f.g.mu.Unlock()
@@ -189,12 +189,12 @@ func (f *Frontend) Ready(context.Context) error {
 }
 
 // Features: code mode and result paging are always available.
-func (f *Frontend) Features() front.Features {
+func (f *frontend) Features() front.Features {
 	return front.Features{ReadResult: true, Execute: true}
 }
 
 // Find searches the catalogs (never launching, except a scoped refresh).
-func (f *Frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer) (json.RawMessage, error) {
 	limit := req.Limit
 	if limit <= 0 || limit > f.o.FindLimit {
 		limit = f.o.FindLimit
@@ -237,7 +237,7 @@ type findAnswer struct {
 // Describe returns full metadata for each named capability; names that
 // fail are reported beside the others. With a server instead, it returns
 // that server's code-mode docs (Gateway.Docs).
-func (f *Frontend) Describe(ctx context.Context, req front.DescribeRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, _ front.Peer) (json.RawMessage, error) {
 	if req.Server != "" {
 		// One server's code-mode docs, as plain text (.pyi style).
 		docs, err := f.g.Docs(ctx, req.Server)
@@ -280,7 +280,7 @@ func (f *Frontend) Describe(ctx context.Context, req front.DescribeRequest, _ fr
 // elicitation, progress and upstream traffic go to the agent's request, a
 // 2026-07-28 input_required result is relayed as is and its retry sent
 // back upstream.
-func (f *Frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (json.RawMessage, error) {
 	server, _, _ := SplitCapability(req.Capability)
 	done := f.track(server, p)
 	defer done()
@@ -299,7 +299,7 @@ func (f *Frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 }
 
 // extras is what the upstream request carries for this agent.
-func (f *Frontend) extras(req front.CallRequest, p front.Peer) mcp.Extras {
+func (f *frontend) extras(req front.CallRequest, p front.Peer) mcp.Extras {
 	x := mcp.Extras{Method: "tools/call", InputRequired: true, Ordered: true}
 	if p != nil {
 		x.ClientCapabilities = p.ClientCapabilities()
@@ -318,7 +318,7 @@ func (f *Frontend) extras(req front.CallRequest, p front.Peer) mcp.Extras {
 	return x
 }
 
-func (f *Frontend) levelMeta() json.RawMessage {
+func (f *frontend) levelMeta() json.RawMessage {
 	f.mu.Lock()
 	level := f.logLevel
 	f.mu.Unlock()
@@ -365,7 +365,7 @@ func approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error)
 }
 
 // ReadResult pages a stored result.
-func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, _ front.Peer) (json.RawMessage, error) {
 	h := req.Handle
 	if h == "" {
 		h = req.Ref
@@ -404,7 +404,7 @@ func (f *Frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, 
 const ExecuteFilename = "execute.star"
 
 // Execute runs a code-mode script.
-func (f *Frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (json.RawMessage, error) {
 	ctx = withCaller(ctx, f, p) // the script's calls are this agent's
 	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename, ForModel: true}
 	if req.TimeoutMs > 0 {
@@ -441,7 +441,7 @@ func sandboxOutcome(e *RunError) string {
 }
 
 // List returns the trusted servers' items of one kind (flat mode).
-func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, error) {
+func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, error) {
 	var items []front.Item
 	views := f.views()
 	if kind == front.KindTools {
@@ -493,7 +493,7 @@ func (f *Frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 }
 
 // forward sends one request to a trusted server, launching it if needed.
-func (f *Frontend) forward(ctx context.Context, server, method string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) forward(ctx context.Context, server, method string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
 	v, err := f.g.server(server)
 	if err != nil {
 		return nil, f.toFront(ctx, err)
@@ -522,23 +522,23 @@ func (f *Frontend) forward(ctx context.Context, server, method string, params js
 }
 
 // ReadResource forwards resources/read to the owning server.
-func (f *Frontend) ReadResource(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) ReadResource(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
 	return f.forward(ctx, server, "resources/read", params, p)
 }
 
 // GetPrompt forwards prompts/get to the owning server.
-func (f *Frontend) GetPrompt(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) GetPrompt(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
 	return f.forward(ctx, server, "prompts/get", params, p)
 }
 
 // Complete forwards completion/complete to the owning server.
-func (f *Frontend) Complete(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
+func (f *frontend) Complete(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
 	return f.forward(ctx, server, "completion/complete", params, nil)
 }
 
 // SetLogLevel forwards logging/setLevel to the running legacy servers that
 // declared logging; modern servers get the level in each request's _meta.
-func (f *Frontend) SetLogLevel(ctx context.Context, level string) error {
+func (f *frontend) SetLogLevel(ctx context.Context, level string) error {
 	f.mu.Lock()
 	f.logLevel = level
 	f.mu.Unlock()
@@ -565,7 +565,7 @@ func (f *Frontend) SetLogLevel(ctx context.Context, level string) error {
 }
 
 // Subscribe registers fn for backend events.
-func (f *Frontend) Subscribe(fn func(front.Event)) func() {
+func (f *frontend) Subscribe(fn func(front.Event)) func() {
 	f.mu.Lock()
 	k := f.nextSub
 	f.nextSub++
@@ -578,7 +578,7 @@ func (f *Frontend) Subscribe(fn func(front.Event)) func() {
 	}
 }
 
-func (f *Frontend) emit(ev front.Event) {
+func (f *frontend) emit(ev front.Event) {
 	f.mu.Lock()
 	fns := make([]func(front.Event), 0, len(f.subs))
 	keys := make([]int, 0, len(f.subs))
@@ -597,7 +597,7 @@ func (f *Frontend) emit(ev front.Event) {
 
 // Close tears every upstream server down. An incomplete teardown (a
 // process group survived) is an error naming the servers.
-func (f *Frontend) Close() error {
+func (f *frontend) Close() error {
 	f.mu.Lock()
 	if f.closed {
 		err := f.closeErr
@@ -625,7 +625,7 @@ func (f *Frontend) Close() error {
 
 // maybeUpdateStates runs updateStates at most once a second: it reads the
 // declarations and the trust file, too much for every call.
-func (f *Frontend) maybeUpdateStates() {
+func (f *frontend) maybeUpdateStates() {
 	if f.o.Metrics == nil {
 		return
 	}
@@ -641,7 +641,7 @@ func (f *Frontend) maybeUpdateStates() {
 }
 
 // updateStates records every server's run state in the metrics.
-func (f *Frontend) updateStates() {
+func (f *frontend) updateStates() {
 	if f.o.Metrics == nil {
 		return
 	}
@@ -675,7 +675,7 @@ func (f *Frontend) updateStates() {
 // toFront maps a gateway error to what front shows: cancellation stays a
 // context error, an upstream JSON-RPC error becomes a protocol error, a
 // gateway error a tool error with its remedy.
-func (f *Frontend) toFront(ctx context.Context, err error) error {
+func (f *frontend) toFront(ctx context.Context, err error) error {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || mcp.CodeOf(err) == mcp.CodeAborted) {
 		return ctx.Err()
 	}

@@ -75,7 +75,7 @@ type Gateway struct {
 	closed   bool
 	watchers map[int]func()
 	nextW    int
-	hooks    UpstreamHooks
+	hooks    upstreamHooks
 	pipeline *pipeline
 
 	stopReaper chan struct{}
@@ -92,10 +92,10 @@ func (g *Gateway) goBG(fn func()) {
 	}()
 }
 
-// UpstreamHooks let a surface (sluice serve) see what upstream servers send
+// upstreamHooks let a surface (sluice serve) see what upstream servers send
 // on their own: notifications and server->client requests. Set them before
 // the first launch.
-type UpstreamHooks struct {
+type upstreamHooks struct {
 	// Notify receives notifications other than progress, cancelled and
 	// tools/list_changed (which the gateway handles itself).
 	Notify func(server, method string, params json.RawMessage)
@@ -211,9 +211,9 @@ func (g *Gateway) StateDir() string  { return g.stateDir }
 // UserFile is the user declaration file's path.
 func (g *Gateway) UserFile() string { return filepath.Join(g.configDir, config.UserFileName) }
 
-// SetUpstreamHooks installs hooks for what upstream servers send on their
+// setUpstreamHooks installs hooks for what upstream servers send on their
 // own. Servers already running keep the hooks they were started with.
-func (g *Gateway) SetUpstreamHooks(h UpstreamHooks) {
+func (g *Gateway) setUpstreamHooks(h upstreamHooks) {
 	g.mu.Lock()
 	g.hooks = h
 	g.mu.Unlock()
@@ -279,9 +279,6 @@ func (g *Gateway) midSave(now fileStamps) bool {
 	}
 	return false
 }
-
-// Loaded returns the current declarations (reloaded if a file changed).
-func (g *Gateway) Loaded() *config.Loaded { return g.reload() }
 
 // trustState reads the trust file; it is read for every decision, never
 // cached, so a record written by another process counts at once.

@@ -581,7 +581,7 @@ func TestEmptiedFileIsMidSaveForAMoment(t *testing.T) {
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	now := time.Now()
 	g := w.open(func(o *Options) { o.Now = func() time.Time { return now } })
-	if len(g.Loaded().Servers) != 1 {
+	if len(g.reload().Servers) != 1 {
 		t.Fatal("want one server")
 	}
 	// An in-place save truncates first: for a moment the file is empty.
@@ -589,12 +589,12 @@ func TestEmptiedFileIsMidSaveForAMoment(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = time.Now()
-	if len(g.Loaded().Servers) != 1 {
+	if len(g.reload().Servers) != 1 {
 		t.Fatal("an empty file seen right after it changed must not drop the declarations")
 	}
 	// Still empty well after the change: emptied on purpose.
 	now = now.Add(2 * saveWindow)
-	if len(g.Loaded().Servers) != 0 {
+	if len(g.reload().Servers) != 0 {
 		t.Fatal("a file that stays empty must take effect")
 	}
 }

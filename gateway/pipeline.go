@@ -267,7 +267,7 @@ func filtersFingerprint(l *config.Loaded) string {
 // file contributes nothing or its filters cannot run, calls are refused.
 func (g *Gateway) acquire(capability string) (*filterSet, error) {
 	p := g.pipeline
-	l := g.Loaded()
+	l := g.reload()
 	fp := filtersFingerprint(l)
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -69,7 +69,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		o.Flat, o.NoPrefix = true, true
 	}
 	metrics := front.NewMetrics(nil)
-	fe := NewFrontend(g, &FrontendOptions{Flat: o.Flat, Metrics: metrics, Server: o.Server})
+	fe := newFrontend(g, &frontendOptions{Flat: o.Flat, Metrics: metrics, Server: o.Server})
 	fo := &front.Options{
 		Mode:            front.ModeGateway,
 		NoPrefix:        o.NoPrefix,

@@ -8,7 +8,7 @@ package gateway
 //
 // A stdio server's log messages and its requests to the client (sampling,
 // elicitation, roots) do not say which of our requests they belong to.
-// The Frontend keeps, per server, the agents' requests in flight on it
+// The frontend keeps, per server, the agents' requests in flight on it
 // (direct calls, forwarded requests and the calls of a running script),
 // each with the agent connection it came from (front.Peer.Conn). When
 // every request in flight on the server comes from one agent, the traffic
@@ -33,11 +33,11 @@ import (
 )
 
 // upstreamCapabilities are the client capabilities sluice serve declares
-// upstream: exactly the requests the Frontend forwards to an agent.
+// upstream: exactly the requests the frontend forwards to an agent.
 const upstreamCapabilities = `{"sampling":{},"elicitation":{}}`
 
 // track registers p as in flight on server until the returned func runs.
-func (f *Frontend) track(server string, p front.Peer) func() {
+func (f *frontend) track(server string, p front.Peer) func() {
 	if p == nil {
 		return func() {}
 	}
@@ -65,7 +65,7 @@ func (f *Frontend) track(server string, p front.Peer) func() {
 // most recent request in flight on server when all of them come from one
 // agent connection. shared reports requests of several agents in flight
 // (p is nil then); with none in flight both are zero.
-func (f *Frontend) route(server string) (p front.Peer, shared bool) {
+func (f *frontend) route(server string) (p front.Peer, shared bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var bestK uint64
@@ -88,11 +88,11 @@ func (f *Frontend) route(server string) (p front.Peer, shared bool) {
 type callerKey struct{}
 
 type caller struct {
-	f *Frontend
+	f *frontend
 	p front.Peer
 }
 
-func withCaller(ctx context.Context, f *Frontend, p front.Peer) context.Context {
+func withCaller(ctx context.Context, f *frontend, p front.Peer) context.Context {
 	if p == nil {
 		return ctx
 	}
@@ -112,7 +112,7 @@ func trackCaller(ctx context.Context, server string) func() {
 // upstreamNotify handles a notification a server sent on its own. It runs
 // on the client's dispatch goroutine, before the response of a request that
 // follows it, so a call's log messages reach the agent before its result.
-func (f *Frontend) upstreamNotify(server, method string, params json.RawMessage) {
+func (f *frontend) upstreamNotify(server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/message":
 		p, shared := f.route(server)
@@ -150,7 +150,7 @@ func (f *Frontend) upstreamNotify(server, method string, params json.RawMessage)
 
 // upstreamRequest forwards a server's request (sampling, elicitation,
 // roots) to the agent whose request is in flight on that server.
-func (f *Frontend) upstreamRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+func (f *frontend) upstreamRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:

@@ -151,8 +151,8 @@
 // script; the parser in jsonparse.go builds values directly and accepts
 // exactly what json.Valid accepts (FuzzJSONRoundTrip checks both, and that
 // strings decode as encoding/json decodes them). A script's call to a
-// trivial in-memory host costs 3-6 µs, 7-12x a direct Host.Call
-// (BenchmarkCalls); parallel() with limit 8 over 50 calls of 20 ms is
+// trivial in-memory host costs about 2.2 µs, 6.1x a direct Host.Call
+// (BenchmarkCalls, BENCHMARKS.md); parallel() with limit 8 over 50 calls of 20 ms is
 // about 7x faster than a loop (BenchmarkParallel; 7 rounds instead of 50).
 //
 // # Why the depth limit lives in the step hook

@@ -26,10 +26,10 @@
 // therefore overwrites its own file on the next write instead of stranding
 // an unreachable one forever.
 //
-// # Why Write returns a bool
+// # Why Store returns a bool
 //
 // A cache that cannot be written must never fail the live listing that
-// produced it. Write reports success and the caller carries on either way.
-// A tool that Read would reject is dropped before writing, so a round trip
+// produced it. Store reports success and the caller carries on either way.
+// A tool that Load would reject is dropped before writing, so a round trip
 // is never what invalidates a file.
 package catalog
