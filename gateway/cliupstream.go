@@ -30,7 +30,7 @@ func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.T
 		s.Program = t.Program // resolved at load on the gateway's PATH, bound by trust
 		s.Dir, s.Root, s.Env, s.PassEnv = d.Dir, d.Root, env, d.PassEnv
 		s.AllowCommands = g.allow
-		s.KillGrace, s.StdinGrace = g.opts.KillGrace, g.opts.StdinGrace
+		s.KillGrace, s.StdinGrace = g.opts.killGrace, g.opts.stdinGrace
 		s.Timeout = cliTimeout(d, t)
 		if g.opts.ServerStderr != nil {
 			s.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "__" + t.Name + "] "}

@@ -44,7 +44,7 @@ func benchGateway(b *testing.B, settings string) *Gateway {
 		b.Fatal(err)
 	}
 	g, err := Open(&Options{Cwd: filepath.Join(root, "project"), Getenv: func(k string) string { return env[k] },
-		KillGrace: 300 * time.Millisecond, StdinGrace: 100 * time.Millisecond})
+		testKnobs: testKnobs{killGrace: 300 * time.Millisecond, stdinGrace: 100 * time.Millisecond}})
 	if err != nil {
 		b.Fatal(err)
 	}

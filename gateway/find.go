@@ -288,7 +288,7 @@ func (g *Gateway) refresh(ctx context.Context, v ServerView) error {
 		return err
 	}
 	s.ResetFailures()
-	before := g.opts.Now()
+	before := g.opts.now()
 	l, err := acquire(ctx, s)
 	if err != nil {
 		return err

@@ -116,7 +116,7 @@ func newFrontend(g *Gateway, o *frontendOptions) *frontend {
 	return f
 }
 
-// views are the servers this front serves: all, or FrontendOptions.Server.
+// views are the servers this front serves: all, or frontendOptions.Server.
 func (f *frontend) views() []ServerView {
 	all := f.g.Servers().Servers
 	if f.o.Server == "" {

@@ -85,7 +85,7 @@ func serveAgent(t testing.TB, g *Gateway, flat bool, caps string, onRequest func
 	t.Cleanup(func() { inR.Close(); outR.Close() })
 	a := &agent{t: t, w: inW, served: make(chan error, 1), pending: map[string]chan rpcLine{}, noteCh: make(chan struct{}, 1), onRequest: onRequest}
 	go func() {
-		err := Serve(context.Background(), g, ServeOptions{Flat: flat, Stdin: inR, Stdout: outW, NoSignals: true, ShutdownTimeout: 2 * time.Second, Logger: g.log})
+		err := Serve(context.Background(), g, ServeOptions{Front: FrontOptions{Mode: surface(flat), NoSignals: true, ShutdownTimeout: 2 * time.Second, Logger: g.log}, Stdin: inR, Stdout: outW})
 		outW.Close()
 		a.served <- err
 	}()
@@ -625,7 +625,7 @@ func TestServeRefusesABrokenFilter(t *testing.T) {
 		var out bytes.Buffer
 		done := make(chan error, 1)
 		go func() {
-			done <- Serve(context.Background(), g, ServeOptions{Flat: flat, Stdin: inR, Stdout: &out, NoSignals: true, Logger: g.log})
+			done <- Serve(context.Background(), g, ServeOptions{Front: FrontOptions{Mode: surface(flat), NoSignals: true, Logger: g.log}, Stdin: inR, Stdout: &out})
 		}()
 		var err2 error
 		select {
@@ -787,4 +787,12 @@ func TestServeStripsUpstreamEraFields(t *testing.T) {
 		}
 		a.close()
 	}
+}
+
+// surface is the front mode for flat.
+func surface(flat bool) front.Mode {
+	if flat {
+		return ModeFlat
+	}
+	return ModeGateway
 }

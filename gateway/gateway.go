@@ -42,17 +42,20 @@ type Options struct {
 	// bounded tail (attached to errors).
 	ServerStderr io.Writer
 
-	IdleTimeout    time.Duration // default: the user setting idleTimeoutMs, else DefaultIdleTimeout
-	RestartBackoff time.Duration // first delay after a failed start; doubles; default DefaultRestartBackoff
-	CrashLoopLimit int           // consecutive failures that stop relaunching; default DefaultCrashLoopLimit
-
-	// KillGrace and StdinGrace shorten teardown (tests); zero = proc defaults.
-	KillGrace  time.Duration
-	StdinGrace time.Duration
+	IdleTimeout time.Duration // default: the user setting idleTimeoutMs, else DefaultIdleTimeout
 
 	ClientName, ClientVersion string // how sluice introduces itself upstream
 
-	Now func() time.Time // default time.Now
+	testKnobs // set only by this package's tests
+}
+
+// testKnobs are the knobs only tests turn: shorter teardown and backoff, a
+// fixed clock. Their zero values are the product's defaults.
+type testKnobs struct {
+	killGrace, stdinGrace time.Duration    // zero = proc defaults
+	restartBackoff        time.Duration    // first delay after a failed start; doubles; default DefaultRestartBackoff
+	crashLoopLimit        int              // consecutive failures that stop relaunching; default DefaultCrashLoopLimit
+	now                   func() time.Time // default time.Now
 }
 
 // Gateway turns declarations and the native client into capabilities.
@@ -151,14 +154,14 @@ func Open(opts *Options) (*Gateway, error) {
 		}
 		o.Cwd = wd
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.now == nil {
+		o.now = time.Now
 	}
-	if o.RestartBackoff <= 0 {
-		o.RestartBackoff = DefaultRestartBackoff
+	if o.restartBackoff <= 0 {
+		o.restartBackoff = DefaultRestartBackoff
 	}
-	if o.CrashLoopLimit <= 0 {
-		o.CrashLoopLimit = DefaultCrashLoopLimit
+	if o.crashLoopLimit <= 0 {
+		o.crashLoopLimit = DefaultCrashLoopLimit
 	}
 	if o.ClientName == "" {
 		o.ClientName = "sluice"
@@ -273,7 +276,7 @@ const saveWindow = time.Second
 // stay in force until the file has content again or stays empty longer.
 func (g *Gateway) midSave(now fileStamps) bool {
 	for i := range now {
-		if g.stamp[i].ok && g.stamp[i].size > 0 && now[i].ok && now[i].size == 0 && g.opts.Now().Sub(now[i].mod) < saveWindow {
+		if g.stamp[i].ok && g.stamp[i].size > 0 && now[i].ok && now[i].size == 0 && g.opts.now().Sub(now[i].mod) < saveWindow {
 			return true
 		}
 	}
@@ -383,7 +386,7 @@ func (g *Gateway) reap(idle time.Duration) {
 			return
 		case <-t.C:
 		}
-		now := g.opts.Now()
+		now := g.opts.now()
 		g.mu.Lock()
 		var idleUps []*upstream.Slot
 		for _, s := range g.ups {

@@ -85,7 +85,7 @@ func (w *world) writeProject(body string) {
 
 func (w *world) open(mut ...func(*Options)) *Gateway {
 	w.t.Helper()
-	o := &Options{Cwd: w.project, Getenv: w.getenv, KillGrace: 300 * time.Millisecond, StdinGrace: 100 * time.Millisecond, RestartBackoff: 10 * time.Millisecond}
+	o := &Options{Cwd: w.project, Getenv: w.getenv, testKnobs: testKnobs{killGrace: 300 * time.Millisecond, stdinGrace: 100 * time.Millisecond, restartBackoff: 10 * time.Millisecond}}
 	for _, m := range mut {
 		m(o)
 	}
@@ -340,7 +340,7 @@ func TestCanaryUntrustedAndStaleNeverLaunch(t *testing.T) {
 func TestCrashLoopAndRecovery(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "bad", "-mode", "exit-at-start") + fixture(t, "good"))
-	g := w.open(func(o *Options) { o.CrashLoopLimit = 3 })
+	g := w.open(func(o *Options) { o.crashLoopLimit = 3 })
 	var last error
 	for i := 0; i < 3; i++ {
 		_, last = g.Call(ctx(t), CallRequest{Capability: "bad__echo", Arguments: json.RawMessage(`{"text":"x"}`)})
@@ -580,7 +580,7 @@ func TestEmptiedFileIsMidSaveForAMoment(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	now := time.Now()
-	g := w.open(func(o *Options) { o.Now = func() time.Time { return now } })
+	g := w.open(func(o *Options) { o.now = func() time.Time { return now } })
 	if len(g.reload().Servers) != 1 {
 		t.Fatal("want one server")
 	}

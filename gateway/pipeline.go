@@ -171,7 +171,7 @@ func (g *Gateway) initPipeline() error {
 		Dir:        dir,
 		TTL:        time.Duration(st.Results.TtlMs) * time.Millisecond,
 		QuotaBytes: st.Results.QuotaBytes,
-		Now:        g.opts.Now,
+		Now:        g.opts.now,
 	})
 	if err != nil {
 		remedy := "fix the directory or set results.dir in " + l.UserFile

@@ -19,7 +19,7 @@ func TestReadResultErrors(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	w.writeUser("results: {ttlMs: 60000}\n")
-	g := w.open(func(o *Options) { o.Now = clock })
+	g := w.open(func(o *Options) { o.now = clock })
 	h, err := g.pipeline.store.Put([]byte("stored bytes"))
 	if err != nil {
 		t.Fatal(err)

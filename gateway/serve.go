@@ -7,12 +7,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"sluice/gateway/front"
 )
@@ -20,35 +18,34 @@ import (
 // ServeOptions configures Serve. The zero value serves gateway mode over
 // stdio on os.Stdin and os.Stdout.
 type ServeOptions struct {
-	HTTP     string // listen address (host:port); "" = stdio
-	Flat     bool   // flat mode instead of gateway mode
-	NoPrefix bool   // flat mode: keep upstream names that do not collide
+	HTTP string // listen address (host:port); "" = stdio
 	// Server serves that one declared (and trusted) server alone, in flat
-	// mode with its own tool names; Flat and NoPrefix are then implied.
-	Server      string
-	AllowRemote bool   // HTTP: allow a non-loopback listen address
-	Token       string // HTTP: required bearer token ("" = none)
-	Name        string // serverInfo.name; default "sluice"
-	Version     string // serverInfo.version
-	Logger      *slog.Logger
-	// ShutdownTimeout bounds the drain on SIGTERM, SIGINT, stdin EOF or
-	// ctx; default 10s.
-	ShutdownTimeout time.Duration
+	// mode with its own tool names; Front.Mode and Front.NoPrefix are then
+	// implied.
+	Server string
+	// Front configures the MCP server surface as it is: mode, names,
+	// HTTP checks, token, limits, timeouts, signals. Serve supplies its
+	// Metrics, and its Logger when nil (the gateway's).
+	Front FrontOptions
 	// OnListen receives the bound HTTP address.
 	OnListen func(addr string)
 	// Stdin and Stdout carry stdio frames; nil = os.Stdin, os.Stdout.
 	Stdin  io.Reader
 	Stdout io.Writer
-	// NoSignals: the caller handles SIGTERM and SIGINT (cancel ctx).
-	NoSignals bool
-	// HTTPLimits bound slow and greedy HTTP clients (read and idle
-	// timeouts, connections per client, sessions); zero = front's defaults.
-	HTTPLimits HTTPLimits
 }
+
+// FrontOptions are the MCP server surface's options (front.Options).
+type FrontOptions = front.Options
 
 // HTTPLimits are the HTTP front's bounds on slow and greedy clients (see
 // front.HTTPLimits).
 type HTTPLimits = front.HTTPLimits
+
+// Tool surfaces of FrontOptions.Mode.
+const (
+	ModeGateway = front.ModeGateway // find, describe, call, execute, read_result
+	ModeFlat    = front.ModeFlat    // every capability as its own tool
+)
 
 // Serve serves g as an MCP server until ctx ends, stdin reaches EOF
 // (stdio), or SIGTERM or SIGINT arrives; it then drains within
@@ -66,30 +63,18 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 			g.Close()
 			return untrustedErr(v)
 		}
-		o.Flat, o.NoPrefix = true, true
 	}
 	metrics := front.NewMetrics(nil)
-	fe := newFrontend(g, &frontendOptions{Flat: o.Flat, Metrics: metrics, Server: o.Server})
-	fo := &front.Options{
-		Mode:            front.ModeGateway,
-		NoPrefix:        o.NoPrefix,
-		Name:            o.Name,
-		Version:         o.Version,
-		Logger:          o.Logger,
-		Metrics:         metrics,
-		AllowRemote:     o.AllowRemote,
-		Token:           o.Token,
-		ShutdownTimeout: o.ShutdownTimeout,
-		NoSignals:       o.NoSignals,
-		HTTPLimits:      o.HTTPLimits,
-	}
-	if o.Flat {
-		fo.Mode = front.ModeFlat
-	}
+	fo := o.Front
+	fo.Metrics = metrics
 	if fo.Logger == nil {
 		fo.Logger = g.log
 	}
-	if !o.NoSignals {
+	if o.Server != "" {
+		fo.Mode, fo.NoPrefix = front.ModeFlat, true
+	}
+	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat, Metrics: metrics, Server: o.Server})
+	if !fo.NoSignals {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 		defer stop()
@@ -119,9 +104,9 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		if out == nil {
 			out = os.Stdout
 		}
-		err = front.ServeStdio(ctx, fe, fo, in, out)
+		err = front.ServeStdio(ctx, fe, &fo, in, out)
 	} else {
-		err = front.ServeHTTP(ctx, o.HTTP, fe, fo, func(a net.Addr) {
+		err = front.ServeHTTP(ctx, o.HTTP, fe, &fo, func(a net.Addr) {
 			if o.OnListen != nil {
 				o.OnListen(a.String())
 			}

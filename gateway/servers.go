@@ -279,7 +279,7 @@ func (g *Gateway) Trust(p *TrustPlan) error {
 		Fields:      d.FieldDigests(),
 		Program:     d.Program,
 		ActionClass: p.ActionClass,
-		TrustedAt:   g.opts.Now(),
+		TrustedAt:   g.opts.now(),
 	})
 	if err != nil {
 		return &Error{Kind: KindGateway, Server: d.ID, Message: "cannot record trust: " + err.Error(), Err: err}

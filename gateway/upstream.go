@@ -62,10 +62,10 @@ func (g *Gateway) slotFor(d config.Server) (*upstream.Slot, error) {
 		Changed:           g.changed,
 		Outcome:           func(out proc.Outcome) { g.reportOutcome(d.ID, out) },
 		Go:                g.goBG,
-		Now:               g.opts.Now,
-		RestartBackoff:    g.opts.RestartBackoff,
+		Now:               g.opts.now,
+		RestartBackoff:    g.opts.restartBackoff,
 		MaxRestartBackoff: MaxRestartBackoff,
-		CrashLoopLimit:    g.opts.CrashLoopLimit,
+		CrashLoopLimit:    g.opts.crashLoopLimit,
 		Log:               g.log,
 	})
 	g.ups[d.ID] = slot
@@ -156,8 +156,8 @@ func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) 
 		Env:           env,
 		PassEnv:       d.PassEnv,
 		AllowCommands: g.allow,
-		KillGrace:     g.opts.KillGrace,
-		StdinGrace:    g.opts.StdinGrace,
+		KillGrace:     g.opts.killGrace,
+		StdinGrace:    g.opts.stdinGrace,
 	}
 	if g.opts.ServerStderr != nil {
 		spec.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "] "}
@@ -269,7 +269,7 @@ func (g *Gateway) recordCatalog(d config.Server, c *mcp.Client, tl *mcp.ToolList
 			Era: c.Era(), ProtocolVersion: c.ProtocolVersion(), Instructions: info.Instructions,
 		},
 		Truncated:  tl.Truncated,
-		RecordedAt: g.opts.Now(),
+		RecordedAt: g.opts.now(),
 	}
 	for _, t := range tl.Tools {
 		cat.Tools = append(cat.Tools, t.Raw)

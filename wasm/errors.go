@@ -181,8 +181,9 @@ func (e *ConfigError) Error() string {
 }
 func (e *ConfigError) Is(t error) bool { return t == ErrConfigRejected }
 
-// DisabledError: the filter failed too many times in a row and is disabled
-// until Filter.Enable.
+// DisabledError: the filter failed too many times in a row and stays
+// disabled for the life of this Filter (the gateway builds a new one when
+// the filter's configuration changes).
 type DisabledError struct {
 	Filter   string
 	Failures int

@@ -103,17 +103,6 @@ func (f *Filter) Status() FilterStatus {
 	return s
 }
 
-// Enable re-enables a disabled filter and clears its failure streak.
-func (f *Filter) Enable() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.stat.State == StateDisabled {
-		f.stat.State = StateActive
-		f.stat.DisabledAt = time.Time{}
-	}
-	f.stat.ConsecutiveFailures = 0
-}
-
 // Close releases the filter; the pool closes when its last filter does.
 func (f *Filter) Close(ctx context.Context) {
 	f.mu.Lock()

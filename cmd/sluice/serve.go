@@ -186,17 +186,22 @@ func runServe(e *env) int {
 		return reportErr(e.stderr, "serve", err)
 	}
 	so := gateway.ServeOptions{
-		HTTP:        *httpAddr,
-		Flat:        *mode == "flat",
-		NoPrefix:    *noPrefix,
-		Server:      *server,
-		AllowRemote: *allowRemote,
-		Token:       token,
-		Version:     versionString(),
-		Logger:      log,
-		Stdin:       e.stdin,
-		Stdout:      e.stdout,
-		HTTPLimits:  limits,
+		HTTP:   *httpAddr,
+		Server: *server,
+		Front: gateway.FrontOptions{
+			Mode:        gateway.ModeGateway,
+			NoPrefix:    *noPrefix,
+			AllowRemote: *allowRemote,
+			Token:       token,
+			Version:     versionString(),
+			Logger:      log,
+			HTTPLimits:  limits,
+		},
+		Stdin:  e.stdin,
+		Stdout: e.stdout,
+	}
+	if *mode == "flat" {
+		so.Front.Mode = gateway.ModeFlat
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
 		return reportErr(e.stderr, "serve", err)
