@@ -2,7 +2,8 @@ package gateway
 
 import (
 	"path"
-	"strings"
+
+	"sluice/sandbox"
 )
 
 // Sep joins a server id and a tool name into a capability name.
@@ -12,14 +13,9 @@ const Sep = "__"
 func Capability(server, tool string) string { return server + Sep + tool }
 
 // SplitCapability splits a capability at the first "__". Server ids never
-// contain "__", so ownership is never ambiguous.
-func SplitCapability(c string) (server, tool string, ok bool) {
-	i := strings.Index(c, Sep)
-	if i <= 0 || i+len(Sep) >= len(c) {
-		return "", "", false
-	}
-	return c[:i], c[i+len(Sep):], true
-}
+// contain "__", so ownership is never ambiguous. It is the sandbox's split
+// (scripts name capabilities too), so the rule exists once.
+func SplitCapability(c string) (server, tool string, ok bool) { return sandbox.SplitCapability(c) }
 
 // matchGlob reports whether capability c matches glob g ("*" and "?" and
 // character classes as in path.Match; "*" also crosses "__").

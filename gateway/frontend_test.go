@@ -704,7 +704,11 @@ func TestFrontendExecuteTimeoutAndFilename(t *testing.T) {
 // and its continuation note names "handle".
 func TestServeReadResultByHandle(t *testing.T) {
 	w := newWorld(t)
-	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx"))
+	// The shape filter as the default, but fail-closed with a deadline no
+	// loaded machine misses: a shape that breaks fails this test instead of
+	// passing the result on whole (fail-open).
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx") +
+		"filters:\n  - module: builtin:shape\n    stage: context\n    onError: fail-closed\n    timeoutMs: 30000\n")
 	g := w.open()
 	a := serveAgent(t, g, false, `{}`, nil)
 	r := a.tool("call", `{"capability":"fx__huge","arguments":{"bytes":100000}}`)

@@ -368,7 +368,12 @@ func (g *Gateway) Close() []Teardown {
 	return bad
 }
 
-// reap closes servers idle for longer than idle.
+// sweepEvery is how often a running gateway removes expired offloaded
+// results (a quiet gateway stores nothing, so Put's own cleanup never runs).
+const sweepEvery = 10 * time.Minute
+
+// reap closes servers idle for longer than idle and, every sweepEvery,
+// sweeps the results store.
 func (g *Gateway) reap(idle time.Duration) {
 	defer close(g.reaperDone)
 	tick := idle / 4
@@ -380,6 +385,7 @@ func (g *Gateway) reap(idle time.Duration) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	swept := g.opts.now()
 	for {
 		select {
 		case <-g.stopReaper:
@@ -387,6 +393,10 @@ func (g *Gateway) reap(idle time.Duration) {
 		case <-t.C:
 		}
 		now := g.opts.now()
+		if now.Sub(swept) >= sweepEvery {
+			swept = now
+			g.sweepResults()
+		}
 		g.mu.Lock()
 		var idleUps []*upstream.Slot
 		for _, s := range g.ups {

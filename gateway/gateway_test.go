@@ -85,6 +85,7 @@ func (w *world) writeProject(body string) {
 
 func (w *world) open(mut ...func(*Options)) *Gateway {
 	w.t.Helper()
+	warmAll()
 	o := &Options{Cwd: w.project, Getenv: w.getenv, testKnobs: testKnobs{killGrace: 300 * time.Millisecond, stdinGrace: 100 * time.Millisecond, restartBackoff: 10 * time.Millisecond}}
 	for _, m := range mut {
 		m(o)

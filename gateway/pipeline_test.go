@@ -75,6 +75,22 @@ func warm(name string) (map[string][]byte, error) {
 	return files, nil
 }
 
+// warmAll compiles every built-in filter once per test process, before a
+// test opens its first gateway: the cost is paid outside every test's own
+// deadline (a loaded machine makes the run slower, not a test fail), and
+// only by tests that open a gateway.
+func warmAll() {
+	warmOnce.Do(func() {
+		for _, name := range wasm.BuiltinNames() {
+			if _, err := warm(name); err != nil {
+				fmt.Fprintf(os.Stderr, "warming built-in filter %s: %v\n", name, err)
+			}
+		}
+	})
+}
+
+var warmOnce sync.Once
+
 func seedCompileDir(dir string, builtins []string) {
 	for _, b := range builtins {
 		files, err := warm(b)

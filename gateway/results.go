@@ -76,6 +76,16 @@ func (p *ResultPage) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// sweepResults removes expired offloaded results and abandoned temp files.
+func (g *Gateway) sweepResults() {
+	if g.pipeline == nil {
+		return
+	}
+	if err := g.pipeline.store.Sweep(); err != nil {
+		g.log.Warn("sweeping the results store failed", "error", err.Error())
+	}
+}
+
 // ReadResult returns a page of a result the shape filter (or another filter
 // through offload_put) stored: length bytes (0 = DefaultResultPage, at most
 // MaxResultPage) from offset. An offset inside a UTF-8 character starts at

@@ -165,3 +165,33 @@ func FuzzReadResultPages(f *testing.F) {
 		}
 	})
 }
+
+// TestQuietGatewaySweepsExpiredResults: expired offloaded results leave
+// the disk while the gateway runs, even when nothing new is stored.
+func TestQuietGatewaySweepsExpiredResults(t *testing.T) {
+	w := newWorld(t)
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	w.writeUser("results: {ttlMs: 60000}\n")
+	g := w.open(func(o *Options) { o.now = clock; o.IdleTimeout = 200 * time.Millisecond })
+	h, err := g.pipeline.store.Put([]byte("stored bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func() []string {
+		m, _ := filepath.Glob(filepath.Join(g.StateDir(), "results", h+"*"))
+		return m
+	}
+	if len(files()) != 1 {
+		t.Fatalf("stored result not on disk: %v", files())
+	}
+	mu.Lock()
+	now = now.Add(sweepEvery + 2*time.Minute) // past the TTL and the sweep interval
+	mu.Unlock()
+	for deadline := time.Now().Add(30 * time.Second); len(files()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) { // hang guard
+			t.Fatalf("expired result %s still on disk: %v", h, files())
+		}
+	}
+}

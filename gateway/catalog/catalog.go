@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"sluice/gateway/internal/files"
 )
 
 // Format is the on-disk format version; a file with another version is a miss.
@@ -202,40 +204,13 @@ func Store(dir string, c *Catalog, opts *Options) bool {
 	return writeAtomic(IndexPath(dir, out.Identity), idx)
 }
 
-// writeAtomic replaces path with data: temp file, fsync, rename; 0600 in a
-// 0700 directory.
+// writeAtomic replaces path with data (files.WriteAtomic): 0600 in a 0700
+// directory.
 func writeAtomic(path string, data []byte) bool {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".catalog-*")
-	if err != nil {
-		return false
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return false
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return false
-	}
-	if err := tmp.Sync(); err != nil {
-		return false
-	}
-	if err := tmp.Close(); err != nil {
-		return false
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return false
-	}
-	ok = true
-	return true
+	return files.WriteAtomic(path, data, 0o600) == nil
 }
 
 // Remove deletes the catalog (and its index) recorded for id, if any.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"sluice/gateway/internal/files"
 	"sluice/gateway/proc"
 )
 
@@ -167,13 +168,7 @@ func nearest(dir, name string, wantDir bool) (string, bool) {
 }
 
 // CanonicalDir returns the absolute, symlink-free form of dir.
-func CanonicalDir(dir string) (string, error) {
-	a, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(a)
-}
+func CanonicalDir(dir string) (string, error) { return files.Canonical(dir) }
 
 // Contain checks that dir stays inside root by the one containment rule
 // (proc.Resolve: lexically and after resolving every symlink; the part of

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"sluice/gateway/internal/files"
 )
 
 // File name and caps.
@@ -83,13 +85,7 @@ func (s *State) Find(root, id string) (Record, bool) {
 func FilePath(configDir string) string { return filepath.Join(configDir, FileName) }
 
 // CanonicalRoot returns the absolute, symlink-free form of a project root.
-func CanonicalRoot(dir string) (string, error) {
-	a, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(a)
-}
+func CanonicalRoot(dir string) (string, error) { return files.Canonical(dir) }
 
 var (
 	idRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
@@ -361,39 +357,5 @@ func lock(path string) (func(), error) {
 	}, nil
 }
 
-// writeAtomic writes data to a temp file in path's directory, fsyncs it,
-// renames it over path and fsyncs the directory.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
-}
+// writeAtomic replaces path with data, mode 0600 (files.WriteAtomic).
+func writeAtomic(path string, data []byte) error { return files.WriteAtomic(path, data, 0o600) }
