@@ -580,8 +580,13 @@ func TestAllowListWarningsAreDiagnostics(t *testing.T) {
 func TestEmptiedFileIsMidSaveForAMoment(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx"))
+	// The reaper reads the clock too: guard it.
+	var mu sync.Mutex
 	now := time.Now()
-	g := w.open(func(o *Options) { o.now = func() time.Time { return now } })
+	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	g := w.open(func(o *Options) {
+		o.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
 	if len(g.reload().Servers) != 1 {
 		t.Fatal("want one server")
 	}
@@ -589,12 +594,12 @@ func TestEmptiedFileIsMidSaveForAMoment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.home, "mcp.yaml"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	now = time.Now()
+	setNow(time.Now())
 	if len(g.reload().Servers) != 1 {
 		t.Fatal("an empty file seen right after it changed must not drop the declarations")
 	}
 	// Still empty well after the change: emptied on purpose.
-	now = now.Add(2 * saveWindow)
+	setNow(time.Now().Add(2 * saveWindow))
 	if len(g.reload().Servers) != 0 {
 		t.Fatal("a file that stays empty must take effect")
 	}
