@@ -40,12 +40,13 @@ func (e *TrapError) Is(t error) bool { return t == ErrFilterFailed }
 // TimeoutError: the call ran past its deadline; the guest was stopped and
 // its instance discarded.
 type TimeoutError struct {
-	Filter  string
-	Timeout time.Duration
+	Filter     string
+	Timeout    time.Duration // the call's deadline (fixed part + the part for its input size)
+	InputBytes int
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("wasm: filter %q exceeded its %v deadline and was stopped; raise the filter's timeout or make it cheaper", e.Filter, e.Timeout)
+	return fmt.Sprintf("wasm: filter %q exceeded its %v deadline on a %d-byte input and was stopped; raise the filter's timeout or make it cheaper", e.Filter, e.Timeout, e.InputBytes)
 }
 func (e *TimeoutError) Is(t error) bool { return t == ErrFilterFailed }
 

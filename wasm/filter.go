@@ -18,7 +18,8 @@ type Filter struct {
 	name    string
 	mode    Mode
 	onError OnError
-	timeout time.Duration
+	timeout time.Duration // fixed part of a call's deadline
+	perMiB  time.Duration // added per MiB of input
 	pool    *pool
 
 	mu     sync.Mutex
@@ -170,7 +171,8 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 	h := f.host
 	in.state.reset(input, meta, h.opts.MaxOutputBytes)
 	in.stderr.Reset()
-	cctx, cancel := context.WithTimeout(ctx, f.timeout)
+	deadline := f.deadline(len(input))
+	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	cctx = context.WithValue(cctx, stateKey{}, &in.state)
 	err := in.filter.CallWithStack(cctx, in.stack)
@@ -182,7 +184,7 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 				if ctx.Err() != nil {
 					return Output{}, ctx.Err() // the caller gave up first
 				}
-				return Output{}, &TimeoutError{Filter: f.name, Timeout: f.timeout}
+				return Output{}, &TimeoutError{Filter: f.name, Timeout: deadline, InputBytes: len(input)}
 			}
 		}
 		if f.pool.nearCap(in.mod) {
@@ -217,6 +219,15 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 		return Output{}, &StatusError{Filter: f.name, Status: status}
 	}
 }
+
+// deadline is a call's deadline for an input of n bytes: the fixed part
+// plus perMiB for every MiB (pro rata).
+func (f *Filter) deadline(n int) time.Duration {
+	return f.timeout + time.Duration(float64(f.perMiB)*float64(n)/(1<<20))
+}
+
+// Deadline returns the deadline a call with an input of n bytes gets.
+func (f *Filter) Deadline(n int) time.Duration { return f.deadline(n) }
 
 func (f *Filter) validate(out []byte) error {
 	switch f.mode {

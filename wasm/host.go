@@ -24,6 +24,7 @@ import (
 const (
 	DefaultMaxMemoryPages      = 512 // 32 MiB
 	DefaultTimeout             = 100 * time.Millisecond
+	DefaultTimeoutPerMiB       = 250 * time.Millisecond
 	DefaultInitTimeout         = 10 * time.Second
 	DefaultMaxCallsPerInstance = 10000
 	DefaultMaxInputBytes       = 4 << 20
@@ -51,6 +52,12 @@ type Options struct {
 	// Timeout is the default per-call deadline (Spec.Timeout overrides).
 	// Default 100ms.
 	Timeout time.Duration
+	// TimeoutPerMiB is added to a call's deadline for every MiB of its
+	// input (pro rata), so a big result is not withheld for being big:
+	// the deadline of a call is Timeout + len(input)/1 MiB × TimeoutPerMiB.
+	// Default 250ms; negative = a fixed deadline (Spec.TimeoutPerMiB
+	// overrides).
+	TimeoutPerMiB time.Duration
 	// InitTimeout bounds instantiation + _initialize + mcpf_init. Default 10s.
 	InitTimeout time.Duration
 	// PoolSize is the default number of live instances per (module, config).
@@ -98,6 +105,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.Timeout <= 0 {
 		r.Timeout = DefaultTimeout
+	}
+	if r.TimeoutPerMiB == 0 {
+		r.TimeoutPerMiB = DefaultTimeoutPerMiB
 	}
 	if r.InitTimeout <= 0 {
 		r.InitTimeout = DefaultInitTimeout
@@ -244,7 +254,10 @@ type Spec struct {
 	Config  json.RawMessage // static config handed to the guest (JSON; empty = none)
 	Mode    Mode            // "" = the built-in's mode, else ModeText
 	OnError OnError         // "" = FailClosed
-	Timeout time.Duration   // per call; 0 = Options.Timeout
+	Timeout time.Duration   // per call, the fixed part; 0 = Options.Timeout
+	// TimeoutPerMiB: the part of a call's deadline that grows with its
+	// input; 0 = Options.TimeoutPerMiB, negative = none.
+	TimeoutPerMiB time.Duration
 	// PoolSize overrides Options.PoolSize for this (module, config).
 	PoolSize int
 }
@@ -310,6 +323,11 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 	if timeout <= 0 {
 		timeout = h.opts.Timeout
 	}
+	perMiB := spec.TimeoutPerMiB
+	if perMiB == 0 {
+		perMiB = h.opts.TimeoutPerMiB
+	}
+	perMiB = max(perMiB, 0)
 	size := spec.PoolSize
 	if size <= 0 {
 		size = h.opts.PoolSize
@@ -339,7 +357,7 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 	p.refs++
 	h.mu.Unlock()
 
-	f := &Filter{host: h, name: name, mode: mode, onError: onErr, timeout: timeout, pool: p}
+	f := &Filter{host: h, name: name, mode: mode, onError: onErr, timeout: timeout, perMiB: perMiB, pool: p}
 	if fresh {
 		// Pre-warm one instance: runs _initialize and mcpf_init now.
 		inst, err := p.instantiate(ctx, name)

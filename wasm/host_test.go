@@ -359,3 +359,32 @@ func TestFakeClocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlineScalesWithInput: a call's deadline is the fixed part plus
+// TimeoutPerMiB for each MiB of input, and a timeout reports the deadline
+// the call actually had.
+func TestDeadlineScalesWithInput(t *testing.T) {
+	h := newTestHost(t, &Options{DisableAfter: -1, Timeout: 20 * time.Millisecond, TimeoutPerMiB: 80 * time.Millisecond})
+	f := mustLoad(t, h, Spec{Name: "loop", Module: testGuest(t, "loop")})
+	fixed := mustLoad(t, h, Spec{Name: "loop-fixed", Module: testGuest(t, "loop"), TimeoutPerMiB: -1})
+	for _, tc := range []struct {
+		f    *Filter
+		n    int
+		want time.Duration
+	}{
+		{f, 0, 20 * time.Millisecond},
+		{f, 1 << 20, 100 * time.Millisecond},
+		{f, 512 << 10, 60 * time.Millisecond},
+		{fixed, 1 << 20, 20 * time.Millisecond},
+	} {
+		if got := tc.f.Deadline(tc.n); got != tc.want {
+			t.Errorf("%s: Deadline(%d) = %v, want %v", tc.f.Name(), tc.n, got, tc.want)
+		}
+	}
+	in := bytes.Repeat([]byte("a"), 1<<20)
+	_, err := f.Run(context.Background(), in, Meta{})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Timeout != 100*time.Millisecond || te.InputBytes != len(in) {
+		t.Fatalf("err = %v, want a TimeoutError with the 100ms deadline of a 1 MiB input", err)
+	}
+}

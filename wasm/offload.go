@@ -30,6 +30,7 @@ var (
 	ErrQuotaExceeded     = errors.New("wasm: result larger than the offload store's quota")
 	ErrOffsetOutOfRange  = errors.New("wasm: offset beyond the end of the stored result")
 	ErrOffloadStoreInDir = errors.New("wasm: offload store directory is unsafe")
+	ErrHandleNotRegular  = errors.New("wasm: the stored result is not a regular file (a symlink or device in the store is refused)")
 )
 
 // OffloadOptions configures an OffloadStore; zero values mean the defaults.
@@ -37,6 +38,11 @@ type OffloadOptions struct {
 	Dir        string        // required; created 0700 if missing
 	TTL        time.Duration // default 24h
 	QuotaBytes int64         // total bytes kept; default 256 MiB; oldest results are evicted to make room
+	// SweepEvery is how often a background sweep removes expired results
+	// while the store is open (so a long-running serve that stores nothing
+	// new still lets old results go). Default: TTL/4, between one minute
+	// and one hour; negative = no background sweep. Close stops it.
+	SweepEvery time.Duration
 	Now        func() time.Time
 }
 
@@ -67,6 +73,9 @@ type OffloadStore struct {
 	used     int64
 	puts     int       // since the last scan
 	lastScan time.Time // s.now() at the last scan
+
+	sweepTimer *time.Timer // background sweep; nil once closed or when off
+	closed     bool
 }
 
 // Rescan triggers (see OffloadStore).
@@ -113,7 +122,39 @@ func NewOffloadStore(o OffloadOptions) (*OffloadStore, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	every := o.SweepEvery
+	if every == 0 {
+		every = min(max(s.ttl/4, time.Minute), time.Hour)
+	}
+	if every > 0 {
+		var tick func()
+		tick = func() {
+			// A failing sweep is retried at the next tick; Put and
+			// Sweep callers see the same error themselves.
+			s.Sweep()
+			s.mu.Lock()
+			if !s.closed {
+				s.sweepTimer.Reset(every)
+			}
+			s.mu.Unlock()
+		}
+		s.mu.Lock()
+		s.sweepTimer = time.AfterFunc(every, tick)
+		s.mu.Unlock()
+	}
 	return s, nil
+}
+
+// Close stops the background sweep. Stored results stay on disk (other
+// processes may share the directory; their TTL still applies). Put and
+// Get keep working after Close.
+func (s *OffloadStore) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.sweepTimer != nil {
+		s.sweepTimer.Stop()
+	}
 }
 
 func validHandle(h string) bool {
@@ -334,7 +375,7 @@ func (s *OffloadStore) Get(handle string, offset, length int64) (OffloadChunk, e
 	if offset < 0 {
 		return OffloadChunk{}, fmt.Errorf("%w: negative offset %d", ErrOffsetOutOfRange, offset)
 	}
-	f, err := os.Open(s.path(handle))
+	f, err := openResult(s.path(handle))
 	if errors.Is(err, os.ErrNotExist) {
 		return OffloadChunk{}, ErrHandleUnknown
 	}
@@ -345,6 +386,9 @@ func (s *OffloadStore) Get(handle string, offset, length int64) (OffloadChunk, e
 	fi, err := f.Stat()
 	if err != nil {
 		return OffloadChunk{}, fmt.Errorf("wasm: offload store: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return OffloadChunk{}, fmt.Errorf("%w: %s is not a regular file", ErrHandleNotRegular, handle)
 	}
 	if s.now().Sub(fi.ModTime()) > s.ttl {
 		s.mu.Lock()

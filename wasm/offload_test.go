@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -266,4 +267,87 @@ func BenchmarkOffloadPut(b *testing.B) {
 	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(emptyNs, "empty-ns/op")
 	b.ReportMetric(per/emptyNs, "x-empty")
+}
+
+// TestOffloadStoreRefusesLinks: a symlink or a FIFO planted in the store
+// under a valid handle's name is refused, not followed or blocked on.
+func TestOffloadStoreRefusesLinks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	s, err := NewOffloadStore(OffloadOptions{Dir: dir, SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("outside the store"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := "r-" + "00000000000000000000000000000001"
+	if err := os.Symlink(secret, s.path(link)); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Get(link, 0, 0); !errors.Is(err, ErrHandleNotRegular) {
+		t.Fatalf("symlink: got %q, %v; want ErrHandleNotRegular", c.Data, err)
+	}
+	fifo := "r-" + "00000000000000000000000000000002"
+	if err := mkfifo(s.path(fifo)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Get(fifo, 0, 0); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrHandleNotRegular) {
+			t.Fatalf("fifo: %v, want ErrHandleNotRegular", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Get blocked on a FIFO")
+	}
+}
+
+// TestOffloadStoreSweepsInBackground: results past their TTL are removed
+// by the periodic sweep, with no Put or Get to trigger it, and Close
+// stops the sweep.
+func TestOffloadStoreSweepsInBackground(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, err := NewOffloadStore(OffloadOptions{Dir: dir, TTL: time.Hour, SweepEvery: 5 * time.Millisecond, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put([]byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("%d files after Put", len(ents))
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the expired result was not swept")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Close()
+	// After Close no sweep runs: a result that expires stays on disk
+	// (until a Put, Get or Sweep).
+	if _, err := s.Put([]byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	time.Sleep(50 * time.Millisecond)
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("a closed store's sweep removed results: %d files left", len(ents))
+	}
 }
