@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -35,6 +36,7 @@ var (
 		"input_len":       {nil, []api.ValueType{i32}},
 		"input_read":      {[]api.ValueType{i32, i32, i32}, []api.ValueType{i32}},
 		"input_json_skip": {[]api.ValueType{i32}, []api.ValueType{i32}},
+		"input_find":      {[]api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}},
 		"meta_read":       {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 		"config_read":     {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 		"output_write":    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
@@ -59,6 +61,8 @@ type callState struct {
 	logs       int
 	offloaded  int
 	maxOffload int
+	finder     *keyFinder // input_find's last keyword list, kept across calls
+	found      []byte     // input_find's record buffer
 }
 
 func (s *callState) reset(input, meta []byte, maxOut int) {
@@ -133,6 +137,35 @@ func (h *Host) linkMCPF(ctx context.Context) error {
 			return
 		}
 		st[0] = api.EncodeI32(int32(skipJSON(s.input, off)))
+	})
+	fn("input_find", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		off, from := int(api.DecodeI32(st[0])), int(api.DecodeI32(st[1]))
+		keys, keysLen := api.DecodeU32(st[2]), api.DecodeU32(st[3])
+		buf, limit := api.DecodeU32(st[4]), api.DecodeI32(st[5])
+		if off < 0 || off > len(s.input) || from < 0 || limit < findRecordBytes || keysLen > maxFindKeys*(maxFindKeyBytes+1) {
+			st[0] = api.EncodeI32(rcUnavailable)
+			return
+		}
+		list := readMem(m, keys, keysLen, "input_find")
+		if s.finder == nil || !bytes.Equal(s.finder.src, list) {
+			f, err := newKeyFinder(list)
+			if err != nil {
+				st[0] = api.EncodeI32(rcUnavailable)
+				return
+			}
+			s.finder = f
+		}
+		var n int
+		s.found, n = s.finder.findInStrings(s.input, off, from, int(limit)/findRecordBytes, s.found[:0])
+		if n < 0 {
+			st[0] = api.EncodeI32(rcRefused)
+			return
+		}
+		if len(s.found) > 0 {
+			writeMem(m, buf, s.found, "input_find")
+		}
+		st[0] = api.EncodeI32(int32(n))
 	})
 	blob := func(name string, get func(*callState) []byte) {
 		fn(name, func(ctx context.Context, m api.Module, st []uint64) {

@@ -86,9 +86,12 @@ func TestShapeBuiltin(t *testing.T) {
 			if rec.calls != 1 || !bytes.Equal(rec.last, tc.input) {
 				t.Fatalf("offload calls %d, full result stored: %v", rec.calls, bytes.Equal(rec.last, tc.input))
 			}
-			last := r.Content[len(r.Content)-1]
+			last, link := r.Content[len(r.Content)-2], r.Content[len(r.Content)-1]
 			if last.Type != "text" || !strings.Contains(last.Text, "handle r-00000000") || !strings.Contains(last.Text, "bytes were omitted") {
 				t.Fatalf("marker = %q", last.Text)
+			}
+			if link.Type != "resource_link" || !bytes.Contains(out.Data, []byte(`"uri":"sluice://results/r-00000000`)) {
+				t.Fatalf("no resource_link to the stored result: %s", out.Data)
 			}
 			if bytes.Contains(tc.input, []byte(`"isError":true`)) && (r.IsError == nil || !*r.IsError || r.ResultType != "complete") {
 				t.Fatalf("isError/resultType lost: %s", out.Data)
@@ -109,12 +112,12 @@ func TestShapeBuiltin(t *testing.T) {
 	if _, err := h.Load(ctx, Spec{Builtin: "shape", Config: json.RawMessage(`{"budgetBytes": 10}`)}); err == nil || !strings.Contains(err.Error(), "budgetBytes") {
 		t.Fatalf("bad budget: %v", err)
 	}
-	// Not a result: the filter reports an error; fail-open passes the input.
+	// Not a result: it is stored and shown as a prefix within the budget,
+	// never passed on whole.
 	bad := bytes.Repeat([]byte("x"), 20000)
 	out, err = f.Run(ctx, bad, Meta{})
-	d := f.Decide(bad, out, err)
-	if err == nil || !d.FailedOpen || !bytes.Equal(d.Data, bad) {
-		t.Fatalf("non-result: %v %+v", err, d)
+	if err != nil || out.Status != StatusReplaced || len(out.Data) > 16384 || !bytes.Contains(out.Data, []byte(`"text":"xxxx`)) || !bytes.Contains(out.Data, []byte("handle r-")) {
+		t.Fatalf("non-result: %v %d bytes", err, len(out.Data))
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"sluice/wasm/guest"
 )
 
 var jsonSeeds = []string{
@@ -169,3 +171,49 @@ func FuzzGuestOutput(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInputFind: the host's input_find and the guest SDK's native search
+// (the same algorithm, written twice because the packages may not import
+// each other) report the same records, with the same resumption.
+func FuzzInputFind(f *testing.F) {
+	f.Add([]byte(`{"a":"x AKIA y ghp_ \u0041","AKIA":["token pass"]}`), uint8(3))
+	f.Add([]byte(`"unterminated AKIA`), uint8(1))
+	f.Add([]byte(`["\"aws\\\"secret","Bearer"]`), uint8(2))
+	keys := []byte("akia\nghp_\n\\u\naws\nsecret\ntoken\npass\nbearer\n-----begin")
+	f.Fuzz(func(t *testing.T, in []byte, limit uint8) {
+		max := int(limit%8) + 1
+		hf, err := newKeyFinder(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]guest.FindRecord, max)
+		off, from := 0, 0
+		for round := 0; round < 10000; round++ {
+			raw, hn := hf.findInStrings(in, off, from, max, nil)
+			gn, gerr := guest.InputFind(in, off, from, keys, buf)
+			if hn < 0 {
+				if gerr == nil {
+					t.Fatalf("host: unterminated string; guest: %d records", gn)
+				}
+				return
+			}
+			if gerr != nil || gn != hn {
+				t.Fatalf("host %d records, guest %d (%v)", hn, gn, gerr)
+			}
+			for i := 0; i < hn; i++ {
+				rec := raw[16*i : 16*i+16]
+				h := guest.FindRecord{Start: le32(rec), End: le32(rec[4:]), Pos: le32(rec[8:]), Key: le32(rec[12:])}
+				if h != buf[i] {
+					t.Fatalf("record %d: host %+v, guest %+v", i, h, buf[i])
+				}
+			}
+			if hn < max {
+				return
+			}
+			off, from = int(buf[hn-1].Start), int(buf[hn-1].Pos)+1
+		}
+		t.Fatal("no progress")
+	})
+}
+
+func le32(b []byte) int32 { return int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24) }

@@ -259,7 +259,7 @@ func TestRecycle(t *testing.T) {
 	}
 	// Memory high-water mark: an instance grown above RecycleAbovePages is
 	// not reused.
-	h2 := newTestHost(t, &Options{RecycleAbovePages: 2, PoolSize: 1})
+	h2 := newTestHost(t, &Options{RecycleAbovePages: 2, PoolSize: 1, Timeout: 10 * time.Second})
 	g := mustLoad(t, h2, Spec{Name: "upper", Module: testGuest(t, "upper")})
 	if _, err := g.Run(ctx, bytes.Repeat([]byte("a"), 3*65536), Meta{}); err != nil {
 		t.Fatal(err)

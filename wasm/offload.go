@@ -129,14 +129,17 @@ func NewOffloadStore(o OffloadOptions) (*OffloadStore, error) {
 	if every > 0 {
 		var tick func()
 		tick = func() {
-			// A failing sweep is retried at the next tick; Put and
-			// Sweep callers see the same error themselves.
-			s.Sweep()
 			s.mu.Lock()
-			if !s.closed {
-				s.sweepTimer.Reset(every)
+			defer s.mu.Unlock()
+			if s.closed {
+				return
 			}
-			s.mu.Unlock()
+			// A failing sweep is retried at the next tick; Put and Sweep
+			// callers see the same error themselves.
+			if s.scan() == nil {
+				s.makeRoom(0)
+			}
+			s.sweepTimer.Reset(every)
 		}
 		s.mu.Lock()
 		s.sweepTimer = time.AfterFunc(every, tick)

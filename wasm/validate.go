@@ -7,8 +7,8 @@ import (
 )
 
 // validateResult checks guest output in mode result-json: valid UTF-8, valid
-// JSON (RFC 8259), a top-level object whose "content" is an array of objects
-// each with a string "type", "isError" (if present) a boolean and
+// JSON (RFC 8259), a top-level object whose "content" (if present) is an
+// array of objects each with a string "type", "isError" (if present) a boolean and
 // "structuredContent" (if present) an object. It returns "" if valid, else
 // the reason. It is a hand-written single pass (strings are skipped eight
 // bytes at a time) because it runs on every filtered result.
@@ -21,7 +21,6 @@ func validateResult(b []byte) string {
 	if i >= len(b) || b[i] != '{' {
 		return "output is not a JSON object"
 	}
-	hasContent := false
 	item := func(i int) (int, bool) {
 		if b[i] != '{' {
 			v.reason = "a content item is not an object"
@@ -47,7 +46,6 @@ func validateResult(b []byte) string {
 	end, ok := v.object(i, 0, func(key []byte, vs int) (int, bool) {
 		switch string(key) {
 		case `"content"`:
-			hasContent = true
 			if b[vs] != '[' {
 				v.reason = `"content" is not an array`
 				return 0, false
@@ -75,10 +73,7 @@ func validateResult(b []byte) string {
 	if v.ws(end) != len(b) {
 		return "output has data after the JSON object"
 	}
-	if !hasContent {
-		return `output has no "content" array`
-	}
-	return ""
+	return "" // content may be absent: a result may carry only structuredContent
 }
 
 // validJSON reports whether b is exactly one valid JSON value.

@@ -27,3 +27,9 @@ func Call(in Input) Output {
 	}
 	return registered(in)
 }
+
+// InputFind needs the host; natively it runs the same search in Go over
+// input.
+func InputFind(input []byte, offset, from int, keys []byte, buf []FindRecord) (int, error) {
+	return nativeFind()(input, offset, from, keys, buf)
+}

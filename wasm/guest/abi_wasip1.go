@@ -206,3 +206,22 @@ func Log(level int32, msg string) {
 	b := []byte(msg)
 	hostLog(level, unsafe.Pointer(&b[0]), int32(len(b)))
 }
+
+//go:wasmimport mcpf input_find
+func hostInputFind(offset, from int32, keys unsafe.Pointer, keysLen int32, buf unsafe.Pointer, limit int32) int32
+
+// InputFind is FindFunc done by the host natively over this call's input
+// (input_find in ABI.md; the input argument is ignored).
+func InputFind(_ []byte, offset, from int, keys []byte, buf []FindRecord) (int, error) {
+	if len(keys) == 0 || len(buf) == 0 {
+		return 0, ErrFindKeys
+	}
+	n := hostInputFind(int32(offset), int32(from), unsafe.Pointer(&keys[0]), int32(len(keys)), unsafe.Pointer(&buf[0]), int32(len(buf)*16))
+	switch {
+	case n == -1:
+		return 0, ErrFindKeys
+	case n < 0:
+		return 0, ErrSyntax
+	}
+	return int(n), nil
+}

@@ -91,15 +91,38 @@ func TestShaper(t *testing.T) {
 	if r.Content[0].Text != "keep me" || !strings.HasPrefix(r.Content[1].Text, "line \"q\" é\n") || !strings.Contains(r.Content[1].Text, "bytes cut]") {
 		t.Fatalf("items: %s", out)
 	}
-	if r.Content[2].Text != "small tail" {
+	if r.Content[2].Text != "small tail" || len(r.Content) != 5 {
 		t.Fatalf("a later item that fits whole should be kept: %s", out)
 	}
-	m := r.Content[len(r.Content)-1].Text
-	if !strings.Contains(m, "handle h-1") || !strings.Contains(m, "2048-byte") {
+	m := r.Content[len(r.Content)-2].Text
+	if !strings.Contains(m, "handle h-1") || !strings.Contains(m, "2048-byte") || r.Content[len(r.Content)-1].Type != "resource_link" {
 		t.Fatalf("marker %q", m)
 	}
-	if _, _, err := s.Shape(bytes.Repeat([]byte("["), 3000)); err != ErrNotResult {
-		t.Fatalf("non-result: %v", err)
+	// Input shaping cannot walk is offloaded and shown as a prefix, never
+	// passed on whole.
+	for _, bad := range [][]byte{bytes.Repeat([]byte("["), 3000), []byte(`{"content":"` + strings.Repeat("x\"", 2000) + `"}`), append([]byte(`not json \xff `), bytes.Repeat([]byte("\x01é"), 3000)...)} {
+		calls = 0
+		out, shaped, err := s.Shape(bad)
+		if err != nil || !shaped || len(out) > 2048 || calls != 1 {
+			t.Fatalf("unparsable input: %d bytes, %v, %v, %d offloads", len(out), shaped, err, calls)
+		}
+		var rr struct{ Content []struct{ Type, Text, URI string } }
+		if err := json.Unmarshal(out, &rr); err != nil || len(rr.Content) != 3 || !strings.HasPrefix(string(bad), strings.TrimSuffix(rr.Content[0].Text[:20], "\ufffd")) && bad[0] != 'n' {
+			t.Fatalf("unparsable input shaped to %s (%v)", out, err)
+		}
+		if rr.Content[2].Type != "resource_link" || rr.Content[2].URI != ResultURIPrefix+"h-1" {
+			t.Fatalf("no resource_link to the stored result: %s", out)
+		}
+	}
+	// Escaped member names and a result without content.
+	esc := []byte(`{"cont\u0065nt":[{"typ\u0065":"t\u0065xt","t\u0065xt":` + string(tj) + `}]}`)
+	out, shaped, err = s.Shape(esc)
+	if err != nil || !shaped || len(out) > 2048 || !bytes.Contains(out, []byte(`line \"q\"`)) {
+		t.Fatalf("escaped names: %s, %v", out, err)
+	}
+	out, shaped, err = s.Shape([]byte(`{"structuredContent":{"big":` + string(tj) + `}}`))
+	if err != nil || !shaped || len(out) > 2048 || !bytes.Contains(out, []byte("bytes were omitted")) {
+		t.Fatalf("no content: %s, %v", out, err)
 	}
 	s.Budget = 100
 	if _, _, err := s.Shape(in); err == nil {

@@ -1,6 +1,7 @@
 package guest
 
 import (
+	"bytes"
 	"errors"
 	"math/bits"
 	"strconv"
@@ -250,7 +251,7 @@ func Lookup(obj []byte, key string) ([]byte, bool) {
 	var out []byte
 	found := false
 	_, err := Members(obj, 0, func(k []byte, vs, ve int) bool {
-		if len(k) == len(key)+2 && string(k[1:len(k)-1]) == key {
+		if KeyIs(k, key) {
 			out, found = obj[vs:ve], true
 			return false
 		}
@@ -262,9 +263,19 @@ func Lookup(obj []byte, key string) ([]byte, bool) {
 	return out, found
 }
 
-// KeyIs reports whether the raw key (with quotes) is the plain name.
+// KeyIs reports whether the raw JSON string raw (quotes included: a member
+// name or a string value) decodes to name. Escapes are decoded first, so
+// "t\u0065xt" is "text", as any JSON parser downstream will read it.
 func KeyIs(raw []byte, name string) bool {
-	return len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name
+	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
+		return true
+	}
+	if len(raw) < len(name)+2 || len(raw) > 6*len(name)+2 || bytes.IndexByte(raw, '\\') < 0 {
+		return false
+	}
+	var buf [64]byte
+	d, err := AppendUnquote(buf[:0], raw)
+	return err == nil && string(d) == name
 }
 
 // ParseInt parses a raw JSON integer.
@@ -278,7 +289,12 @@ func AppendUnquote(dst, raw []byte) ([]byte, error) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return dst, ErrSyntax
 	}
-	s := raw[1 : len(raw)-1]
+	return appendUnquoteBody(dst, raw[1:len(raw)-1])
+}
+
+// appendUnquoteBody decodes the raw contents of a JSON string (the bytes
+// between its quotes) onto dst.
+func appendUnquoteBody(dst, s []byte) ([]byte, error) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '\\' {
@@ -386,6 +402,11 @@ func quoteAttention(x uint64) uint64 {
 // U+FFFD).
 func AppendQuote(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
+	return append(appendQuoteBody(dst, s), '"')
+}
+
+// appendQuoteBody is AppendQuote without the quotes.
+func appendQuoteBody(dst []byte, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Eight bytes at a time up to the first one that needs a look
@@ -445,8 +466,7 @@ func AppendQuote(dst []byte, s []byte) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // CutRaw returns the largest n <= limit such that the raw string content

@@ -7,18 +7,18 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Why the built-in rules are not simply run over the whole text
 //
 // Each rule's regexp over a whole text costs the regexp engine's per-byte
-// price for every byte, eight times over; in a guest, where every loop
+// price for every byte, once per rule; in a guest, where every loop
 // back-edge pays the host's termination check, that was ~10 ms per KiB.
 // Instead one pass over the text, eight bytes a step, flags the byte pairs
 // a built-in match can start with and keeps the positions where a cheap
 // literal check (a rule's fixed anchor: "AKIA", "ghp_", "-----BEGIN ",
-// case-folded "bearer" ...) passes; a raw JSON string with none (and no
-// \u escape) is not even decoded. Each rule is then matched only at its
+// case-folded "bearer" ...) passes. Each rule is then matched only at its
 // candidates: the rules that are a literal and runs of a class by their
 // run lengths (exactly what greedy matching and \b decide), private-key by
 // its markers, and aws-secret-access-key by an anchored form of its regexp
@@ -30,47 +30,108 @@ import (
 // whole-text implementation, and differential tests and a fuzz target hold
 // the two together. Configured patterns have no known anchor and still run
 // over every decoded string in full.
+//
+// # Why the guest asks the host where the anchors are
+//
+// Even that pass, run in the guest, cost 5-15x its native time: every
+// eight-byte step is a loop iteration. So RedactResult first asks Find
+// (the host's input_find, native code) for every occurrence of an anchor
+// keyword inside the JSON strings of the result, and touches only the
+// strings that have one, and of a long string only windows around its
+// keywords: the window is decoded, redacted by the same rule pass and, when
+// something was masked, re-encoded in place of its raw bytes; the rest of
+// the string is copied as it is. A window is grown (doubled) whenever a
+// match, or a check that could have matched, ran up to its end, so a
+// window's answer is the whole string's. A string with a \u escape (which
+// could spell an anchor that raw bytes do not show) is decoded and
+// redacted whole.
+//
+// # Why every string, keys included
+//
+// A model reads every string of a result: item text, resource uris and
+// text, resource_link names and descriptions, annotations, _meta,
+// structuredContent values and member names alike. Redaction therefore
+// does not depend on member names at all (so escaped names such as
+// "t\u0065xt" cannot steer it); only the search for secrets split across
+// adjacent text items looks at the structure, with names compared after
+// unescaping.
 
 // builtinRule is one built-in secret rule.
 type builtinRule struct {
 	name, expr string
-	keep       int    // leading submatch groups written back unmasked (a label, "Bearer ")
-	lead       bool   // expr starts with \b before a word character
-	first      string // the bytes a match can start with
+	keep       int  // leading submatch groups written back unmasked (a label, "Bearer ")
+	tail       bool // the last submatch group is written back after the mask ("@" of a URL)
+	// lead is the check on the byte before a match: 'w' = \b before a
+	// word character (the byte before is no word character), 'a' = the
+	// byte before is no letter or digit, 0 = none.
+	lead  byte
+	first string // the bytes a match can start with
 	// at is a cheap necessary condition for a match starting at s[p]
 	// (s[p] is one of first). It reads at most atReach bytes from s[p]
 	// and nothing before: redactBuiltins relies on it to keep candidates
 	// across masks.
 	at func(s []byte, p int) bool
-	// end, for a rule matched by its regexp, returns an index such that
-	// any match starting at p ends strictly before it (or at len(s)); the
-	// anchored regexp runs on s[p:end].
-	end func(s []byte, p int) int
 	// match, when set, replaces the regexp: the leftmost-first match at
-	// s[p] (leading \b already checked) as FindSubmatchIndex would report
-	// it, or nil. Set for the rules whose regexp is a literal and runs of a
-	// class, where the answer follows from run lengths.
-	match func(s []byte, p int) []int
+	// s[p] (lead already checked) as FindSubmatchIndex would report it, or
+	// nil. It sets r.clip when its answer depended on the end of s (a run
+	// or a check reached it), which in a window means "look further".
+	match func(r *Redactor, s []byte, p int) []int
 }
+
+// ci spells word (lower-case ASCII) as a case-insensitive regexp that
+// folds ASCII only ((?i) would also fold "ſ" into s and "K" into k).
+func ci(word string) string {
+	var b []byte
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if c >= 'a' && c <= 'z' {
+			b = append(b, '[', c-0x20, c, ']')
+		} else {
+			b = append(b, regexp.QuoteMeta(string(c))...)
+		}
+	}
+	return string(b)
+}
+
+// Expressions of the rules (shared with the reference implementation).
+var (
+	awsSecretExpr = `(` + ci("aws") + `.{0,20}?(?:` + ci("secret") + `|` + ci("private") + `).{0,20}?|` +
+		ci("secret") + `_?` + ci("access") + `_?` + ci("key") + `)([\s"':=]+)[A-Za-z0-9/+=]{40}\b`
+	bearerExpr   = `(\b` + ci("bearer") + `)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`
+	pairExpr     = `((?:` + ci("pass") + `(?:` + ci("word") + `|` + ci("wd") + `|` + ci("phrase") + `)|` + ci("secret") + `|` + ci("token") + `|` + ci("api") + `[_\-]?` + ci("key") + `)["']?\s*[:=]\s*["']?)[^\s"'&,;<>]{6,}`
+	urlCredsExpr = `(://[^\s/?#@"'<>:]*:)[^\s/?#@"'<>]+(@)`
+)
 
 // builtinRules are the secrets masked by default, in the order they apply.
 var builtinRules = []builtinRule{
 	{name: "private-key", expr: `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)`,
 		first: "-", at: prefixAt(pemBegin)},
 	{name: "aws-access-key-id", expr: `\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b`,
-		lead: true, first: "A", at: awsKeyIDAt, match: awsKeyIDMatch},
-	{name: "aws-secret-access-key", expr: `(?i)(aws.{0,20}?(?:secret|private).{0,20}?|secret_?access_?key)([\s"':=]+)[A-Za-z0-9/+=]{40}\b`,
-		keep: 2, first: "aAsS\xc5", at: awsSecretAt, end: awsSecretEnd},
+		lead: 'w', first: "A", at: awsKeyIDAt, match: awsKeyIDMatch},
+	{name: "aws-secret-access-key", expr: awsSecretExpr,
+		keep: 2, first: "aAsS", at: awsSecretAt, match: awsSecretMatch},
 	{name: "github-token", expr: `\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b`,
-		lead: true, first: "g", at: githubTokenAt, match: wordRunMatch(4, isAlnum, 36, 255)},
+		lead: 'w', first: "g", at: githubTokenAt, match: wordRunMatch(4, isAlnum, 36, 255)},
 	{name: "github-pat", expr: `\bgithub_pat_[A-Za-z0-9_]{22,255}\b`,
-		lead: true, first: "g", at: prefixAt("github_pat_"), match: wordRunMatch(11, isWordByte, 22, 255)},
+		lead: 'w', first: "g", at: prefixAt("github_pat_"), match: wordRunMatch(11, isWordByte, 22, 255)},
 	{name: "gitlab-token", expr: `\bglpat-[A-Za-z0-9_\-]{20,}`,
-		lead: true, first: "g", at: prefixAt("glpat-"), match: runMatch(6, isGitlabByte, 20)},
+		lead: 'w', first: "g", at: prefixAt("glpat-"), match: runMatch(6, isGitlabByte, 20)},
 	{name: "slack-token", expr: `\bxox[abposre]-[A-Za-z0-9-]{10,}`,
-		lead: true, first: "x", at: slackAt, match: runMatch(5, isSlackByte, 10)},
-	{name: "bearer-token", expr: `(?i)(\bbearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`,
-		keep: 2, lead: true, first: "bB", at: bearerAt, match: bearerMatch},
+		lead: 'w', first: "x", at: slackAt, match: runMatch(5, isSlackByte, 10)},
+	{name: "slack-webhook", expr: `\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}`,
+		lead: 'w', first: "h", at: prefixAt(slackHooks), match: webhookMatch},
+	{name: "google-api-key", expr: `\bAIza[0-9A-Za-z_\-]{35}`,
+		lead: 'w', first: "A", at: prefixAt("AIza"), match: googleKeyMatch},
+	{name: "stripe-key", expr: `\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`,
+		lead: 'w', first: "rs", at: stripeAt, match: runMatch(8, isAlnum, 16)},
+	{name: "jwt", expr: `\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`,
+		lead: 'w', first: "e", at: prefixAt("eyJ"), match: jwtMatch},
+	{name: "bearer-token", expr: bearerExpr,
+		keep: 2, lead: 'w', first: "bB", at: bearerAt, match: bearerMatch},
+	{name: "url-credentials", expr: urlCredsExpr,
+		keep: 1, tail: true, first: ":", at: prefixAt("://"), match: urlCredsMatch},
+	{name: "password-pair", expr: pairExpr,
+		keep: 1, lead: 'a', first: "pPsStTaA", at: pairAt, match: pairMatch},
 }
 
 const (
@@ -78,37 +139,56 @@ const (
 	awsSecretRule  = 2
 )
 
-// atReach bounds the bytes builtinRule.at reads ("-----BEGIN " and
-// "github_pat_" are the longest anchors).
+// Every rule has its own matcher; its expr is the regexp it must agree
+// with (redact_ref_test.go runs those over whole texts).
+
+// atReach bounds the bytes builtinRule.at reads ("hooks.slack.com/" is the
+// longest anchor).
 const atReach = 16
 
-// uEscapeBit is the pseudo-rule raw JSON strings are checked with
-// (mayChange): a backslash not followed by one of "\/bfnrt (a \u escape,
-// which could spell an anchor, or an invalid escape, which decoding must
-// report) means the string must be decoded.
-const uEscapeBit = 1 << 15
+// uEscapeBit is the pseudo-rule raw JSON strings are checked with: a
+// backslash not followed by one of "\/bfnrt (a \u escape, which could
+// spell an anchor, or an invalid escape, which decoding must report).
+const uEscapeBit = 1 << 31
 
-var (
-	// startRules[c] has bit i set when built-in rule i can match from a byte c.
-	startRules [256]uint16
-	// anchored[i] is builtinRules[i].expr anchored at the text start (nil
-	// for the rules with their own matcher).
-	anchored []*regexp.Regexp
-)
+// findKeys are the keywords RedactResult asks Find for: every candidate
+// of every rule starts with one of them (ASCII case folded), and "\u"
+// marks strings that must be decoded whole. findReach[i] is how far after
+// keyword i a window first reaches (windows grow as needed).
+var findKeys, findReach = func() ([]byte, []int) {
+	type kw struct {
+		k     string
+		reach int
+	}
+	list := []kw{{"-----begin", 512}, {"akia", 64}, {"asia", 64}, {"abia", 64}, {"acca", 64}, {"aida", 64}, {"aroa", 64},
+		{"aws", 320}, {"secret", 320}, {"ghp_", 300}, {"gho_", 300}, {"ghu_", 300}, {"ghs_", 300}, {"ghr_", 300},
+		{"github_pat_", 300}, {"glpat-", 64}, {"xox", 64}, {slackHooks, 128}, {"aiza", 64}, {"sk_live_", 64},
+		{"sk_test_", 64}, {"rk_live_", 64}, {"rk_test_", 64}, {"eyj", 256}, {"bearer", 64}, {"://", 128},
+		{"pass", 64}, {"token", 64}, {"api", 64}, {`\u`, 0}}
+	var keys []byte
+	var reach []int
+	for i, k := range list {
+		if i > 0 {
+			keys = append(keys, '\n')
+		}
+		keys = append(keys, k.k...)
+		reach = append(reach, k.reach)
+	}
+	return keys, reach
+}()
 
-// redactTables fills startRules and anchored, once, on the first
-// NewRedactor (not at package init: the shape filter links this package
-// too and must not pay for compiling regexps it never runs).
+// uKey is the index of `\u` in findKeys.
+const uKey = 29
+
+// startRules[c] has bit i set when built-in rule i can match from a byte c.
+var startRules [256]uint32
+
+// redactTables fills startRules, once, on the first NewRedactor.
 var redactTables = sync.OnceFunc(func() {
 	for i, b := range builtinRules {
 		for j := 0; j < len(b.first); j++ {
 			startRules[b.first[j]] |= 1 << i
 		}
-		var re *regexp.Regexp
-		if b.match == nil && i != privateKeyRule {
-			re = regexp.MustCompile(`\A(?:` + b.expr + `)`)
-		}
-		anchored = append(anchored, re)
 	}
 	startRules['\\'] |= uEscapeBit
 })
@@ -121,26 +201,42 @@ type redactRule struct {
 	keep int
 }
 
-// Redactor masks secrets in the model-facing strings of MCP tool results.
-// Its buffers are reused across calls, so a Redactor is not safe for
-// concurrent use.
+// Redactor masks secrets in every string of MCP tool results. Its buffers
+// are reused across calls, so a Redactor is not safe for concurrent use.
 type Redactor struct {
-	// Skip, if set, returns the index just past the JSON string starting
+	// Skip, if set, returns the index just past the JSON value starting
 	// at index i of the result being redacted (in a guest: InputSkip, the
 	// host's native scanner; only valid when RedactResult is given the
-	// call's whole input). nil = SkipString.
+	// call's whole input). nil = SkipValue.
 	Skip func(i int) (int, error)
+	// Find, if set, finds keywords in the strings of the result being
+	// redacted (in a guest: InputFind, the host's native search; only
+	// valid when RedactResult is given the call's whole input). nil = the
+	// same search in Go.
+	Find FindFunc
 
-	builtins uint16       // bit i: builtinRules[i] is enabled
+	builtins uint32       // bit i: builtinRules[i] is enabled
 	extra    []redactRule // configured patterns, run over the whole text
-	cands    [16][]int    // per built-in rule: candidate match starts
-	spare    []int        // carry's other candidate buffer
+	cands    [32][]int    // per built-in rule: candidate match starts
+	spares   [32][]int    // carry's other candidate buffers
 	spans    [][2]int     // mask: where each replacement went
 	locs     [][]int
 	str      []byte
+	win      []byte
 	out      []byte
+	recs     []FindRecord // Find's buffer
+	pending  []int        // decodeWindow: record positions in the decoded window
+	cur      []FindRecord // the records of the string being redacted
+	items    []textItem   // content's items (for secrets split between them)
+	native   FindFunc
 	// private-key END-marker search memo (see nextPEMEnd)
 	endFrom, endAt, endEnd int
+	// clip: a matcher's answer depended on the end of the text (see
+	// builtinRule.match); set during redactBuiltins.
+	clip bool
+	// noJoin turns off the search across adjacent text items (tests
+	// comparing string by string with the reference).
+	noJoin bool
 }
 
 // NewRedactor builds a Redactor from the filter config:
@@ -201,6 +297,15 @@ func NewRedactor(config []byte) (*Redactor, error) {
 	return r, nil
 }
 
+// RuleNames lists the built-in rules in the order they apply.
+func RuleNames() []string {
+	var n []string
+	for _, b := range builtinRules {
+		n = append(n, b.name)
+	}
+	return n
+}
+
 // SkipSpaceBytes trims leading JSON space.
 func SkipSpaceBytes(b []byte) []byte { return b[SkipSpace(b, 0):] }
 
@@ -217,18 +322,24 @@ func (r *Redactor) RedactText(s []byte) ([]byte, bool) {
 			continue
 		}
 		changed = true
-		s = mask(s, locs, rule.name, rule.keep)
+		s = mask(s, locs, rule.name, rule.keep, false)
 	}
 	return s, changed
 }
 
 // redactBuiltins applies the enabled built-in rules in order.
 func (r *Redactor) redactBuiltins(s []byte) ([]byte, bool) {
+	r.scan(s, r.builtins)
+	return r.applyRules(s)
+}
+
+// applyRules applies the enabled built-in rules in order, starting from
+// the candidates in r.cands (found by scan, or from Find's records).
+func (r *Redactor) applyRules(s []byte) ([]byte, bool) {
 	changed := false
-	todo := r.builtins
-	r.scan(s, todo)
+	todo := r.builtins &^ uEscapeBit
 	for i := range builtinRules {
-		bit := uint16(1) << i
+		bit := uint32(1) << i
 		if todo&bit == 0 {
 			continue
 		}
@@ -241,61 +352,75 @@ func (r *Redactor) redactBuiltins(s []byte) ([]byte, bool) {
 			continue
 		}
 		changed = true
-		ns := r.mask(s, locs, builtinRules[i].name, builtinRules[i].keep)
+		b := &builtinRules[i]
+		ns := r.mask(s, locs, b.name, b.keep, b.tail)
 		// The masks moved the text after them and replaced some of it:
 		// carry the later rules' candidates over.
-		for m := todo; m != 0; m &= m - 1 {
-			r.carry(bits.TrailingZeros16(m), s, ns, locs)
-		}
+		r.carry(todo, s, ns, locs)
 		s = ns
 	}
 	return s, changed
 }
 
-// carry maps rule k's candidates in s to the text ns that masking locs of s
-// produced (r.spans: where each mask went). A candidate's check reads at
-// most atReach bytes, so one further than that before a match keeps its
-// verdict and only moves; the bytes just before each mask and the mask
-// itself are checked again.
-func (r *Redactor) carry(k int, s, ns []byte, locs [][]int) {
-	old, nw := r.cands[k], r.spare[:0]
-	b := &builtinRules[k]
-	bit := uint16(1) << k
-	oi, oldEnd, newEnd := 0, 0, 0
+// carry maps the candidates of the rules in todo from s to the text ns
+// that masking locs of s produced (r.spans: where each mask went). A
+// candidate's check reads at most atReach bytes, so one further than that
+// before a match keeps its verdict and only moves; the bytes just before
+// each mask and the mask itself are checked again, once for all rules (a
+// guest pays ~50 ns a loop step: rule by rule, position by position, was
+// the dearest part of redacting a small window).
+func (r *Redactor) carry(todo uint32, s, ns []byte, locs [][]int) {
+	var oi [32]int
+	var old [32][]int
+	for m := todo; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros32(m)
+		old[k], r.cands[k] = r.cands[k], r.spares[k][:0]
+	}
+	oldEnd, newEnd := 0, 0
 	for j, m := range locs {
-		for ; oi < len(old) && old[oi] < m[0]-atReach; oi++ {
-			if old[oi] >= oldEnd {
-				nw = append(nw, old[oi]-oldEnd+newEnd)
+		for t := todo; t != 0; t &= t - 1 {
+			k := bits.TrailingZeros32(t)
+			o, i := old[k], oi[k]
+			for ; i < len(o) && o[i] < m[0]-atReach; i++ {
+				if o[i] >= oldEnd {
+					r.cands[k] = append(r.cands[k], o[i]-oldEnd+newEnd)
+				}
 			}
-		}
-		for oi < len(old) && old[oi] < m[1] {
-			oi++
+			for i < len(o) && o[i] < m[1] {
+				i++
+			}
+			oi[k] = i
 		}
 		sp := r.spans[j]
 		for p := max(newEnd, sp[0]-atReach); p < sp[1]; p++ {
-			if startRules[ns[p]]&bit != 0 && b.at(ns, p) {
-				nw = append(nw, p)
+			for t := startRules[ns[p]] & todo; t != 0; t &= t - 1 {
+				k := bits.TrailingZeros32(t)
+				if builtinRules[k].at(ns, p) {
+					r.cands[k] = append(r.cands[k], p)
+				}
 			}
 		}
 		oldEnd, newEnd = m[1], sp[1]
 	}
-	for ; oi < len(old); oi++ {
-		if old[oi] >= oldEnd {
-			nw = append(nw, old[oi]-oldEnd+newEnd)
+	for t := todo; t != 0; t &= t - 1 {
+		k := bits.TrailingZeros32(t)
+		for _, c := range old[k][oi[k]:] {
+			if c >= oldEnd {
+				r.cands[k] = append(r.cands[k], c-oldEnd+newEnd)
+			}
 		}
+		r.spares[k] = old[k]
 	}
-	r.cands[k], r.spare = nw, old
 }
 
 // scan records, for each rule in mask, every position of s where a match of
 // it could start. It reads s eight bytes at a time (SWAR) and flags the
-// positions whose byte pair can begin some rule's anchor ("--", "A", "aw",
-// "se", "ſ", "gh"/"gi"/"gl", "xo", "be", letters case-folded); only those go
-// through the per-rule checks. A guest pays for every loop iteration, so one
-// iteration per eight bytes is what makes the pass cheap.
-func (r *Redactor) scan(s []byte, mask uint16) {
+// positions whose byte pair can begin some rule's anchor; only those go
+// through the per-rule checks. A guest pays for every loop iteration, so
+// one iteration per eight bytes is what makes the pass cheap.
+func (r *Redactor) scan(s []byte, mask uint32) {
 	for m := mask &^ uEscapeBit; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros16(m)
+		i := bits.TrailingZeros32(m)
 		r.cands[i] = r.cands[i][:0]
 	}
 	i := 0
@@ -327,12 +452,17 @@ func anchorHits(s []byte, i int) uint64 {
 	fx, fy := x|0x20*lsb, y|0x20*lsb
 	h := eqMask(fx, '-')&eqMask(fy, '-') |
 		eqMask(x, 'A') |
-		eqMask(fx, 'a')&eqMask(fy, 'w') |
+		eqMask(fx, 'a')&(eqMask(fy, 'w')|eqMask(fy, 'p')) |
 		eqMask(fx, 's')&eqMask(fy, 'e') |
-		eqMask(x, 0xc5) |
+		eqMask(x, 's')&eqMask(y, 'k') | eqMask(x, 'r')&eqMask(y, 'k') |
 		eqMask(x, 'g')&(eqMask(y, 'h')|eqMask(y, 'i')|eqMask(y, 'l')) |
 		eqMask(x, 'x')&eqMask(y, 'o') |
-		eqMask(fx, 'b')&eqMask(fy, 'e')
+		eqMask(x, 'h')&eqMask(y, 'o') |
+		eqMask(x, 'e')&eqMask(y, 'y') |
+		eqMask(fx, 'b')&eqMask(fy, 'e') |
+		eqMask(fx, 'p')&eqMask(fy, 'a') |
+		eqMask(fx, 't')&eqMask(fy, 'o') |
+		eqMask(x, ':')&eqMask(y, '/')
 	if bs := eqMask(x, '\\'); bs != 0 {
 		h |= bs &^ simpleEscapeNext(y)
 	}
@@ -355,7 +485,7 @@ func exactEq(x uint64, c byte) uint64 {
 }
 
 // candidates runs candidate for each byte of s[i:i+8] flagged in hit.
-func (r *Redactor) candidates(s []byte, i int, hit uint64, mask uint16) {
+func (r *Redactor) candidates(s []byte, i int, hit uint64, mask uint32) {
 	for hit != 0 {
 		p := i + bits.TrailingZeros64(hit)>>3
 		hit &= hit - 1
@@ -372,10 +502,10 @@ func eqMask(x uint64, c byte) uint64 {
 
 // candidate runs the anchor checks of the rules in mask that can start with
 // s[p].
-func (r *Redactor) candidate(s []byte, p int, mask uint16) {
+func (r *Redactor) candidate(s []byte, p int, mask uint32) {
 	m := startRules[s[p]] & mask &^ uEscapeBit
 	for m != 0 {
-		k := bits.TrailingZeros16(m)
+		k := bits.TrailingZeros32(m)
 		m &= m - 1
 		if builtinRules[k].at(s, p) {
 			r.cands[k] = append(r.cands[k], p)
@@ -383,8 +513,24 @@ func (r *Redactor) candidate(s []byte, p int, mask uint16) {
 	}
 }
 
+// leadOK reports whether the byte before s[p] allows a match of a rule
+// with the given lead check there.
+func leadOK(lead byte, s []byte, p int) bool {
+	if p == 0 {
+		return true
+	}
+	switch lead {
+	case 'w':
+		return !isWordByte(s[p-1])
+	case 'a':
+		return !isAlnum(s[p-1])
+	}
+	return true
+}
+
 // matches returns what FindAllSubmatchIndex(s, -1) of built-in rule i
-// returns, looking only at its candidates.
+// returns (for the rules with a lead check, the leftmost matches whose
+// lead check passes), looking only at its candidates.
 func (r *Redactor) matches(i int, s []byte) [][]int {
 	r.locs = r.locs[:0]
 	r.endFrom, r.endAt = -1, -1
@@ -398,26 +544,16 @@ func (r *Redactor) matches(i int, s []byte) [][]int {
 		if i == privateKeyRule {
 			loc = r.privateKeyAt(s, p)
 		} else {
-			if b.lead && p > 0 && isWordByte(s[p-1]) {
-				continue // no \b before s[p]
+			if !leadOK(b.lead, s, p) {
+				continue
 			}
-			if b.match != nil {
-				loc = b.match(s, p)
-			} else {
-				e := b.end(s, p)
-				if i == awsSecretRule && !hasKeyRun(s[p:e]) {
-					continue // no 40-character key in reach: skip the regexp
-				}
-				loc = anchored[i].FindSubmatchIndex(s[p:e])
-				for k := range loc {
-					if loc[k] >= 0 {
-						loc[k] += p
-					}
-				}
-			}
+			loc = b.match(r, s, p)
 		}
 		if loc == nil {
 			continue
+		}
+		if loc[1] >= len(s)-1 {
+			r.clip = true // \b after it, or a longer match, would need the next bytes
 		}
 		r.locs = append(r.locs, loc)
 		pos = loc[1]
@@ -426,42 +562,43 @@ func (r *Redactor) matches(i int, s []byte) [][]int {
 }
 
 // mask replaces each match in locs with [REDACTED:name], keeping the first
-// keep submatch groups.
-func mask(s []byte, locs [][]int, name string, keep int) []byte {
+// keep submatch groups (and, with tail, the last group after the mask).
+func mask(s []byte, locs [][]int, name string, keep int, tail bool) []byte {
 	var out []byte
 	last := 0
 	for _, m := range locs {
 		out = append(out, s[last:m[0]]...)
-		for g := 1; g <= keep && 2*g+1 < len(m); g++ {
-			if m[2*g] >= 0 {
-				out = append(out, s[m[2*g]:m[2*g+1]]...)
-			}
-		}
-		out = append(out, "[REDACTED:"...)
-		out = append(out, name...)
-		out = append(out, ']')
+		out = appendMask(out, s, m, name, keep, tail)
 		last = m[1]
 	}
 	return append(out, s[last:]...)
 }
 
+func appendMask(out, s []byte, m []int, name string, keep int, tail bool) []byte {
+	for g := 1; g <= keep && 2*g+1 < len(m); g++ {
+		if m[2*g] >= 0 {
+			out = append(out, s[m[2*g]:m[2*g+1]]...)
+		}
+	}
+	out = append(out, "[REDACTED:"...)
+	out = append(out, name...)
+	out = append(out, ']')
+	if g := len(m)/2 - 1; tail && g > keep && m[2*g] >= 0 {
+		out = append(out, s[m[2*g]:m[2*g+1]]...)
+	}
+	return out
+}
+
 // mask is the package mask that also records in r.spans where each
 // match's replacement lies in the new text.
-func (r *Redactor) mask(s []byte, locs [][]int, name string, keep int) []byte {
+func (r *Redactor) mask(s []byte, locs [][]int, name string, keep int, tail bool) []byte {
 	out := make([]byte, 0, len(s)+len(locs)*(len(name)+11))
 	r.spans = r.spans[:0]
 	last := 0
 	for _, m := range locs {
 		out = append(out, s[last:m[0]]...)
 		start := len(out)
-		for g := 1; g <= keep && 2*g+1 < len(m); g++ {
-			if m[2*g] >= 0 {
-				out = append(out, s[m[2*g]:m[2*g+1]]...)
-			}
-		}
-		out = append(out, "[REDACTED:"...)
-		out = append(out, name...)
-		out = append(out, ']')
+		out = appendMask(out, s, m, name, keep, tail)
 		r.spans = append(r.spans, [2]int{start, len(out)})
 		last = m[1]
 	}
@@ -471,9 +608,10 @@ func (r *Redactor) mask(s []byte, locs [][]int, name string, keep int) []byte {
 // Anchor checks and window ends of the built-in rules.
 
 const (
-	pemBegin = "-----BEGIN "
-	pemEnd   = "-----END "
-	pemTail  = "PRIVATE KEY-----"
+	pemBegin   = "-----BEGIN "
+	pemEnd     = "-----END "
+	pemTail    = "PRIVATE KEY-----"
+	slackHooks = "hooks.slack.com/"
 )
 
 func isWordByte(c byte) bool {
@@ -484,8 +622,9 @@ func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
 }
 
-func isGitlabByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
-func isSlackByte(c byte) bool  { return isAlnum(c) || c == '-' }
+func isGitlabByte(c byte) bool  { return isAlnum(c) || c == '_' || c == '-' }
+func isSlackByte(c byte) bool   { return isAlnum(c) || c == '-' }
+func isWebhookByte(c byte) bool { return isAlnum(c) || c == '_' || c == '/' || c == '-' }
 
 // isSpaceRE is regexp's \s: [\t\n\f\r ].
 func isSpaceRE(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
@@ -528,23 +667,26 @@ func slackAt(s []byte, p int) bool {
 	return false
 }
 
-// foldPrefix reports whether s[p:] starts with word (lower-case ASCII) under
-// regexp's (?i) folding, which also matches "ſ" (U+017F) for s and "K"
-// (U+212A) for k.
+func stripeAt(s []byte, p int) bool {
+	if len(s)-p < 8 || s[p+1] != 'k' || s[p+2] != '_' || s[p+7] != '_' {
+		return false
+	}
+	switch string(s[p+3 : p+7]) {
+	case "live", "test":
+		return true
+	}
+	return false
+}
+
+// foldPrefix reports whether s[p:] starts with word (lower-case ASCII),
+// ASCII letters compared case-insensitively.
 func foldPrefix(s []byte, p int, word string) bool {
+	if len(s)-p < len(word) {
+		return false
+	}
 	for i := 0; i < len(word); i++ {
-		if p >= len(s) {
-			return false
-		}
-		c, w := s[p], word[i]
-		switch {
-		case c|0x20 == w && (w >= 'a' && w <= 'z'):
-			p++
-		case w == 's' && c == 0xc5 && p+1 < len(s) && s[p+1] == 0xbf:
-			p += 2
-		case w == 'k' && c == 0xe2 && p+2 < len(s) && s[p+1] == 0x84 && s[p+2] == 0xaa:
-			p += 3
-		default:
+		c, w := s[p+i], word[i]
+		if c != w && !(w >= 'a' && w <= 'z' && c == w-0x20) {
 			return false
 		}
 	}
@@ -555,39 +697,113 @@ func awsSecretAt(s []byte, p int) bool {
 	return foldPrefix(s, p, "aws") || foldPrefix(s, p, "secret")
 }
 
-// awsSecretLabelMax bounds the bytes of the label group: "aws" (4 bytes
-// with ſ), .{0,20} (4 bytes a character), secret|private (7), .{0,20}.
-const awsSecretLabelMax = 4 + 80 + 7 + 80
-
-// awsSecretEnd: the label ends within awsSecretLabelMax bytes; the
-// separator run ([\s"':=]+) that follows may be longer, but past that bound
-// it is a run of separator bytes; then 40 key characters (up to 3 bytes
-// each: (?i) adds K and ſ to the class) and the byte \b looks at.
-func awsSecretEnd(s []byte, p int) int {
-	w := min(len(s), p+awsSecretLabelMax)
-	for w < len(s) && isAWSSep(s[w]) {
-		w++
+// awsSecretMatch is the aws-secret-access-key regexp by backtracking in
+// its priority order: the label's lazy .{0,20}? (any character but a
+// newline) widened one character at a time, secret before private, the
+// separator run longest first, then 40 key characters and \b.
+func awsSecretMatch(r *Redactor, s []byte, p int) []int {
+	if foldPrefix(s, p, "aws") {
+		q := p + 3
+		for i := 0; i <= 20; i++ {
+			for _, w := range [...]string{"secret", "private"} {
+				if !foldPrefix(s, q, w) {
+					if len(s)-q < len(w) {
+						r.clip = true
+					}
+					continue
+				}
+				t := q + len(w)
+				for j := 0; j <= 20; j++ {
+					if m := r.awsTail(s, p, t); m != nil {
+						return m
+					}
+					n := r.charLen(s, t)
+					if n == 0 {
+						break
+					}
+					t += n
+				}
+			}
+			n := r.charLen(s, q)
+			if n == 0 {
+				break
+			}
+			q += n
+		}
 	}
-	return min(len(s), w+40*3+1)
+	if !foldPrefix(s, p, "secret") {
+		return nil
+	}
+	q := p + 6
+	if q < len(s) && s[q] == '_' {
+		q++
+	}
+	if !foldPrefix(s, q, "access") {
+		r.clip = r.clip || len(s)-q < 6
+		return nil
+	}
+	q += 6
+	if q < len(s) && s[q] == '_' {
+		q++
+	}
+	if !foldPrefix(s, q, "key") {
+		r.clip = r.clip || len(s)-q < 3
+		return nil
+	}
+	return r.awsTail(s, p, q+3)
 }
 
-// hasKeyRun reports whether w holds 40 bytes in a row that may be key
-// characters ([A-Za-z0-9/+=], or any non-ASCII byte: (?i) adds K and ſ).
-// Every aws-secret-access-key match has one, so without it the (costly)
-// regexp cannot match.
-func hasKeyRun(w []byte) bool {
-	run := 0
-	for _, c := range w {
-		if isAlnum(c) || c == '/' || c == '+' || c == '=' || c >= 0x80 {
-			if run++; run >= 40 {
-				return true
-			}
+// charLen is the width of the character regexp's "." matches at s[i] (an
+// invalid byte counts as one), or 0 at a newline or the end.
+func (r *Redactor) charLen(s []byte, i int) int {
+	if i >= len(s) {
+		r.clip = true
+		return 0
+	}
+	if s[i] == '\n' {
+		return 0
+	}
+	if s[i] < utf8.RuneSelf {
+		return 1
+	}
+	_, n := utf8.DecodeRune(s[i:])
+	return n
+}
+
+// awsTail matches ([\s"':=]+)[A-Za-z0-9/+=]{40}\b at s[t], the separator
+// run longest first ('=' is in both classes), for a label from p.
+func (r *Redactor) awsTail(s []byte, p, t int) []int {
+	e := r.run(s, t, isAWSSep)
+	for k := e; k > t; k-- {
+		if k+40 > len(s) {
+			r.clip = true
 			continue
 		}
-		run = 0
+		ok := true
+		for _, c := range s[k : k+40] {
+			if !isAWSKeyByte(c) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		next := false
+		if k+40 < len(s) {
+			next = isWordByte(s[k+40])
+		} else {
+			r.clip = true
+		}
+		if isWordByte(s[k+39]) == next {
+			continue // no \b after the key
+		}
+		return []int{p, k + 40, p, t, t, k}
 	}
-	return false
+	return nil
 }
+
+func isAWSKeyByte(c byte) bool { return isAlnum(c) || c == '/' || c == '+' || c == '=' }
 
 func isAWSSep(c byte) bool {
 	return isSpaceRE(c) || c == '"' || c == '\'' || c == ':' || c == '='
@@ -595,10 +811,29 @@ func isAWSSep(c byte) bool {
 
 func bearerAt(s []byte, p int) bool { return foldPrefix(s, p, "bearer") }
 
+func pairAt(s []byte, p int) bool {
+	return foldPrefix(s, p, "pass") || foldPrefix(s, p, "secret") || foldPrefix(s, p, "token") || foldPrefix(s, p, "api")
+}
+
+// run returns the end of the run of class bytes starting at s[i], setting
+// r.clip when it reaches the end of s.
+func (r *Redactor) run(s []byte, i int, class func(byte) bool) int {
+	for i < len(s) && class(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		r.clip = true
+	}
+	return i
+}
+
 // awsKeyIDMatch: the prefix (checked by awsKeyIDAt), 16 of [0-9A-Z], and
 // \b after the last (a word character): the next byte is not one.
-func awsKeyIDMatch(s []byte, p int) []int {
+func awsKeyIDMatch(r *Redactor, s []byte, p int) []int {
 	e := p + 20
+	if e >= len(s) {
+		r.clip = true
+	}
 	if e > len(s) {
 		return nil
 	}
@@ -618,12 +853,9 @@ func awsKeyIDMatch(s []byte, p int) []int {
 // bytes (n long) matches whole when lo <= n <= hi and the byte after it is
 // not a word character; any shorter take ends between two word
 // characters, where \b fails.
-func wordRunMatch(k int, class func(byte) bool, lo, hi int) func(s []byte, p int) []int {
-	return func(s []byte, p int) []int {
-		i := p + k
-		for i < len(s) && class(s[i]) {
-			i++
-		}
+func wordRunMatch(k int, class func(byte) bool, lo, hi int) func(r *Redactor, s []byte, p int) []int {
+	return func(r *Redactor, s []byte, p int) []int {
+		i := r.run(s, p+k, class)
 		if n := i - p - k; n < lo || n > hi || i < len(s) && isWordByte(s[i]) {
 			return nil
 		}
@@ -632,12 +864,9 @@ func wordRunMatch(k int, class func(byte) bool, lo, hi int) func(s []byte, p int
 }
 
 // runMatch: k literal bytes, then class{lo,} (greedy, nothing after it).
-func runMatch(k int, class func(byte) bool, lo int) func(s []byte, p int) []int {
-	return func(s []byte, p int) []int {
-		i := p + k
-		for i < len(s) && class(s[i]) {
-			i++
-		}
+func runMatch(k int, class func(byte) bool, lo int) func(r *Redactor, s []byte, p int) []int {
+	return func(r *Redactor, s []byte, p int) []int {
+		i := r.run(s, p+k, class)
 		if i-p-k < lo {
 			return nil
 		}
@@ -645,52 +874,176 @@ func runMatch(k int, class func(byte) bool, lo int) func(s []byte, p int) []int 
 	}
 }
 
-// bearerMatch: (bearer)(\s+) then at least 8 token characters ((?i) adds ſ
-// and K to the class, one character each) and "=*". The token class holds
-// no space and no '=', so every run is taken whole.
-func bearerMatch(s []byte, p int) []int {
-	ws := p + 6
-	i := ws
-	for i < len(s) && isSpaceRE(s[i]) {
+// googleKeyMatch: "AIza" and exactly 35 of [0-9A-Za-z_-] (the class run
+// may go on; the match stops at 35).
+func googleKeyMatch(r *Redactor, s []byte, p int) []int {
+	e := p + 4 + 35
+	i := p + 4
+	for i < len(s) && i < e && (isWordByte(s[i]) || s[i] == '-') {
 		i++
 	}
+	if i == len(s) && i < e {
+		r.clip = true
+	}
+	if i < e {
+		return nil
+	}
+	return []int{p, e}
+}
+
+// webhookMatch: "hooks.slack.com/", one of services|workflows|triggers,
+// '/', then at least 8 of [A-Za-z0-9_/-].
+func webhookMatch(r *Redactor, s []byte, p int) []int {
+	i := p + len(slackHooks)
+	for _, w := range []string{"services/", "workflows/", "triggers/"} {
+		if bytes.HasPrefix(s[i:], []byte(w)) {
+			j := r.run(s, i+len(w), isWebhookByte)
+			if j-i-len(w) < 8 {
+				return nil
+			}
+			return []int{p, j}
+		}
+		if len(s)-i < len(w) && bytes.HasPrefix([]byte(w), s[i:]) {
+			r.clip = true
+		}
+	}
+	return nil
+}
+
+func isJWTByte(c byte) bool { return isWordByte(c) || c == '-' }
+
+// jwtMatch: "eyJ" and 8+ of [A-Za-z0-9_-], '.', "eyJ" and 8+ more, '.',
+// and any run of them (the class holds no '.', so every run is whole).
+func jwtMatch(r *Redactor, s []byte, p int) []int {
+	i := r.run(s, p+3, isJWTByte)
+	if i-p-3 < 8 || i >= len(s) || s[i] != '.' {
+		return nil
+	}
+	i++
+	if len(s)-i < 3 {
+		r.clip = true
+	}
+	if !bytes.HasPrefix(s[i:], []byte("eyJ")) {
+		return nil
+	}
+	j := r.run(s, i+3, isJWTByte)
+	if j-i-3 < 8 || j >= len(s) || s[j] != '.' {
+		return nil
+	}
+	return []int{p, r.run(s, j+1, isJWTByte)}
+}
+
+// bearerMatch: (bearer)(\s+) then at least 8 token characters and "=*".
+// The token class holds no space and no '=', so every run is taken whole.
+func bearerMatch(r *Redactor, s []byte, p int) []int {
+	ws := p + 6
+	i := r.run(s, ws, isSpaceRE)
 	if i == ws {
 		return nil
 	}
-	tok, n := i, 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/':
-			i++
-		case c == 0xc5 && i+1 < len(s) && s[i+1] == 0xbf: // ſ
-			i += 2
-		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x84 && s[i+2] == 0xaa: // K
-			i += 3
-		default:
-			goto done
-		}
-		n++
-	}
-done:
-	if n < 8 {
+	tok := i
+	i = r.run(s, i, isBearerByte)
+	if i-tok < 8 {
 		return nil
 	}
-	for i < len(s) && s[i] == '=' {
+	i = r.run(s, i, func(c byte) bool { return c == '=' })
+	return []int{p, i, p, ws, ws, tok}
+}
+
+func isBearerByte(c byte) bool {
+	return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
+}
+
+func isURLUserByte(c byte) bool { return isURLPassByte(c) && c != ':' }
+func isURLPassByte(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\f', '\r', '/', '?', '#', '@', '"', '\'', '<', '>':
+		return false
+	}
+	return true
+}
+
+// urlCredsMatch: "://", a user run without ':' (the class excludes it, so
+// the run must end at the ':'), ':', a password run (whole: '@' is not in
+// its class) and '@', which is kept after the mask.
+func urlCredsMatch(r *Redactor, s []byte, p int) []int {
+	u := r.run(s, p+3, isURLUserByte)
+	if u >= len(s) || s[u] != ':' {
+		return nil
+	}
+	w := r.run(s, u+1, isURLPassByte)
+	if w == u+1 || w >= len(s) || s[w] != '@' {
+		return nil
+	}
+	return []int{p, w + 1, p, u + 1, w, w + 1}
+}
+
+// pairMatch: a label (pass(word|wd|phrase), secret, token, api[_-]?key),
+// an optional quote, spaces, ':' or '=', spaces, an optional quote, then at
+// least 6 value bytes; label and separators are kept. Each part's class
+// excludes what follows it, so the greedy reading is the only one.
+func pairMatch(r *Redactor, s []byte, p int) []int {
+	i := -1
+	switch {
+	case foldPrefix(s, p, "pass"):
+		for _, w := range []string{"word", "wd", "phrase"} {
+			if foldPrefix(s, p+4, w) {
+				i = p + 4 + len(w)
+				break
+			}
+		}
+	case foldPrefix(s, p, "secret"):
+		i = p + 6
+	case foldPrefix(s, p, "token"):
+		i = p + 5
+	case foldPrefix(s, p, "api"):
+		j := p + 3
+		if j < len(s) && (s[j] == '_' || s[j] == '-') {
+			j++
+		}
+		if foldPrefix(s, j, "key") {
+			i = j + 3
+		}
+	}
+	if i < 0 {
+		return nil
+	}
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
-	return []int{p, i, p, ws, ws, tok}
+	i = r.run(s, i, isSpaceRE)
+	if i >= len(s) || s[i] != ':' && s[i] != '=' {
+		return nil
+	}
+	i = r.run(s, i+1, isSpaceRE)
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	v := i
+	i = r.run(s, i, isPairValueByte)
+	if i-v < 6 {
+		return nil
+	}
+	return []int{p, i, p, v}
+}
+
+func isPairValueByte(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\f', '\r', '"', '\'', '&', ',', ';', '<', '>':
+		return false
+	}
+	return true
 }
 
 // pemMarkerEnd matches `[A-Z0-9 ]*PRIVATE KEY-----` at s[i:]. The class run
 // is greedy and "PRIVATE KEY" lies inside it, followed by '-' (outside it),
 // so the only possible split puts "PRIVATE KEY" at the run's end.
-func pemMarkerEnd(s []byte, i int) (int, bool) {
-	j := i
-	for j < len(s) && (s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9' || s[j] == ' ') {
-		j++
-	}
+func (r *Redactor) pemMarkerEnd(s []byte, i int) (int, bool) {
+	j := r.run(s, i, func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' })
 	k := j - len("PRIVATE KEY")
+	if len(s)-k < len(pemTail) {
+		r.clip = true
+	}
 	if k < i || !bytes.HasPrefix(s[k:], []byte(pemTail)) {
 		return 0, false
 	}
@@ -700,15 +1053,15 @@ func pemMarkerEnd(s []byte, i int) (int, bool) {
 // privateKeyAt matches the private-key rule at s[p]: the BEGIN line, then
 // everything up to the first END marker, or (none after it) everything.
 func (r *Redactor) privateKeyAt(s []byte, p int) []int {
-	h, ok := pemMarkerEnd(s, p+len(pemBegin))
+	h, ok := r.pemMarkerEnd(s, p+len(pemBegin))
 	if !ok {
 		return nil
 	}
 	if e := r.nextPEMEnd(s, h); e >= 0 {
 		return []int{p, e}
 	}
+	r.clip = true
 	return []int{p, len(s)} // (?s) covers both alternatives: .* runs to the end
-
 }
 
 // nextPEMEnd returns the end of the first END marker starting at or after
@@ -726,284 +1079,11 @@ func (r *Redactor) nextPEMEnd(s []byte, from int) int {
 			break
 		}
 		q += i
-		if e, ok := pemMarkerEnd(s, q+len(pemEnd)); ok {
+		if e, ok := r.pemMarkerEnd(s, q+len(pemEnd)); ok {
 			r.endAt, r.endEnd = q, e
 			break
 		}
 		q++
 	}
 	return r.endEnd
-}
-
-// The JSON walk: each level is walked once (Object/Array hand the value's
-// start to the callback, which returns its end), so the cost is linear in
-// the input whatever the nesting. It accepts exactly what Members/skipValue
-// accept (same grammar, same depth limit, counted from 1 at a top-level
-// member's value), so malformed input fails as it always did.
-
-// skipStr returns the index past the string at b[i]. Short strings are
-// skipped here; for a long one the host's native skip is used when set.
-func (r *Redactor) skipStr(b []byte, i int) (int, error) {
-	if r.Skip == nil {
-		return SkipString(b, i)
-	}
-	// The first unescaped quote within a prefix is the string's end (the
-	// backslash count looks backwards only).
-	if e, err := SkipString(b[:min(len(b), i+longString)], i); err == nil {
-		return e, nil
-	}
-	return r.Skip(i)
-}
-
-// longString: strings longer than this are skipped by Redactor.Skip.
-const longString = 256
-
-// skip returns the index past the value at b[i], at nesting depth depth.
-func (r *Redactor) skip(b []byte, i, depth int) (int, error) {
-	if depth > maxDepth {
-		return 0, ErrSyntax
-	}
-	if b[i] == '"' {
-		return r.skipStr(b, i)
-	}
-	return skipValue(b, i, depth)
-}
-
-// mayChange reports whether RedactText could change the string whose raw
-// JSON form is raw, without decoding it. Anchors are made of characters
-// JSON never escapes except as \uXXXX, so unless raw has a \u escape, every
-// anchor of the decoded text appears as is in raw (and the checks only get
-// more permissive on the longer raw form). Decoding and re-encoding a long
-// string costs more in a guest than this scan.
-func (r *Redactor) mayChange(raw []byte) bool {
-	if len(r.extra) > 0 {
-		return true
-	}
-	mask := r.builtins | uEscapeBit
-	i := 0
-	for ; i+33 <= len(raw); i += 32 {
-		h0, h1, h2, h3 := anchorHits(raw, i), anchorHits(raw, i+8), anchorHits(raw, i+16), anchorHits(raw, i+24)
-		if h0|h1|h2|h3 == 0 {
-			continue
-		}
-		if anyAnchor(raw, i, h0, mask) || anyAnchor(raw, i+8, h1, mask) || anyAnchor(raw, i+16, h2, mask) || anyAnchor(raw, i+24, h3, mask) {
-			return true
-		}
-	}
-	for ; i+9 <= len(raw); i += 8 {
-		if anyAnchor(raw, i, anchorHits(raw, i), mask) {
-			return true
-		}
-	}
-	for ; i < len(raw); i++ {
-		if isAnchor(raw, i, mask) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyAnchor reports whether a byte of s[i:i+8] flagged in hit passes an
-// anchor check of a rule in mask (or is a backslash uEscapeBit flags).
-func anyAnchor(s []byte, i int, hit uint64, mask uint16) bool {
-	for hit != 0 {
-		p := i + bits.TrailingZeros64(hit)>>3
-		hit &= hit - 1
-		if isAnchor(s, p, mask) {
-			return true
-		}
-	}
-	return false
-}
-
-// isAnchor is candidate's test without the bookkeeping.
-func isAnchor(s []byte, p int, mask uint16) bool {
-	m := startRules[s[p]] & mask
-	if m&uEscapeBit != 0 {
-		m &^= uEscapeBit
-		if p+1 < len(s) {
-			switch s[p+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			default:
-				return true
-			}
-		}
-	}
-	for m != 0 {
-		k := bits.TrailingZeros16(m)
-		m &= m - 1
-		if builtinRules[k].at(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// redactString rewrites the raw JSON string value raw onto out.
-func (r *Redactor) redactString(out, raw []byte) ([]byte, bool, error) {
-	if !r.mayChange(raw) {
-		return append(out, raw...), false, nil
-	}
-	var err error
-	r.str, err = AppendUnquote(r.str[:0], raw)
-	if err != nil {
-		return out, false, err
-	}
-	text, changed := r.RedactText(r.str)
-	if !changed {
-		return append(out, raw...), false, nil
-	}
-	return AppendQuote(out, text), true, nil
-}
-
-// redactValue copies the JSON value starting at b[s] onto out, redacting
-// every string value (object keys are kept); it returns the index past the
-// value.
-func (r *Redactor) redactValue(out, b []byte, s, depth int) ([]byte, int, bool, error) {
-	if depth > maxDepth {
-		return out, 0, false, ErrSyntax
-	}
-	switch b[s] {
-	case '"':
-		e, err := r.skipStr(b, s)
-		if err != nil {
-			return out, 0, false, err
-		}
-		out, ch, err := r.redactString(out, b[s:e])
-		return out, e, ch, err
-	case '{':
-		out = append(out, '{')
-		any, n := false, 0
-		e, err := Object(b, s, func(k []byte, vs int) (int, error) {
-			if n > 0 {
-				out = append(out, ',')
-			}
-			n++
-			out = append(out, k...)
-			out = append(out, ':')
-			var ch bool
-			var ve int
-			var err error
-			out, ve, ch, err = r.redactValue(out, b, vs, depth+1)
-			any = any || ch
-			return ve, err
-		})
-		return append(out, '}'), e, any, err
-	case '[':
-		out = append(out, '[')
-		any, n := false, 0
-		e, err := Array(b, s, func(vs int) (int, error) {
-			if n > 0 {
-				out = append(out, ',')
-			}
-			n++
-			var ch bool
-			var ve int
-			var err error
-			out, ve, ch, err = r.redactValue(out, b, vs, depth+1)
-			any = any || ch
-			return ve, err
-		})
-		return append(out, ']'), e, any, err
-	}
-	e, err := skipValue(b, s, depth)
-	if err != nil {
-		return out, 0, false, err
-	}
-	return append(out, b[s:e]...), e, false, nil
-}
-
-// redactItem copies the content item starting at b[s], redacting its text
-// (and an embedded resource's text); it returns the index past the item.
-func (r *Redactor) redactItem(out, b []byte, s, depth int) ([]byte, int, bool, error) {
-	if b[s] != '{' || depth > maxDepth {
-		e, err := r.skip(b, s, depth)
-		if err != nil {
-			return out, 0, false, err
-		}
-		return append(out, b[s:e]...), e, false, nil
-	}
-	out = append(out, '{')
-	any, n := false, 0
-	e, err := Object(b, s, func(k []byte, vs int) (int, error) {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = append(out, k...)
-		out = append(out, ':')
-		var ch bool
-		var ve int
-		var err error
-		switch {
-		case KeyIs(k, "text") && b[vs] == '"':
-			if ve, err = r.skip(b, vs, depth+1); err == nil {
-				out, ch, err = r.redactString(out, b[vs:ve])
-			}
-		case KeyIs(k, "resource") && b[vs] == '{':
-			out, ve, ch, err = r.redactItem(out, b, vs, depth+1)
-		default:
-			if ve, err = r.skip(b, vs, depth+1); err == nil {
-				out = append(out, b[vs:ve]...)
-			}
-		}
-		any = any || ch
-		return ve, err
-	})
-	return append(out, '}'), e, any, err
-}
-
-// RedactResult masks secrets in the text of content items, the text of
-// embedded resources and every string value inside structuredContent. It
-// returns (nil, false, nil) when nothing had to change. The returned slice
-// is reused by the next call.
-func (r *Redactor) RedactResult(result []byte) ([]byte, bool, error) {
-	out := append(r.out[:0], '{')
-	any, n := false, 0
-	_, err := Object(result, 0, func(k []byte, vs int) (int, error) {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = append(out, k...)
-		out = append(out, ':')
-		var ch bool
-		var ve int
-		var err error
-		switch {
-		case KeyIs(k, "content") && result[vs] == '[':
-			out = append(out, '[')
-			m := 0
-			ve, err = Array(result, vs, func(is int) (int, error) {
-				if m > 0 {
-					out = append(out, ',')
-				}
-				m++
-				var c bool
-				var ie int
-				var err error
-				out, ie, c, err = r.redactItem(out, result, is, 2)
-				ch = ch || c
-				return ie, err
-			})
-			out = append(out, ']')
-		case KeyIs(k, "structuredContent"):
-			out, ve, ch, err = r.redactValue(out, result, vs, 1)
-		default:
-			if ve, err = r.skip(result, vs, 1); err == nil {
-				out = append(out, result[vs:ve]...)
-			}
-		}
-		any = any || ch
-		return ve, err
-	})
-	out = append(out, '}')
-	r.out = out
-	if err != nil {
-		return nil, false, errors.New("redact: input is not a JSON object: " + err.Error())
-	}
-	if !any {
-		return nil, false, nil
-	}
-	return out, true, nil
 }

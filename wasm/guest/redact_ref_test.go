@@ -1,9 +1,11 @@
 package guest
 
-// The straightforward redactor the fast one replaced, kept verbatim (names
-// aside) as the reference for the differential tests: every built-in rule's
-// regexp over the whole text, rule after rule, and a JSON walk that re-skips
-// nested values. Redactor must produce byte-identical results.
+// The straightforward redactor the fast one must agree with: every
+// built-in rule's regexp over the whole text, rule after rule, over every
+// string of the result (member names included), each decoded and
+// re-encoded whole. Redactor must produce the same strings (its windows
+// keep the raw bytes it did not change, so outputs are compared after
+// decoding).
 
 import (
 	"errors"
@@ -12,26 +14,38 @@ import (
 )
 
 // A redaction rule: matches of re are replaced; when keep > 0 the first keep
-// submatch groups (e.g. a "Bearer " prefix) are written back unmasked.
+// submatch groups (e.g. a "Bearer " prefix) are written back unmasked, and
+// with tail the last group after the mask; lead 'a' requires the byte
+// before a match to be no letter or digit.
 type refRule struct {
 	name string
 	re   *regexp.Regexp
 	keep int
+	tail bool
+	lead byte
 }
 
 // refBuiltinRules are the secrets masked by default.
 var refBuiltinRules = []struct {
 	name, expr string
 	keep       int
+	tail       bool
+	lead       byte
 }{
-	{"private-key", `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)`, 0},
-	{"aws-access-key-id", `\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b`, 0},
-	{"aws-secret-access-key", `(?i)(aws.{0,20}?(?:secret|private).{0,20}?|secret_?access_?key)([\s"':=]+)[A-Za-z0-9/+=]{40}\b`, 2},
-	{"github-token", `\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b`, 0},
-	{"github-pat", `\bgithub_pat_[A-Za-z0-9_]{22,255}\b`, 0},
-	{"gitlab-token", `\bglpat-[A-Za-z0-9_\-]{20,}`, 0},
-	{"slack-token", `\bxox[abposre]-[A-Za-z0-9-]{10,}`, 0},
-	{"bearer-token", `(?i)(\bbearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`, 2},
+	{"private-key", `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)`, 0, false, 0},
+	{"aws-access-key-id", `\b(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{16}\b`, 0, false, 0},
+	{"aws-secret-access-key", awsSecretExpr, 2, false, 0},
+	{"github-token", `\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b`, 0, false, 0},
+	{"github-pat", `\bgithub_pat_[A-Za-z0-9_]{22,255}\b`, 0, false, 0},
+	{"gitlab-token", `\bglpat-[A-Za-z0-9_\-]{20,}`, 0, false, 0},
+	{"slack-token", `\bxox[abposre]-[A-Za-z0-9-]{10,}`, 0, false, 0},
+	{"slack-webhook", `\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}`, 0, false, 0},
+	{"google-api-key", `\bAIza[0-9A-Za-z_\-]{35}`, 0, false, 0},
+	{"stripe-key", `\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`, 0, false, 0},
+	{"jwt", `\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, 0, false, 0},
+	{"bearer-token", bearerExpr, 2, false, 0},
+	{"url-credentials", urlCredsExpr, 1, true, 0},
+	{"password-pair", pairExpr, 1, false, 'a'},
 }
 
 // refRedactor masks secrets in the model-facing strings of MCP tool results.
@@ -88,7 +102,7 @@ func newRefRedactor(config []byte) (*refRedactor, error) {
 		if disabled[b.name] {
 			continue
 		}
-		r.rules = append(r.rules, refRule{name: b.name, re: regexp.MustCompile(b.expr), keep: b.keep})
+		r.rules = append(r.rules, refRule{name: b.name, re: regexp.MustCompile(b.expr), keep: b.keep, tail: b.tail, lead: b.lead})
 	}
 	for i, p := range extra {
 		re, err := regexp.Compile(p)
@@ -105,31 +119,47 @@ func newRefRedactor(config []byte) (*refRedactor, error) {
 func (r *refRedactor) redactText(s []byte) ([]byte, bool) {
 	changed := false
 	for _, rule := range r.rules {
-		locs := rule.re.FindAllSubmatchIndex(s, -1)
+		locs := refFindAll(rule, s)
 		if len(locs) == 0 {
 			continue
 		}
 		changed = true
-		var out []byte
-		last := 0
-		for _, m := range locs {
-			out = append(out, s[last:m[0]]...)
-			for g := 1; g <= rule.keep && 2*g+1 < len(m); g++ {
-				if m[2*g] >= 0 {
-					out = append(out, s[m[2*g]:m[2*g+1]]...)
-				}
-			}
-			out = append(out, "[REDACTED:"...)
-			out = append(out, rule.name...)
-			out = append(out, ']')
-			last = m[1]
-		}
-		s = append(out, s[last:]...)
+		s = mask(s, locs, rule.name, rule.keep, rule.tail)
 	}
 	return s, changed
 }
 
-// redactString rewrites the raw JSON string value raw onto out.
+// refFindAll is FindAllSubmatchIndex, keeping for a rule with a lead
+// check the leftmost matches whose check passes.
+func refFindAll(rule refRule, s []byte) [][]int {
+	if rule.lead == 0 {
+		return rule.re.FindAllSubmatchIndex(s, -1)
+	}
+	var locs [][]int
+	for pos := 0; pos <= len(s); {
+		m := rule.re.FindSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += pos
+			}
+		}
+		if !leadOK(rule.lead, s, m[0]) {
+			pos = m[0] + 1
+			continue
+		}
+		locs = append(locs, m)
+		pos = m[1]
+		if m[1] == m[0] {
+			pos++
+		}
+	}
+	return locs
+}
+
+// redactString rewrites the raw JSON string raw onto out.
 func (r *refRedactor) redactString(out, raw []byte) ([]byte, bool, error) {
 	var err error
 	r.str, err = AppendUnquote(r.str[:0], raw)
@@ -144,7 +174,7 @@ func (r *refRedactor) redactString(out, raw []byte) ([]byte, bool, error) {
 }
 
 // redactValue copies the JSON value b[s:e] onto out, redacting every string
-// value (object keys are kept).
+// (member names too).
 func (r *refRedactor) redactValue(out, b []byte, s, e int) ([]byte, bool, error) {
 	switch b[s] {
 	case '"':
@@ -158,11 +188,14 @@ func (r *refRedactor) redactValue(out, b []byte, s, e int) ([]byte, bool, error)
 				out = append(out, ',')
 			}
 			n++
-			out = append(out, k...)
+			var ch, kch bool
+			out, kch, ierr = r.redactString(out, k)
+			if ierr != nil {
+				return false
+			}
 			out = append(out, ':')
-			var ch bool
 			out, ch, ierr = r.redactValue(out, b, vs, ve)
-			any = any || ch
+			any = any || ch || kch
 			return ierr == nil
 		})
 		if err == nil {
@@ -191,95 +224,17 @@ func (r *refRedactor) redactValue(out, b []byte, s, e int) ([]byte, bool, error)
 	return append(out, b[s:e]...), false, nil
 }
 
-// redactItem copies one content item, redacting its text (and an embedded
-// resource's text).
-func (r *refRedactor) redactItem(out, b []byte, s, e int) ([]byte, bool, error) {
-	if b[s] != '{' {
-		return append(out, b[s:e]...), false, nil
-	}
-	out = append(out, '{')
-	any, n := false, 0
-	var ierr error
-	_, err := Members(b[:e], s, func(k []byte, vs, ve int) bool {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = append(out, k...)
-		out = append(out, ':')
-		var ch bool
-		switch {
-		case KeyIs(k, "text") && b[vs] == '"':
-			out, ch, ierr = r.redactString(out, b[vs:ve])
-		case KeyIs(k, "resource") && b[vs] == '{':
-			out, ch, ierr = r.redactItem(out, b, vs, ve)
-		default:
-			out = append(out, b[vs:ve]...)
-		}
-		any = any || ch
-		return ierr == nil
-	})
-	if err == nil {
-		err = ierr
-	}
-	return append(out, '}'), any, err
-}
-
-// redactResult masks secrets in the text of content items, the text of
-// embedded resources and every string value inside structuredContent. It
-// returns (nil, false, nil) when nothing had to change. The returned slice
-// is reused by the next call.
+// redactResult masks secrets in every string of the result. It returns
+// (nil, false, nil) when nothing had to change.
 func (r *refRedactor) redactResult(result []byte) ([]byte, bool, error) {
-	out := append(r.out[:0], '{')
-	any, n := false, 0
-	var ierr error
-	_, err := Members(result, 0, func(k []byte, vs, ve int) bool {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		n++
-		out = append(out, k...)
-		out = append(out, ':')
-		var ch bool
-		switch {
-		case KeyIs(k, "content") && result[vs] == '[':
-			out = append(out, '[')
-			m := 0
-			var eerr error
-			_, eerr = Elements(result[:ve], vs, func(is, ie int) bool {
-				if m > 0 {
-					out = append(out, ',')
-				}
-				m++
-				var c bool
-				var e error
-				out, c, e = r.redactItem(out, result, is, ie)
-				ch = ch || c
-				if e != nil {
-					ierr = e
-					return false
-				}
-				return true
-			})
-			if ierr == nil {
-				ierr = eerr
-			}
-			out = append(out, ']')
-		case KeyIs(k, "structuredContent"):
-			out, ch, ierr = r.redactValue(out, result, vs, ve)
-		default:
-			out = append(out, result[vs:ve]...)
-		}
-		any = any || ch
-		return ierr == nil
-	})
-	if err == nil {
-		err = ierr
+	e, err := SkipValue(result, 0)
+	if err != nil || SkipSpace(result, 0) >= len(result) || result[SkipSpace(result, 0)] != '{' || SkipSpace(result, e) != len(result) {
+		return nil, false, errNotObject
 	}
-	out = append(out, '}')
+	out, any, err := r.redactValue(r.out[:0], result, SkipSpace(result, 0), e)
 	r.out = out
 	if err != nil {
-		return nil, false, errors.New("redact: input is not a JSON object: " + err.Error())
+		return nil, false, errors.New("redact: " + err.Error())
 	}
 	if !any {
 		return nil, false, nil

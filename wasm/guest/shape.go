@@ -12,6 +12,8 @@ const DefaultBudget = 16384
 const MinBudget = 1024
 
 // ErrNotResult reports input that is not a JSON object with a content array.
+// Shape no longer fails with it: such input is offloaded whole and shown as
+// a prefix of its text (see Shape).
 var ErrNotResult = errors.New("shape: input is not an MCP tool result (a JSON object whose content is an array)")
 
 // Shaper keeps MCP tool results within a byte budget. Its buffers are reused
@@ -85,18 +87,21 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	// One walk over the input: the content array and its items are parsed
 	// in place; every other value is skipped once (by the host in a guest).
 	_, err := Object(result, 0, s.topFn)
-	contentS, scS, scE, omitted := s.contentS, s.scS, s.scE, s.omitted
+	scS, scE, omitted := s.scS, s.scE, s.omitted
 	s.res = nil
-	if err != nil || contentS < 0 {
-		return nil, false, ErrNotResult
-	}
-
 	handle := ""
 	if s.Offload != nil {
 		if h, err := s.Offload(result); err == nil {
 			handle = h
 		}
 	}
+	if err != nil {
+		// Not a result shaping can walk: never pass it on whole.
+		out := s.shapeRaw(result, budget, handle)
+		return out, true, nil
+	}
+	// (A result without content is shaped as one with none.)
+
 	// The marker is written last but its room is reserved first, sized for
 	// the largest omitted count possible.
 	s.scratch = marker(s.scratch[:0], budget, len(result), len(result), handle)
@@ -192,7 +197,7 @@ func (s *Shaper) top(k []byte, vs int) (int, error) {
 	case KeyIs(k, "structuredContent"):
 		s.scS, s.scE = vs, ve
 	case KeyIs(k, "content"):
-		return 0, ErrNotResult
+		return 0, ErrNotResult // content that is not an array
 	case KeyIs(k, "_meta") && ve-vs <= maxKeptMeta,
 		ve-vs <= maxKeptScalar:
 		s.fixed = append(s.fixed, [2]int{ptrDiff(result, k), ve})
@@ -243,9 +248,9 @@ func cutItem(out, result []byte, it *item, room int) []byte {
 	text := result[it.text[0]:it.text[1]]
 	res := result[it.resource[0]:it.resource[1]]
 	switch {
-	case string(typ) == `"text"` && len(text) >= 2 && text[0] == '"':
+	case KeyIs(typ, "text") && len(text) >= 2 && text[0] == '"':
 		return cutText(out, `{"type":"text","text":"`, `"}`, text, room)
-	case string(typ) == `"resource"` && len(res) > 0 && res[0] == '{':
+	case KeyIs(typ, "resource") && len(res) > 0 && res[0] == '{':
 		rtext, ok := Lookup(res, "text")
 		if !ok || len(rtext) < 2 || rtext[0] != '"' {
 			break
@@ -301,19 +306,69 @@ func marker(dst []byte, budget, total, omitted int, handle string) []byte {
 	dst = append(dst, ` bytes were omitted. `...)
 	if handle != "" {
 		dst = append(dst, `The full result is stored under handle `...)
-		// Handles are opaque but short and plain; escape defensively.
-		for i := 0; i < len(handle); i++ {
-			if c := handle[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-				dst = append(dst, '_')
-			} else {
-				dst = append(dst, c)
-			}
-		}
+		dst = appendPlain(dst, handle)
 		dst = append(dst, `; read it in pages by that handle.]"}`...)
+		// The same, for clients: a link to the stored result.
+		dst = append(dst, `,{"type":"resource_link","uri":"`+ResultURIPrefix...)
+		dst = appendPlain(dst, handle)
+		dst = append(dst, `","name":"`...)
+		dst = appendPlain(dst, handle)
+		dst = append(dst, `","mimeType":"application/json","description":"the full result (`...)
+		dst = strconv.AppendInt(dst, int64(total), 10)
+		dst = append(dst, ` bytes), readable in pages"}`...)
 	} else {
 		dst = append(dst, `The full result could not be stored.]"}`...)
 	}
 	return dst
+}
+
+// ResultURIPrefix names a stored result as a resource:
+// sluice://results/<handle>.
+const ResultURIPrefix = "sluice://results/"
+
+// appendPlain appends a handle: opaque but short and plain; anything that
+// would need escaping becomes '_'.
+func appendPlain(dst []byte, h string) []byte {
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			dst = append(dst, '_')
+		} else {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// shapeRaw shapes input that is not a result it can walk (not JSON, not
+// an object, content not an array): the model gets a prefix of its text,
+// cut within the budget, and the marker naming the stored whole.
+func (s *Shaper) shapeRaw(result []byte, budget int, handle string) []byte {
+	s.scratch = marker(s.scratch[:0], budget, len(result), len(result), handle)
+	const head, tail = `{"content":[{"type":"text","text":`, `},`
+	room := budget - len(head) - len(tail) - len(s.scratch) - 2 /* ]} */ - len(" \u2026 [") - digits(len(result)) - len(" bytes cut]") - 2
+	n := min(len(result), max(room, 0))
+	var q []byte
+	for {
+		for n > 0 && n < len(result) && result[n]&0xC0 == 0x80 {
+			n-- // not inside a UTF-8 sequence
+		}
+		q = appendQuoteBody(s.out[:0], result[:n])
+		if len(q) <= room || n == 0 {
+			break
+		}
+		n = max(0, n-(len(q)-room)-1)
+	}
+	body := append([]byte(nil), q...)
+	out := append(s.out[:0], head...)
+	out = append(out, '"')
+	out = append(out, body...)
+	out = cutNote(out, len(result)-n)
+	out = append(out, '"')
+	out = append(out, tail...)
+	out = marker(out, budget, len(result), len(result)-n, handle)
+	out = append(out, "]}"...)
+	s.out = out
+	return out
 }
 
 func digits(n int) int {

@@ -21,7 +21,8 @@ func configure(config []byte) error {
 	if err != nil {
 		return err
 	}
-	r.Skip = guest.InputSkip // long strings: the host's native skip
+	r.Skip = guest.InputSkip // values: the host's native skip
+	r.Find = guest.InputFind // anchors: the host's native keyword search
 	redactor = r
 	return nil
 }
