@@ -216,4 +216,6 @@ func FuzzInputFind(f *testing.F) {
 	})
 }
 
-func le32(b []byte) int32 { return int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24) }
+func le32(b []byte) int32 {
+	return int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+}

@@ -106,7 +106,9 @@ func TestShaper(t *testing.T) {
 		if err != nil || !shaped || len(out) > 2048 || calls != 1 {
 			t.Fatalf("unparsable input: %d bytes, %v, %v, %d offloads", len(out), shaped, err, calls)
 		}
-		var rr struct{ Content []struct{ Type, Text, URI string } }
+		var rr struct {
+			Content []struct{ Type, Text, URI string }
+		}
 		if err := json.Unmarshal(out, &rr); err != nil || len(rr.Content) != 3 || !strings.HasPrefix(string(bad), strings.TrimSuffix(rr.Content[0].Text[:20], "\ufffd")) && bad[0] != 'n' {
 			t.Fatalf("unparsable input shaped to %s (%v)", out, err)
 		}
