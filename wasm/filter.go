@@ -223,7 +223,11 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 // deadline is a call's deadline for an input of n bytes: the fixed part
 // plus perMiB for every MiB (pro rata).
 func (f *Filter) deadline(n int) time.Duration {
-	return f.timeout + time.Duration(float64(f.perMiB)*float64(n)/(1<<20))
+	d := f.timeout + time.Duration(float64(f.perMiB)*float64(n)/(1<<20))
+	if f.timeout >= time.Millisecond {
+		d = d.Round(time.Millisecond) // never below f.timeout, a whole number of ms
+	}
+	return d
 }
 
 // Deadline returns the deadline a call with an input of n bytes gets.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // testGuest reads a committed test guest from testdata/filters.
@@ -29,6 +30,11 @@ func newTestHost(t testing.TB, o *Options) *Host {
 	}
 	if opts.CacheDir == "" {
 		opts.CacheDir = sharedCacheDir(t)
+	}
+	if opts.Timeout == 0 {
+		// Tests about deadlines set their own; the rest must not fail
+		// because a loaded machine (or -race) ran a guest slowly.
+		opts.Timeout = 30 * time.Second
 	}
 	h, err := NewHost(context.Background(), &opts)
 	if err != nil {
