@@ -1,0 +1,5 @@
+//go:build !race
+
+package guest
+
+const raceEnabled = false
