@@ -86,6 +86,9 @@ func newFrontend(g *Gateway, o *frontendOptions) *frontend {
 	if f.o.FindLimit <= 0 {
 		f.o.FindLimit = DefaultFindLimit
 	}
+	if m := f.o.Metrics; m != nil {
+		g.SetFilterObserver(m.FilterOutcome)
+	}
 	g.setUpstreamHooks(upstreamHooks{
 		Notify:       f.upstreamNotify,
 		Request:      f.upstreamRequest,
@@ -201,7 +204,7 @@ func (f *frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer
 	}
 	res, err := f.g.Find(ctx, FindRequest{Query: req.Query, Server: req.Server, Refresh: req.Refresh, Limit: limit})
 	if err != nil && res == nil {
-		return nil, f.toFront(ctx, err)
+		return nil, f.toFrontFor(ctx, FindCapability, err)
 	}
 	f.maybeUpdateStates()
 	out := findAnswer{Tools: res.Tools, Servers: make([]FindServer, len(res.Servers)), More: res.More}
@@ -223,7 +226,22 @@ func (f *frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer
 		}
 	}
 	out.Next = strings.Join(next, "; ")
-	return jsonToolResult(out, false)
+	return f.guard(ctx, FindCapability)(jsonToolResult(out, false))
+}
+
+// guard returns a function that runs a composed answer through the
+// filters (redaction, the context budget with a handle for the rest).
+func (f *frontend) guard(ctx context.Context, capability string) func(json.RawMessage, error) (json.RawMessage, error) {
+	return func(out json.RawMessage, err error) (json.RawMessage, error) {
+		if err != nil {
+			return nil, err
+		}
+		g, err := f.g.GuardAnswer(ctx, capability, out)
+		if err != nil {
+			return nil, f.toFrontFor(ctx, capability, err)
+		}
+		return g, nil
+	}
 }
 
 type findAnswer struct {
@@ -242,10 +260,10 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, _ fr
 		// One server's code-mode docs, as plain text (.pyi style).
 		docs, err := f.g.Docs(ctx, req.Server)
 		if err != nil {
-			return nil, f.toFront(ctx, err)
+			return nil, f.toFrontFor(ctx, DescribeCapability, err)
 		}
 		text, _ := json.Marshal(docs)
-		return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
+		return f.guard(ctx, DescribeCapability)(json.RawMessage(`{"content":[{"type":"text","text":`+string(text)+`}]}`), nil)
 	}
 	type failure struct {
 		Capability string `json:"capability"`
@@ -271,9 +289,9 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, _ fr
 		out.Capabilities = append(out.Capabilities, d)
 	}
 	if len(out.Capabilities) == 0 && len(out.Errors) == 1 {
-		return nil, &front.ToolError{Message: out.Errors[0].Error, Remedy: out.Errors[0].Remedy}
+		return nil, f.redactToolError(ctx, DescribeCapability, &front.ToolError{Message: out.Errors[0].Error, Remedy: out.Errors[0].Remedy})
 	}
-	return jsonToolResult(out, len(out.Capabilities) == 0)
+	return f.guard(ctx, DescribeCapability)(jsonToolResult(out, len(out.Capabilities) == 0))
 }
 
 // Call runs one capability for the agent: approvals are asked through
@@ -287,13 +305,13 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 	ctx = mcp.WithExtras(ctx, f.extras(req, p))
 	cr := CallRequest{Capability: req.Capability, Arguments: req.Arguments}
 	if p != nil {
-		cr.OnProgress = progressTo(ctx, p)
+		cr.OnProgress = f.progressTo(ctx, p, req.Capability)
 		cr.Approve = approver(p)
 	}
 	res, err := f.g.Call(ctx, cr)
 	f.maybeUpdateStates()
 	if err != nil {
-		return nil, f.toFront(ctx, err)
+		return nil, f.toFrontFor(ctx, req.Capability, err)
 	}
 	return res.Result, nil
 }
@@ -329,8 +347,12 @@ func (f *frontend) levelMeta() json.RawMessage {
 	return b
 }
 
-// progressTo maps upstream progress params onto the agent's request.
-func progressTo(ctx context.Context, p front.Peer) func(json.RawMessage) {
+// maxProgressMessage caps a relayed progress message.
+const maxProgressMessage = 1024
+
+// progressTo maps upstream progress params onto the agent's request; the
+// message is redacted (dropped if that fails) and capped.
+func (f *frontend) progressTo(ctx context.Context, p front.Peer, capability string) func(json.RawMessage) {
 	return func(params json.RawMessage) {
 		var n struct {
 			Progress float64 `json:"progress"`
@@ -340,7 +362,14 @@ func progressTo(ctx context.Context, p front.Peer) func(json.RawMessage) {
 		if json.Unmarshal(params, &n) != nil {
 			return
 		}
-		_ = p.Progress(ctx, n.Progress, n.Total, n.Message)
+		msg, err := f.g.RedactText(ctx, capability, n.Message)
+		if err != nil {
+			msg = "" // the progress still counts; its text is withheld
+		}
+		if len(msg) > maxProgressMessage {
+			msg = truncate(msg, maxProgressMessage)
+		}
+		_ = p.Progress(ctx, n.Progress, n.Total, msg)
 	}
 }
 
@@ -364,16 +393,37 @@ func approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error)
 	}
 }
 
-// ReadResult pages a stored result.
+// ReadResult pages a stored result. A page is held to the context budget:
+// a longer (or, once encoded, larger) one is shortened and the note says
+// where to continue.
 func (f *frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, _ front.Peer) (json.RawMessage, error) {
 	h := req.Handle
 	if h == "" {
 		h = req.Ref
 	}
-	page, err := f.g.ReadResult(h, req.Offset, req.Length)
-	if err != nil {
-		return nil, f.toFront(ctx, err)
+	budget := int64(f.g.Budget())
+	length := req.Length
+	if room := budget - readResultOverhead; length <= 0 || length > room {
+		length = room
 	}
+	for {
+		page, err := f.g.ReadResult(h, req.Offset, length)
+		if err != nil {
+			return nil, f.toFrontFor(ctx, ReadResultCapability, err)
+		}
+		out, err := readResultAnswer(page)
+		if err != nil || int64(len(out)) <= budget || length <= 64 {
+			return out, err
+		}
+		// Escapes made it larger than its bytes: take fewer.
+		length = max(64, length*(budget-readResultOverhead)/int64(len(out)))
+	}
+}
+
+// readResultOverhead is room kept for read_result's note and metadata.
+const readResultOverhead = 1024
+
+func readResultAnswer(page *ResultPage) (json.RawMessage, error) {
 	note := fmt.Sprintf("[bytes %d-%d of %d; end of result]", page.Offset, page.Offset+page.Length, page.Total)
 	if !page.EOF {
 		note = fmt.Sprintf("[bytes %d-%d of %d; continue with {\"handle\":%q,\"offset\":%d}]", page.Offset, page.Offset+page.Length, page.Total, page.Handle, page.Next)
@@ -414,10 +464,12 @@ func (f *frontend) Execute(ctx context.Context, req front.ExecuteRequest, p fron
 	res, err := f.g.Execute(ctx, er)
 	f.maybeUpdateStates()
 	if err != nil {
-		return nil, f.toFront(ctx, err)
+		return nil, f.toFrontFor(ctx, ExecuteCapability, err)
 	}
 	f.o.Metrics.SandboxOutcome(sandboxOutcome(res.Error))
-	return res.ToolResult()
+	// Logs, errors and call summaries as well as the value: all of it
+	// is redacted and held to the budget.
+	return f.guard(ctx, ExecuteCapability)(res.ToolResult())
 }
 
 func sandboxOutcome(e *RunError) string {
@@ -514,11 +566,17 @@ func (f *frontend) forward(ctx context.Context, server, method string, params js
 		x.ClientCapabilities = p.ClientCapabilities()
 	}
 	res, err := l.Client().Request(mcp.WithExtras(ctx, x), method, params, &mcp.CallOptions{Timeout: l.Timeout("", 0)})
+	capability := server + "__" + method
 	if err != nil {
-		return nil, f.toFront(ctx, upstreamErr(server, method, err))
+		return nil, f.toFrontFor(ctx, capability, upstreamErr(server, method, err))
 	}
 	ok = true
-	return res, nil
+	// Relayed as is, but redacted first.
+	red, err := f.g.RedactJSON(ctx, capability, res)
+	if err != nil {
+		return nil, f.toFrontFor(ctx, capability, err)
+	}
+	return red, nil
 }
 
 // ReadResource forwards resources/read to the owning server.
@@ -676,21 +734,91 @@ func (f *frontend) updateStates() {
 // context error, an upstream JSON-RPC error becomes a protocol error, a
 // gateway error a tool error with its remedy.
 func (f *frontend) toFront(ctx context.Context, err error) error {
+	return f.toFrontFor(ctx, "", err)
+}
+
+// toFrontFor is toFront for an answer about capability: the text of the
+// error is redacted (as capability's results are) and held to the
+// budget, with a handle for the rest.
+func (f *frontend) toFrontFor(ctx context.Context, capability string, err error) error {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || mcp.CodeOf(err) == mcp.CodeAborted) {
 		return ctx.Err()
 	}
 	var me *mcp.Error
 	if errors.As(err, &me) && me.Code == mcp.CodeServer && me.RPC != nil {
-		return &front.ProtocolError{Code: me.RPC.Code, Message: me.RPC.Message, Data: me.RPC.Data}
+		return f.upstreamError(ctx, capability, me.RPC)
 	}
 	if errors.Is(err, ErrClosed) {
 		return &front.ToolError{Message: "sluice is shutting down; the call did not run.", Remedy: "retry once the gateway is back", Err: err}
 	}
 	var ge *Error
 	if errors.As(err, &ge) {
-		return &front.ToolError{Message: ge.Message, Remedy: ge.Remedy.For(SurfaceModel), Err: err}
+		return f.redactToolError(ctx, capability, &front.ToolError{Message: ge.Message, Remedy: ge.Remedy.For(SurfaceModel), Err: err})
 	}
 	return err
+}
+
+// maxErrorText caps the message of an error shown to a model.
+const maxErrorText = 4096
+
+// redactToolError redacts and caps the text of a tool error (a gateway
+// error may quote an upstream server).
+func (f *frontend) redactToolError(ctx context.Context, capability string, te *front.ToolError) error {
+	if capability == "" {
+		capability = "sluice__error"
+	}
+	msg, err := f.g.RedactText(ctx, capability, te.Message)
+	if err != nil {
+		msg = "the error's text was withheld: its redaction failed"
+	}
+	if len(msg) > maxErrorText {
+		msg = truncate(msg, maxErrorText)
+	}
+	te.Message = msg
+	return te
+}
+
+// upstreamError relays an upstream JSON-RPC error: message and data
+// redacted; when they exceed the budget the whole (redacted) error is
+// stored, and the message is cut and names the handle.
+func (f *frontend) upstreamError(ctx context.Context, capability string, rpc *mcp.RPCError) error {
+	if capability == "" {
+		capability = "sluice__error"
+	}
+	data := rpc.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	wrapped, _ := json.Marshal(struct {
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}{rpc.Message, data})
+	red, err := f.g.RedactJSON(ctx, capability, wrapped)
+	if err != nil {
+		return &front.ProtocolError{Code: rpc.Code, Message: "the upstream server's error was withheld: its redaction failed"}
+	}
+	var e struct {
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(red, &e) != nil {
+		return &front.ProtocolError{Code: rpc.Code, Message: "the upstream server's error was withheld"}
+	}
+	if string(e.Data) == "null" {
+		e.Data = nil
+	}
+	if budget := f.g.Budget(); len(e.Message)+len(e.Data) > budget-512 {
+		note := fmt.Sprintf(" [sluice: this error was %d bytes, over the %d-byte context budget", len(red), budget)
+		if h, err := f.g.StoreFull(red); err == nil {
+			note += "; the full error is stored under handle " + h + "; read it with read_result]"
+			e.Data, _ = json.Marshal(map[string]any{"sluice": map[string]any{"omittedBytes": len(red), "handle": h, "uri": ResultURIPrefix + h}})
+		} else {
+			note += "; it could not be stored]"
+			e.Data = nil
+		}
+		e.Message = truncate(e.Message, min(len(e.Message), budget/4)) + note
+	}
+	return &front.ProtocolError{Code: rpc.Code, Message: e.Message, Data: e.Data}
 }
 
 // jsonToolResult renders v as a CallToolResult: compact JSON text for the

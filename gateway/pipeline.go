@@ -106,6 +106,11 @@ type pipeline struct {
 	cfgErr error  // the settings last looked at cannot run: calls are refused
 	closed bool
 	sets   sync.WaitGroup // sets not yet closed
+
+	// observe, when set, is told the outcome of every filter run (for
+	// sluice_filter_outcomes_total): pass, modified, blocked, error,
+	// fail_open or fail_closed.
+	observe atomic.Pointer[func(filter, outcome string)]
 }
 
 // filterSet is one generation of filters: one wasm.Host (created and filled
@@ -648,6 +653,7 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 				continue
 			}
 			if e.budget > 0 && len(data) <= e.budget {
+				p.outcome(e, wasm.Output{Status: wasm.StatusPass}, nil)
 				continue // shape passes results within its budget unchanged
 			}
 			out, blocked, err := p.run(ctx, s, e, data, wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID}, capability)
@@ -679,7 +685,9 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 		if loadErr == nil {
 			loadErr = ErrClosed
 		}
-		return p.decide(e, capability, data, wasm.Output{}, fmt.Errorf("failed to load: %w", loadErr))
+		err := fmt.Errorf("failed to load: %w", loadErr)
+		p.outcome(e, wasm.Output{}, err)
+		return p.decide(e, capability, data, wasm.Output{}, err)
 	}
 	var o wasm.Output
 	if e.isShape && len(data) > wasm.DefaultMaxInputBytes {
@@ -692,7 +700,28 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 			return nil, false, interrupted(e, capability, cerr)
 		}
 	}
+	p.outcome(e, o, err)
 	return p.decide(e, capability, data, o, err)
+}
+
+// outcome reports one filter run to the observer.
+func (p *pipeline) outcome(e *filterEntry, o wasm.Output, err error) {
+	obs := p.observe.Load()
+	if obs == nil {
+		return
+	}
+	out := "modified"
+	switch {
+	case err != nil && e.cfg.OnError == config.OnErrorOpen:
+		out = "fail_open"
+	case err != nil:
+		out = "fail_closed"
+	case o.Status == wasm.StatusBlocked:
+		out = "blocked"
+	case o.Status == wasm.StatusPass:
+		out = "pass"
+	}
+	(*obs)(e.name, out)
 }
 
 // shapeNative handles a result too large for the filter host's input cap:
@@ -704,13 +733,19 @@ func (p *pipeline) shapeNative(e *filterEntry, data []byte) (wasm.Output, error)
 		budget = DefaultShapeBudget
 	}
 	text := fmt.Sprintf("[sluice: this result was %d bytes, over the %d-byte context budget; %d bytes were omitted. ", len(data), budget, len(data))
+	var link map[string]any
 	if h, err := p.store.Put(data); err == nil {
 		text += "The full result is stored under handle " + h + "; read it in pages by that handle.]"
+		link = resultLink(h, len(data))
 	} else {
 		p.log.Warn("offload failed", "filter", e.name, "error", err)
 		text += "The full result could not be stored.]"
 	}
-	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+	items := []any{map[string]any{"type": "text", "text": text}}
+	if link != nil {
+		items = append(items, link)
+	}
+	r := map[string]any{"content": items}
 	if isErrorResult(data) {
 		r["isError"] = true
 	}

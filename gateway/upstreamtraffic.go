@@ -114,6 +114,19 @@ func trackCaller(ctx context.Context, server string) func() {
 // follows it, so a call's log messages reach the agent before its result.
 func (f *frontend) upstreamNotify(server, method string, params json.RawMessage) {
 	switch method {
+	case "notifications/message", "notifications/resources/updated":
+		// What the agent will read: redacted first (fail-closed: a message
+		// that cannot be redacted is dropped).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		red, err := f.g.RedactJSON(ctx, server+"__"+method, params)
+		cancel()
+		if err != nil {
+			f.log.Warn("an upstream notification was dropped: its redaction failed", "server", server, "method", method, "error", err)
+			return
+		}
+		params = red
+	}
+	switch method {
 	case "notifications/message":
 		p, shared := f.route(server)
 		if shared {

@@ -24,7 +24,7 @@ import (
 const (
 	DefaultMaxMemoryPages      = 512 // 32 MiB
 	DefaultTimeout             = 100 * time.Millisecond
-	DefaultTimeoutPerMiB       = 250 * time.Millisecond
+	DefaultTimeoutPerMiB       = 2 * time.Second
 	DefaultInitTimeout         = 10 * time.Second
 	DefaultMaxCallsPerInstance = 10000
 	DefaultMaxInputBytes       = 4 << 20
@@ -55,7 +55,7 @@ type Options struct {
 	// TimeoutPerMiB is added to a call's deadline for every MiB of its
 	// input (pro rata), so a big result is not withheld for being big:
 	// the deadline of a call is Timeout + len(input)/1 MiB × TimeoutPerMiB.
-	// Default 250ms; negative = a fixed deadline (Spec.TimeoutPerMiB
+	// Default 2s; negative = a fixed deadline (Spec.TimeoutPerMiB
 	// overrides).
 	TimeoutPerMiB time.Duration
 	// InitTimeout bounds instantiation + _initialize + mcpf_init. Default 10s.

@@ -154,27 +154,51 @@ const uEscapeBit = 1 << 31
 // findKeys are the keywords RedactResult asks Find for: every candidate
 // of every rule starts with one of them (ASCII case folded), and "\u"
 // marks strings that must be decoded whole. findReach[i] is how far after
-// keyword i a window first reaches (windows grow as needed).
-var findKeys, findReach = func() ([]byte, []int) {
+// keyword i a window first reaches (windows grow as needed). findFollow[i],
+// when set, holds the raw bytes that may follow keyword i in a match
+// (including a backslash, which may start an escape of one): a record
+// followed by another byte is dropped before any work, so prose such as
+// "secrets", "tokens" or "passed" costs the guest next to nothing.
+var findKeys, findReach, findFollow = func() ([]byte, []int, []*[256]bool) {
 	type kw struct {
-		k     string
-		reach int
+		k      string
+		reach  int
+		follow string
 	}
-	list := []kw{{"-----begin", 512}, {"akia", 64}, {"asia", 64}, {"abia", 64}, {"acca", 64}, {"aida", 64}, {"aroa", 64},
-		{"aws", 320}, {"secret", 320}, {"ghp_", 300}, {"gho_", 300}, {"ghu_", 300}, {"ghs_", 300}, {"ghr_", 300},
-		{"github_pat_", 300}, {"glpat-", 64}, {"xox", 64}, {slackHooks, 128}, {"aiza", 64}, {"sk_live_", 64},
-		{"sk_test_", 64}, {"rk_live_", 64}, {"rk_test_", 64}, {"eyj", 256}, {"bearer", 64}, {"://", 128},
-		{"pass", 64}, {"token", 64}, {"api", 64}, {`\u`, 0}}
+	const sep = "\"' \t:=\\" // a label's quote, space, ':' or '=' (or an escape)
+	list := []kw{{"-----begin", 512, " "}, {"akia", 64, ""}, {"asia", 64, ""}, {"abia", 64, ""}, {"acca", 64, ""}, {"aida", 64, ""}, {"aroa", 64, ""},
+		{"aws", 320, ""}, {"secret", 96, sep + "_aA"}, {"ghp_", 300, ""}, {"gho_", 300, ""}, {"ghu_", 300, ""}, {"ghs_", 300, ""}, {"ghr_", 300, ""},
+		{"github_pat_", 300, ""}, {"glpat-", 64, ""}, {"xox", 64, "abposre"}, {slackHooks, 128, "swtSWT"}, {"aiza", 64, ""}, {"sk_live_", 64, ""},
+		{"sk_test_", 64, ""}, {"rk_live_", 64, ""}, {"rk_test_", 64, ""}, {"eyj", 256, ""}, {"bearer", 64, " \t\\"}, {"://", 128, ""},
+		{"pass", 64, "wWpP"}, {"token", 64, sep}, {"api", 64, "_-kK"}, {`\u`, 0, ""}}
 	var keys []byte
 	var reach []int
+	var follow []*[256]bool
 	for i, k := range list {
 		if i > 0 {
 			keys = append(keys, '\n')
 		}
 		keys = append(keys, k.k...)
 		reach = append(reach, k.reach)
+		var f *[256]bool
+		if k.follow != "" {
+			f = new([256]bool)
+			for j := 0; j < len(k.follow); j++ {
+				f[k.follow[j]] = true
+			}
+		}
+		follow = append(follow, f)
 	}
-	return keys, reach
+	return keys, reach, follow
+}()
+
+// keyLens[i] is the length of findKeys' keyword i.
+var keyLens = func() []int {
+	var n []int
+	for _, k := range bytes.Split(findKeys, []byte{'\n'}) {
+		n = append(n, len(k))
+	}
+	return n
 }()
 
 // uKey is the index of `\u` in findKeys.

@@ -68,6 +68,11 @@ func (r *Redactor) RedactResult(result []byte) ([]byte, bool, error) {
 			return nil, false, errors.New("redact: " + err.Error())
 		}
 		for _, rec := range r.recs[:n] {
+			if f := findFollow[rec.Key]; f != nil {
+				if e := int(rec.Pos) + keyLens[rec.Key]; e < int(rec.End)-1 && !f[result[e]] {
+					continue // what follows rules every match out
+				}
+			}
 			if len(r.cur) > 0 && rec.Start != r.cur[0].Start {
 				if err := w.flush(); err != nil {
 					return nil, false, err

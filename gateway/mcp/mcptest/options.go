@@ -60,13 +60,17 @@ const (
 	// ModeLegacyOnly answers server/discover with -32601 and ignores the
 	// per-request _meta, like servers built on the TS SDK v1.
 	ModeLegacyOnly Mode = "legacy-only"
+	// ModeLeaky adds tools, a resource and a prompt that put LeakKey in
+	// every place a result, an error or a notification can carry text
+	// (see leaky.go), for tests of what reaches the agent.
+	ModeLeaky Mode = "leaky"
 )
 
 var allModes = []Mode{
 	ModeEcho, ModeSlow, ModePaginated, ModeCursorLoop, ModeHuge, ModeCrash,
 	ModeExitAtStart, ModeIgnoreSIGTERM, ModeIgnoreEOF, ModeGrandchild,
 	ModeFlood, ModeInvalidUTF8, ModeBanner, ModeStopReading, ModeStderrFlood, ModeNoInit,
-	ModeModernOnly, ModeLegacyOnly,
+	ModeModernOnly, ModeLegacyOnly, ModeLeaky,
 }
 
 // Modes lists every mode the fixture knows, in a stable order.

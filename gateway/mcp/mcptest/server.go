@@ -469,6 +469,14 @@ func (s *server) request(ctx context.Context, env envelope) (bool, error) {
 	case "tools/call":
 		return false, s.startCall(ctx, env, meta, modern, pv)
 	}
+	if s.opts.Has(ModeLeaky) {
+		if res, e, ok := leakyMethod(env.Method); ok {
+			if e != nil {
+				return false, s.replyErr(env.ID, e)
+			}
+			return false, s.reply(ctx, env.ID, res, modern)
+		}
+	}
 	return false, s.replyErr(env.ID, &rpcErr{code: CodeMethodNotFound, msg: "method not found: " + env.Method})
 }
 
@@ -501,7 +509,7 @@ func (s *server) initialize(env envelope) (bool, error) {
 	s.mu.Unlock()
 	res := map[string]any{
 		"protocolVersion": chosen,
-		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+		"capabilities":    s.capabilities(),
 		"serverInfo":      s.serverInfo(),
 		"instructions":    "Test fixture for sluice. Call echo, add, slow, huge and friends.",
 	}
@@ -524,7 +532,7 @@ func (s *server) discover(env envelope, meta map[string]json.RawMessage) (bool, 
 	s.mu.Unlock()
 	res := s.decorate(map[string]any{
 		"supportedVersions": versions,
-		"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
+		"capabilities":      s.capabilities(),
 		"instructions":      "Test fixture for sluice. Call echo, add, slow, huge and friends.",
 		"ttlMs":             60000,
 		"cacheScope":        "public",
@@ -542,6 +550,9 @@ func (s *server) tools() []toolDef {
 	}
 	for i := 1; i <= s.opts.Tools; i++ {
 		defs = append(defs, generatedTool(i))
+	}
+	if s.opts.Has(ModeLeaky) {
+		defs = append(defs, leakyDefs()...)
 	}
 	return defs
 }
@@ -808,6 +819,11 @@ func (s *server) tool(ctx context.Context, c call) (map[string]any, *rpcErr) {
 		}, nil
 	case "late_tool":
 		return textResult("late_tool called"), nil
+	}
+	if s.opts.Has(ModeLeaky) {
+		if res, e, ok := s.leakyTool(c); ok {
+			return res, e
+		}
 	}
 	if strings.HasPrefix(c.name, "tool_") {
 		x, _ := argString(c.args, "x")

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sluice/gateway/mcp/mcptest"
+)
+
+// The README's filter config: builtin:redact at the result stage,
+// fail-closed (the default), shape by default at 16 KiB.
+const readmeFilters = "filters:\n  - module: builtin:redact\n    stage: result\n    onError: fail-closed\n"
+
+// serveFrames runs 'sluice serve' over stdio with args, sends the frames
+// (an initialize handshake first), waits for a response to every request
+// id and returns every frame serve wrote, decoded.
+func serveFrames(t *testing.T, args []string, frames []string) []map[string]any {
+	t.Helper()
+	init := []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}
+	cmd := exec.Command(sluiceBin, append([]string{"serve"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	io.WriteString(stdin, strings.Join(init, "\n")+"\n")
+	waitFor := func(id string) {
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(out.String(), `"id":`+id+`,`) && !strings.Contains(out.String(), `"id":`+id+`}`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no answer to request %s:\nstdout:\n%.4000s\nstderr:\n%.4000s", id, out.String(), errb.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor(`"init"`)
+	for _, f := range frames {
+		io.WriteString(stdin, f+"\n")
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal([]byte(f), &m) == nil && len(m.ID) > 0 {
+			waitFor(string(m.ID))
+		}
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not exit after stdin EOF")
+	}
+	var res []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %.200q", line)
+		}
+		m["_bytes"] = len(line)
+		res = append(res, m)
+	}
+	return res
+}
+
+// strs returns every string of a decoded JSON value, member names included.
+func strs(v any, out []string) []string {
+	switch x := v.(type) {
+	case string:
+		out = append(out, x)
+	case []any:
+		for _, e := range x {
+			out = strs(e, out)
+		}
+	case map[string]any:
+		for k, e := range x {
+			out = append(strs(e, out), k)
+		}
+	}
+	return out
+}
+
+func call(id int, capability string, meta string) string {
+	m := ""
+	if meta != "" {
+		m = `,"_meta":` + meta
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"call","arguments":{"capability":%q,"arguments":{}}%s}}`, id, capability, m)
+}
+
+func tool(id int, name, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
+}
+
+// TestServeRedactsEveryPath: with the README's redaction config, the key a
+// hostile server plants reaches the agent through none of the paths, and
+// every answer of the gateway tools fits the 16 KiB budget.
+func TestServeRedactsEveryPath(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nsandbox:\n  timeoutMs: 60000\nservers:\n" + fixture(t, "fx", "-mode", "leaky") + readmeFilters)
+	frames := []string{
+		call(10, "fx__leak_error", ""),
+		call(11, "fx__leak_big_error", ""),
+		call(12, "fx__leak_notify", `{"progressToken":"p1"}`),
+		call(13, "fx__leak_fields", ""),
+		call(14, "fx__leak_split", ""),
+		call(15, "fx__leak_structured", ""),
+		call(16, "fx__leak_huge_text", ""),
+		tool(20, "find", `{"query":"leak"}`),
+		tool(21, "describe", `{"capabilities":["fx__leak_fields","fx__leak_error"]}`),
+		tool(30, "execute", `{"script":"r = fx.leak_fields()\nprint(r)\nprint(fx.leak_split())\nresult = {\"v\": fx.leak_structured()}"}`),
+		tool(31, "execute", `{"script":"e = call(\"fx__leak_error\", {})\nprint(e)\nfail(\"boom AKIA\" + \"IOSFODNN7EXAMPLE \" + \"x\" * 3000000)"}`),
+		tool(32, "execute", `{"script":"for i in range(300):\n    print(\"line %d AKIA\" % i + \"IOSFODNN7EXAMPLE\")\nresult = \"y\" * 20000"}`),
+	}
+	got := serveFrames(t, nil, frames)
+	budget := 16384
+	var handle string
+	seen := map[float64]bool{}
+	for _, f := range got {
+		for _, s := range strs(f, nil) {
+			if strings.Contains(s, mcptest.LeakKey) {
+				b, _ := json.Marshal(f)
+				t.Errorf("the key reached the agent in frame %.1500s", b)
+				break
+			}
+		}
+		id, _ := f["id"].(float64)
+		seen[id] = true
+		if id >= 10 && f["_bytes"].(int) > budget+2048 {
+			t.Errorf("answer %v is %d bytes, over the %d budget (plus the envelope)", id, f["_bytes"], budget)
+		}
+		if id == 16 {
+			b, _ := json.Marshal(f)
+			if i := strings.Index(string(b), "handle r-"); i >= 0 {
+				handle = string(b)[i+7 : i+7+34]
+			}
+		}
+	}
+	for _, id := range []float64{10, 11, 12, 13, 14, 15, 16, 20, 21, 30, 31, 32} {
+		if !seen[id] {
+			t.Errorf("no answer to %v", id)
+		}
+	}
+	if handle == "" {
+		for _, f := range got {
+			if id, _ := f["id"].(float64); id == 16 {
+				b, _ := json.Marshal(f)
+				t.Fatalf("the huge result named no handle: %.2000s", b)
+			}
+		}
+	}
+	// read_result pages are held to the budget whatever length is asked.
+	got = serveFrames(t, nil, []string{tool(40, "read_result", `{"handle":"`+handle+`","offset":0,"length":1048576}`)})
+	for _, f := range got {
+		if id, _ := f["id"].(float64); id == 40 && (f["_bytes"].(int) > budget+512 || f["error"] != nil) {
+			t.Errorf("read_result answer: %d bytes, %v", f["_bytes"], f["error"])
+		}
+	}
+}
+
+// TestServeFlatRedactsPassThrough: in flat mode, resources/read,
+// prompts/get, completions and tool errors are redacted too.
+func TestServeFlatRedactsPassThrough(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-mode", "leaky") + readmeFilters)
+	frames := []string{
+		`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"` + mcptest.LeakURI + `"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"fx__leak"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"fx__leak"},"argument":{"name":"a","value":"v"}}}`,
+		tool(6, "fx__leak_error", `{}`),
+		tool(7, "fx__leak_fields", `{}`),
+	}
+	got := serveFrames(t, []string{"--mode", "flat"}, frames)
+	seen := map[float64]bool{}
+	for _, f := range got {
+		id, _ := f["id"].(float64)
+		seen[id] = true
+		if id == 2 {
+			continue // the listing names the resource's uri: the client needs it to read it
+		}
+		for _, s := range strs(f, nil) {
+			if strings.Contains(s, mcptest.LeakKey) {
+				b, _ := json.Marshal(f)
+				t.Errorf("the key reached the agent in frame %.1500s", b)
+				break
+			}
+		}
+	}
+	for _, id := range []float64{3, 4, 5, 6, 7} {
+		if !seen[id] {
+			t.Errorf("no answer to %v", id)
+		}
+	}
+}
