@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"sluice/gateway/config"
 	"sluice/wasm"
@@ -69,7 +70,11 @@ func failureText(err error) string {
 	)
 	switch {
 	case errors.As(err, &dis):
-		return fmt.Sprintf("is disabled after %d consecutive failures", dis.Failures)
+		until := "until it is enabled again ('sluice filter enable')"
+		if !dis.Until.IsZero() {
+			until = "until " + dis.Until.UTC().Format(time.RFC3339) + " (its cool-down; other servers' results are filtered as usual)"
+		}
+		return fmt.Sprintf("is disabled for this server's results after %d consecutive failures, %s", dis.Failures, until)
 	case errors.As(err, &trap):
 		msg, _, _ := strings.Cut(trap.Message, "\n")
 		return "trapped (" + truncate(msg, 200) + ")"

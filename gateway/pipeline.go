@@ -87,6 +87,8 @@ type FilterStatus struct {
 	ConsecutiveFailures int       `json:"consecutiveFailures"`
 	LastError           string    `json:"lastError,omitempty"`
 	DisabledAt          time.Time `json:"disabledAt,omitzero"`
+	DisabledFor         []string  `json:"disabledFor,omitempty"` // servers it is disabled for (each for a cool-down)
+	ReenabledAt         time.Time `json:"reenabledAt,omitzero"`  // last came back after a cool-down or by command
 	File                string    `json:"file,omitempty"`
 	Line                int       `json:"line,omitempty"`
 }
@@ -111,6 +113,9 @@ type pipeline struct {
 	// sluice_filter_outcomes_total): pass, modified, blocked, error,
 	// fail_open or fail_closed.
 	observe atomic.Pointer[func(filter, outcome string)]
+
+	countMu sync.Mutex
+	counts  outcomeCounts // every run's outcome, for the live status
 }
 
 // filterSet is one generation of filters: one wasm.Host (created and filled
@@ -614,6 +619,7 @@ func (g *Gateway) FilterStatuses() []FilterStatus {
 			fs := e.filter.Status()
 			s.Mode, s.Calls, s.Failures = string(fs.Mode), fs.Calls, fs.Failures
 			s.ConsecutiveFailures, s.LastError, s.DisabledAt = fs.ConsecutiveFailures, fs.LastError, fs.DisabledAt
+			s.DisabledFor, s.ReenabledAt = fs.DisabledFor, fs.ReenabledAt
 			s.State = FilterActive
 			if fs.State == wasm.StateDisabled {
 				s.State = FilterDisabled
@@ -706,10 +712,6 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 
 // outcome reports one filter run to the observer.
 func (p *pipeline) outcome(e *filterEntry, o wasm.Output, err error) {
-	obs := p.observe.Load()
-	if obs == nil {
-		return
-	}
 	out := "modified"
 	switch {
 	case err != nil && e.cfg.OnError == config.OnErrorOpen:
@@ -721,7 +723,10 @@ func (p *pipeline) outcome(e *filterEntry, o wasm.Output, err error) {
 	case o.Status == wasm.StatusPass:
 		out = "pass"
 	}
-	(*obs)(e.name, out)
+	p.count(e.name, out)
+	if obs := p.observe.Load(); obs != nil {
+		(*obs)(e.name, out)
+	}
 }
 
 // shapeNative handles a result too large for the filter host's input cap:

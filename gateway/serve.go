@@ -95,6 +95,13 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		fe.Close()
 		return nil
 	}
+	// The live filter status for 'sluice filter list' (a unix socket
+	// under the state directory); serving goes on without it.
+	if stopStatus, err := g.ServeStatus(ctx); err != nil {
+		fo.Logger.Warn("no live filter status for 'sluice filter list'", "error", err.Error())
+	} else {
+		defer stopStatus()
+	}
 	var err error
 	if o.HTTP == "" {
 		in, out := o.Stdin, o.Stdout

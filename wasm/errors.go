@@ -182,17 +182,23 @@ func (e *ConfigError) Error() string {
 }
 func (e *ConfigError) Is(t error) bool { return t == ErrConfigRejected }
 
-// DisabledError: the filter failed too many times in a row and stays
-// disabled for the life of this Filter (the gateway builds a new one when
-// the filter's configuration changes).
+// DisabledError: the filter failed too many times in a row on one
+// server's results and is disabled for that server until its cool-down
+// ends (Until) or Filter.Enable.
 type DisabledError struct {
 	Filter   string
+	Server   string
 	Failures int
 	Last     string
+	Until    time.Time // zero: until Enable
 }
 
 func (e *DisabledError) Error() string {
-	return fmt.Sprintf("wasm: filter %q is disabled after %d consecutive failures (last: %s); fix the filter and reload it", e.Filter, e.Failures, e.Last)
+	until := "until it is enabled again"
+	if !e.Until.IsZero() {
+		until = "until " + e.Until.UTC().Format(time.RFC3339) + " (its cool-down) or until it is enabled again"
+	}
+	return fmt.Sprintf("wasm: filter %q is disabled for server %q after %d consecutive failures (last: %s), %s", e.Filter, e.Server, e.Failures, e.Last, until)
 }
 func (e *DisabledError) Is(t error) bool { return t == ErrDisabled || t == ErrFilterFailed }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -22,9 +23,17 @@ type Filter struct {
 	perMiB  time.Duration // added per MiB of input
 	pool    *pool
 
-	mu     sync.Mutex
-	closed bool
-	stat   FilterStatus
+	mu      sync.Mutex
+	closed  bool
+	stat    FilterStatus
+	streaks map[string]*streak // per server (Meta.Server): failures in a row, disablement
+}
+
+// streak is one server's run of consecutive failures of a filter.
+type streak struct {
+	n          int
+	last       string
+	disabledAt time.Time // zero unless disabled for this server
 }
 
 // State of a filter.
@@ -46,7 +55,16 @@ type FilterStatus struct {
 	Failures            int64
 	ConsecutiveFailures int
 	LastError           string    // "" if none
-	DisabledAt          time.Time // zero unless disabled
+	DisabledAt          time.Time // zero unless disabled (for some server: the latest)
+	// DisabledFor lists the servers (Meta.Server) the filter is disabled
+	// for; a failing server disables the filter for itself only.
+	DisabledFor []string
+	// ReenabledAt is when the filter last came back (after its cool-down
+	// or by Enable); zero if never.
+	ReenabledAt time.Time
+	// CoolDown is how long a disablement lasts before the filter tries
+	// again.
+	CoolDown time.Duration
 }
 
 // Result status of one call.
@@ -93,15 +111,62 @@ func (f *Filter) OnError() OnError { return f.onError }
 func (f *Filter) Status() FilterStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.expireLocked(time.Now())
 	s := f.stat
 	s.Name, s.Mode, s.OnError = f.name, f.mode, f.onError
+	s.CoolDown = f.host.opts.DisableCoolDown
+	s.DisabledFor = nil
+	s.ConsecutiveFailures = 0
+	for srv, st := range f.streaks {
+		s.ConsecutiveFailures = max(s.ConsecutiveFailures, st.n)
+		if !st.disabledAt.IsZero() {
+			s.DisabledFor = append(s.DisabledFor, srv)
+			if st.disabledAt.After(s.DisabledAt) {
+				s.DisabledAt = st.disabledAt
+			}
+		}
+	}
+	slices.Sort(s.DisabledFor)
 	switch {
 	case f.closed:
 		s.State = StateClosed
-	case s.State == "":
+	case len(s.DisabledFor) > 0:
+		s.State = StateDisabled
+	default:
 		s.State = StateActive
+		s.DisabledAt = time.Time{}
 	}
 	return s
+}
+
+// Enable re-enables a disabled filter (for every server) and clears its
+// failure streaks.
+func (f *Filter) Enable() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for srv, st := range f.streaks {
+		if !st.disabledAt.IsZero() {
+			f.stat.ReenabledAt = time.Now()
+			f.host.logger.Info("filter re-enabled by command", "filter", f.name, "server", srv)
+		}
+	}
+	f.streaks = nil
+}
+
+// expireLocked re-enables the servers whose cool-down has passed. Called
+// with f.mu held.
+func (f *Filter) expireLocked(now time.Time) {
+	cd := f.host.opts.DisableCoolDown
+	if cd <= 0 {
+		return
+	}
+	for srv, st := range f.streaks {
+		if !st.disabledAt.IsZero() && now.Sub(st.disabledAt) >= cd {
+			st.disabledAt, st.n = time.Time{}, 0
+			f.stat.ReenabledAt = now
+			f.host.logger.Warn("filter re-enabled after its cool-down; it runs again", "filter", f.name, "server", srv, "coolDown", cd)
+		}
+	}
 }
 
 // Close releases the filter; the pool closes when its last filter does.
@@ -133,12 +198,16 @@ func (f *Filter) Close(ctx context.Context) {
 // the result then (see Decide). A cancelled ctx returns ctx's error.
 func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, error) {
 	f.mu.Lock()
-	switch {
-	case f.closed:
+	if f.closed {
 		f.mu.Unlock()
 		return Output{}, ErrClosed
-	case f.stat.State == StateDisabled:
-		err := &DisabledError{Filter: f.name, Failures: f.stat.ConsecutiveFailures, Last: f.stat.LastError}
+	}
+	f.expireLocked(time.Now())
+	if st := f.streaks[meta.Server]; st != nil && !st.disabledAt.IsZero() {
+		err := &DisabledError{Filter: f.name, Server: meta.Server, Failures: st.n, Last: st.last}
+		if cd := f.host.opts.DisableCoolDown; cd > 0 {
+			err.Until = st.disabledAt.Add(cd)
+		}
 		f.mu.Unlock()
 		return Output{}, err
 	}
@@ -152,7 +221,7 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		if ctx.Err() != nil {
 			return Output{}, err
 		}
-		f.record(err)
+		f.record(meta.Server, err)
 		return Output{}, err
 	}
 	metaBytes := meta.encode(f.mode, len(input), h.opts.MaxOutputBytes)
@@ -163,7 +232,7 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		return Output{}, ctx.Err()
 	}
 	f.pool.put(ctx, in, err == nil)
-	f.record(err)
+	f.record(meta.Server, err)
 	return out, err
 }
 
@@ -247,22 +316,33 @@ func (f *Filter) validate(out []byte) error {
 	return nil
 }
 
-// record updates the health counters and disables the filter after
-// Options.DisableAfter consecutive failures.
-func (f *Filter) record(err error) {
+// record updates the health counters and disables the filter, for server
+// only, after Options.DisableAfter consecutive failures on its results.
+func (f *Filter) record(server string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stat.Calls++
+	st := f.streaks[server]
 	if err == nil {
-		f.stat.ConsecutiveFailures = 0
+		if st != nil {
+			st.n = 0
+		}
 		return
 	}
 	f.stat.Failures++
-	f.stat.ConsecutiveFailures++
 	f.stat.LastError = err.Error()
-	if n := f.host.opts.DisableAfter; n > 0 && f.stat.ConsecutiveFailures >= n && f.stat.State != StateDisabled {
-		f.stat.State = StateDisabled
-		f.stat.DisabledAt = time.Now()
-		f.host.logger.Error("filter disabled after repeated failures", "filter", f.name, "failures", f.stat.ConsecutiveFailures, "last", f.stat.LastError)
+	if st == nil {
+		if f.streaks == nil {
+			f.streaks = map[string]*streak{}
+		}
+		st = &streak{}
+		f.streaks[server] = st
+	}
+	st.n++
+	st.last = err.Error()
+	if n := f.host.opts.DisableAfter; n > 0 && st.n >= n && st.disabledAt.IsZero() {
+		st.disabledAt = time.Now()
+		f.host.logger.Error("filter disabled for one server after repeated failures", "filter", f.name, "server", server,
+			"failures", st.n, "coolDown", f.host.opts.DisableCoolDown, "last", st.last)
 	}
 }

@@ -32,6 +32,7 @@ const (
 	DefaultMaxModuleBytes      = 20 << 20
 	DefaultMaxOffloadBytes     = 64 << 20
 	DefaultDisableAfter        = 5
+	DefaultDisableCoolDown     = time.Minute
 	maxErrorBytes              = 1024
 	maxLogBytes                = 4096
 	maxLogsPerCall             = 64
@@ -75,9 +76,14 @@ type Options struct {
 	MaxOutputBytes int
 	// MaxModuleBytes refuses larger modules at load. Default 20 MiB.
 	MaxModuleBytes int
-	// DisableAfter disables a filter after that many consecutive failures.
-	// Default 5; negative = never.
+	// DisableAfter disables a filter, for one server (Meta.Server), after
+	// that many consecutive failures on that server's results. Default 5;
+	// negative = never.
 	DisableAfter int
+	// DisableCoolDown is how long such a disablement lasts before the
+	// filter runs again for that server. Default 1 minute; negative =
+	// until Filter.Enable.
+	DisableCoolDown time.Duration
 	// Offload, when set, backs the offload_put import: it receives the bytes
 	// a guest hands over and returns an opaque handle (1..256 bytes). data is
 	// a view of guest memory, valid only during the callback: copy it to keep
@@ -135,6 +141,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.DisableAfter == 0 {
 		r.DisableAfter = DefaultDisableAfter
+	}
+	if r.DisableCoolDown == 0 {
+		r.DisableCoolDown = DefaultDisableCoolDown
 	}
 	return r
 }

@@ -388,3 +388,42 @@ func TestDeadlineScalesWithInput(t *testing.T) {
 		t.Fatalf("err = %v, want a TimeoutError with the 100ms deadline of a 1 MiB input", err)
 	}
 }
+
+// TestDisableIsPerServerAndCoolsDown: one server's failures disable the
+// filter for that server only; it comes back after the cool-down, and
+// Status says so.
+func TestDisableIsPerServerAndCoolsDown(t *testing.T) {
+	h := newTestHost(t, &Options{DisableAfter: 2, DisableCoolDown: 300 * time.Millisecond})
+	f := mustLoad(t, h, Spec{Name: "echo", Module: testGuest(t, "echo")})
+	ctx := context.Background()
+	bad, good := Meta{Server: "bad"}, Meta{Server: "good"}
+	for i := 0; i < 2; i++ {
+		if _, err := f.Run(ctx, []byte("\x03x"), bad); err == nil {
+			t.Fatal("want a failure")
+		}
+	}
+	if _, err := f.Run(ctx, []byte("\x00ok"), bad); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("bad server after 2 failures: %v, want disabled", err)
+	}
+	if out, err := f.Run(ctx, []byte("\x00ok"), good); err != nil || string(out.Data) != "ok" {
+		t.Fatalf("another server's results must still be filtered: %q %v", out.Data, err)
+	}
+	st := f.Status()
+	if st.State != StateDisabled || len(st.DisabledFor) != 1 || st.DisabledFor[0] != "bad" || st.CoolDown != 300*time.Millisecond {
+		t.Fatalf("status = %+v", st)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := f.Run(ctx, []byte("\x00ok"), bad)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrDisabled) || time.Now().After(deadline) {
+			t.Fatalf("after the cool-down: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := f.Status(); st.State != StateActive || st.ReenabledAt.IsZero() {
+		t.Fatalf("status after the cool-down = %+v", st)
+	}
+}

@@ -31,6 +31,7 @@ func init() {
        sluice filter bench MODULE [--config JSON|@FILE] [--input FILE|-] [--n N]
                           [--mode text|result-json] [--timeout DURATION] [--json]
        sluice filter list [--json]
+       sluice filter enable [NAME]
 
 MODULE is builtin:NAME (builtin:shape, builtin:redact) or a path to a .wasm
 file (ABI mcpf v1; see the wasm package's ABI.md).
@@ -48,10 +49,14 @@ bench  measures the filter's per-call cost on pooled instances (after a
        Default input: a 64 KiB text result; default --n 200.
        --timeout sets the per-call deadline (default 100ms, the gateway's):
        a filter slower than the gateway's deadline fails there too.
-list   shows the configured filters in the order they run (result stage,
-       then context stage; the default shape filter last) after loading
-       them, with their state: active, disabled (failed too often in a row),
-       failed-to-load or inactive (capabilities: []).
+list   shows the filters of each running 'sluice serve' (asked over its
+       status socket under the state directory) with their state and live
+       counters: active, disabled for a server (failed too often in a row
+       on its results; back after a one-minute cool-down), failed-to-load
+       or inactive (capabilities: []). With no serve running it says so and
+       lists the configured filters loaded by itself.
+enable re-enables disabled filters (all, or the one named) in every
+       running serve.
 
 Exit status:
   0  the filter ran (test: any status but failed; list: every filter loaded)
@@ -76,6 +81,8 @@ func runFilter(e *env) int {
 		return runFilterTest(&se, true)
 	case "list":
 		return runFilterList(&se)
+	case "enable":
+		return runFilterEnable(&se)
 	case "-h", "--help", "help":
 		fmt.Fprint(e.stdout, commands["filter"].help)
 		return exitOK
@@ -213,6 +220,19 @@ func runFilterList(e *env) int {
 	defer closeFn()
 	ctx, stop := interruptible()
 	defer stop()
+	// A running serve's filters, with their live health and counters.
+	if live, err := gateway.LiveFilterStatuses(ctx, g.StateDir()); err == nil {
+		if *asJSON {
+			_ = writeJSON(e.stdout, live)
+			return exitOK
+		}
+		for _, l := range live {
+			fmt.Fprintf(e.stdout, "sluice serve (pid %d, running since %s):\n", l.PID, l.Started.Format(time.RFC3339))
+			filterTable(e, l.Filters, l.Outcomes)
+		}
+		return exitOK
+	}
+	fmt.Fprintln(e.stderr, "no sluice serve is running: the filters below are loaded by this command, so their counters are zero")
 	lctx, cancel := context.WithTimeout(ctx, gateway.DefaultFilterLoadTimeout)
 	defer cancel()
 	loadErr := g.LoadFilters(lctx)
@@ -225,24 +245,77 @@ func runFilterList(e *env) int {
 		_ = writeJSON(e.stdout, st)
 		return code
 	}
+	filterTable(e, st, nil)
+	if loadErr != nil && ctx.Err() != nil {
+		return failed(ctx, e.stderr, "filter list", loadErr)
+	}
+	return code
+}
+
+// filterTable prints filter statuses (and, from a running serve, each
+// filter's outcome counts).
+func filterTable(e *env, st []gateway.FilterStatus, outcomes map[string]map[string]int) {
 	rows := []string{"#\tMODULE\tSTAGE\tON ERROR\tCAPABILITIES\tSTATE\tCALLS\tFAILURES"}
 	for _, s := range st {
 		idx := strconv.Itoa(s.Index)
 		if s.Default {
 			idx = "default"
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d", idx, clean(s.Module), s.Stage, s.OnError, clean(jsonList(s.Capabilities)), s.State, s.Calls, s.Failures))
+		state := s.State
+		if len(s.DisabledFor) > 0 {
+			state += " for " + clean(strings.Join(s.DisabledFor, ","))
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d", idx, clean(s.Module), s.Stage, s.OnError, clean(jsonList(s.Capabilities)), state, s.Calls, s.Failures))
 	}
 	table(e.stdout, rows)
 	for _, s := range st {
+		if m := outcomes[s.Name]; len(m) > 0 {
+			var parts []string
+			for _, o := range []string{"pass", "modified", "blocked", "fail_open", "fail_closed"} {
+				if m[o] > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d", o, m[o]))
+				}
+			}
+			fmt.Fprintf(e.stdout, "%s outcomes: %s\n", clean(s.Name), strings.Join(parts, ", "))
+		}
+		if !s.ReenabledAt.IsZero() {
+			fmt.Fprintf(e.stdout, "%s: re-enabled at %s\n", clean(s.Name), s.ReenabledAt.Format(time.RFC3339))
+		}
 		if s.LastError != "" {
 			fmt.Fprintf(e.stdout, "%s: %s\n", clean(s.Name), clean(s.LastError))
 		}
 	}
-	if loadErr != nil && ctx.Err() != nil {
-		return failed(ctx, e.stderr, "filter list", loadErr)
+}
+
+// runFilterEnable re-enables disabled filters in every running serve.
+func runFilterEnable(e *env) int {
+	if len(e.args) > 1 {
+		return usageErr(e, "filter", "enable takes at most one filter name")
 	}
-	return code
+	name := ""
+	if len(e.args) == 1 {
+		name = e.args[0]
+	}
+	g, closeFn, code, ok := openGateway(e, "filter enable", "")
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	ctx, stop := interruptible()
+	defer stop()
+	res, err := gateway.EnableLiveFilters(ctx, g.StateDir(), name)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "sluice filter enable: no sluice serve is running; a filter is enabled again when serve starts")
+		return exitFailure
+	}
+	for pid, names := range res {
+		if len(names) == 0 {
+			fmt.Fprintf(e.stdout, "serve pid %d: no disabled filter to enable\n", pid)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "serve pid %d: enabled %s\n", pid, clean(strings.Join(names, ", ")))
+	}
+	return exitOK
 }
 
 // readConfigArg reads --config: inline JSON or @FILE.

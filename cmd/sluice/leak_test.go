@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -206,4 +208,106 @@ func TestServeFlatRedactsPassThrough(t *testing.T) {
 			t.Errorf("no answer to %v", id)
 		}
 	}
+}
+
+// mcpHTTP posts one JSON-RPC message to a streamable-HTTP endpoint and
+// returns the response frame (JSON or the first SSE data line), keeping
+// the session id.
+type mcpHTTP struct {
+	t       *testing.T
+	url     string
+	session string
+}
+
+func (c *mcpHTTP) post(body string) map[string]any {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		c.session = s
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusAccepted || len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	var last map[string]any
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["jsonrpc"] != nil {
+			last = m
+		}
+	}
+	if last == nil {
+		c.t.Fatalf("POST %s: %d %s", body, resp.StatusCode, b)
+	}
+	return last
+}
+
+// TestServeFilterHealthIsLive: every filter run of a running serve is
+// counted in sluice_filter_outcomes_total, and 'sluice filter list' shows
+// that serve's live counters (and says plainly when no serve runs).
+func TestServeFilterHealthIsLive(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-mode", "leaky") + readmeFilters)
+	r := sluice(t, "", "filter", "list")
+	want(t, r, exitOK, "builtin:redact")
+	if !strings.Contains(r.stderr, "no sluice serve is running") {
+		t.Errorf("filter list without a serve must say so; stderr: %s", r.stderr)
+	}
+	url, stop := startHTTPServe(t)
+	defer stop()
+	c := &mcpHTTP{t: t, url: url}
+	c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, capability := range []string{"fx__leak_fields", "fx__echo"} {
+		args := `{}`
+		if capability == "fx__echo" {
+			args = `{"text":"hi"}`
+		}
+		res := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"call","arguments":{"capability":%q,"arguments":%s}}}`, 10+i, capability, args))
+		if res["result"] == nil {
+			t.Fatalf("call %s: %v", capability, res)
+		}
+	}
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{
+		`sluice_filter_outcomes_total{filter="builtin:redact",outcome="modified"} 1`,
+		`sluice_filter_outcomes_total{filter="builtin:redact",outcome="pass"} 1`,
+		`sluice_filter_outcomes_total{filter="builtin:shape",outcome="pass"}`,
+	} {
+		if !strings.Contains(string(body), m) {
+			t.Errorf("/metrics lacks %q:\n%s", m, grepLines(string(body), "sluice_filter"))
+		}
+	}
+	r = sluice(t, "", "filter", "list")
+	want(t, r, exitOK, "sluice serve (pid", "builtin:redact outcomes: pass 1, modified 1")
+	if strings.Contains(r.stderr, "no sluice serve is running") {
+		t.Errorf("filter list with a serve running: %s", r.stderr)
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
