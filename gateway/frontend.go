@@ -19,12 +19,14 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -579,9 +581,43 @@ func (f *frontend) forward(ctx context.Context, server, method string, params js
 	return red, nil
 }
 
-// ReadResource forwards resources/read to the owning server.
+// ReadResource forwards resources/read to the owning server; with no
+// server it reads a stored result (sluice://results/<handle>[?offset=N]),
+// one page within the context budget, naming the next page's URI.
 func (f *frontend) ReadResource(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
-	return f.forward(ctx, server, "resources/read", params, p)
+	if server != "" {
+		return f.forward(ctx, server, "resources/read", params, p)
+	}
+	var rp struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(params, &rp)
+	rest, ok := strings.CutPrefix(rp.URI, ResultURIPrefix)
+	if !ok {
+		return nil, &front.ToolError{Message: "no such resource: " + truncate(rp.URI, 200), Remedy: "read a uri from a resource_link of a shortened result"}
+	}
+	handle, query, _ := strings.Cut(rest, "?")
+	var offset int64
+	if v, ok := strings.CutPrefix(query, "offset="); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, &front.ToolError{Message: "offset in " + truncate(rp.URI, 200) + " is not a non-negative integer", Remedy: "use the uri a page names as next"}
+		}
+		offset = n
+	}
+	page, err := f.g.ReadResult(handle, offset, int64(f.g.Budget()-readResultOverhead))
+	if err != nil {
+		return nil, f.toFrontFor(ctx, ReadResultCapability, err)
+	}
+	content := map[string]any{"uri": rp.URI, "mimeType": "application/json", "text": page.Data}
+	if page.Encoding == "base64" {
+		content = map[string]any{"uri": rp.URI, "mimeType": "application/octet-stream", "blob": base64.StdEncoding.EncodeToString([]byte(page.Data))}
+	}
+	meta := map[string]any{"offset": page.Offset, "length": page.Length, "total": page.Total}
+	if !page.EOF {
+		meta["next"] = ResultURIPrefix + handle + "?offset=" + strconv.FormatInt(page.Next, 10)
+	}
+	return json.Marshal(map[string]any{"contents": []any{content}, "_meta": map[string]any{"sluice/page": meta}})
 }
 
 // GetPrompt forwards prompts/get to the owning server.

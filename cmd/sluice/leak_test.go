@@ -149,6 +149,9 @@ func TestServeRedactsEveryPath(t *testing.T) {
 			b, _ := json.Marshal(f)
 			if i := strings.Index(string(b), "handle r-"); i >= 0 {
 				handle = string(b)[i+7 : i+7+34]
+				if !strings.Contains(string(b), `"type":"resource_link"`) || !strings.Contains(string(b), `"uri":"sluice://results/`+handle+`"`) {
+					t.Errorf("the shortened result has no resource_link to the stored one: %.3000s", b)
+				}
 			}
 		}
 	}
@@ -165,12 +168,32 @@ func TestServeRedactsEveryPath(t *testing.T) {
 			}
 		}
 	}
-	// read_result pages are held to the budget whatever length is asked.
-	got = serveFrames(t, nil, []string{tool(40, "read_result", `{"handle":"`+handle+`","offset":0,"length":1048576}`)})
+	// read_result pages are held to the budget whatever length is asked;
+	// the stored result is a resource too, read in pages.
+	uri := "sluice://results/" + handle
+	got = serveFrames(t, nil, []string{
+		tool(40, "read_result", `{"handle":"`+handle+`","offset":0,"length":1048576}`),
+		`{"jsonrpc":"2.0","id":41,"method":"resources/read","params":{"uri":"` + uri + `"}}`,
+		`{"jsonrpc":"2.0","id":42,"method":"resources/read","params":{"uri":"` + uri + `?offset=15000"}}`,
+	})
+	pages := 0
 	for _, f := range got {
-		if id, _ := f["id"].(float64); id == 40 && (f["_bytes"].(int) > budget+512 || f["error"] != nil) {
+		id, _ := f["id"].(float64)
+		if id == 40 && (f["_bytes"].(int) > budget+512 || f["error"] != nil) {
 			t.Errorf("read_result answer: %d bytes, %v", f["_bytes"], f["error"])
 		}
+		if id == 41 || id == 42 {
+			b, _ := json.Marshal(f)
+			res, _ := f["result"].(map[string]any)
+			contents, _ := res["contents"].([]any)
+			if len(contents) != 1 || f["_bytes"].(int) > budget+512 || !strings.Contains(string(b), `"next":"sluice://results/`+handle+`?offset=`) {
+				t.Errorf("resources/read %v of the stored result: %.600s", id, b)
+			}
+			pages++
+		}
+	}
+	if pages != 2 {
+		t.Errorf("%d resources/read answers, want 2", pages)
 	}
 }
 

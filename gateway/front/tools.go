@@ -144,6 +144,13 @@ func (f *front) syncGatewayTools() {
 		f.gwTools[name] = want
 		f.mu.Unlock()
 		switch {
+		case want && !have && gt.name == toolReadResult:
+			// Shortened results also link to the stored whole as a
+			// resource (sluice://results/<handle>), readable in pages.
+			f.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: ResultURITemplate, Name: "sluice-result",
+				Description: "a stored full result, one page per read; ?offset=N continues", MIMEType: "application/json"},
+				f.resourceHandler(""))
+			fallthrough
 		case want && !have:
 			t := &mcp.Tool{
 				Name:        name,
@@ -157,11 +164,18 @@ func (f *front) syncGatewayTools() {
 			f.srv.AddTool(t, gt.handler(f))
 		case !want && have:
 			f.srv.RemoveTools(name)
+			if gt.name == toolReadResult {
+				f.srv.RemoveResourceTemplates(ResultURITemplate)
+			}
 		}
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ResultURITemplate is the resource template of stored results; the
+// backend's ReadResource gets server "" for them.
+const ResultURITemplate = "sluice://results/{handle}{?offset}"
 
 func (f *front) findHandler() mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
