@@ -337,14 +337,14 @@ func TestFailClosedFilterWithholdsAndDisables(t *testing.T) {
 		}
 		want := "trapped"
 		if i == wasm.DefaultDisableAfter {
-			want = "is disabled after 5 consecutive failures"
+			want = "is disabled for this server's results after 5 consecutive failures"
 		}
 		if !strings.Contains(msg, want) {
 			t.Fatalf("call %d: error %q does not say %q", i, msg, want)
 		}
 	}
 	st := g.FilterStatuses()
-	if st[0].State != FilterDisabled || st[0].ConsecutiveFailures < wasm.DefaultDisableAfter || st[0].DisabledAt.IsZero() {
+	if st[0].State != FilterDisabled || st[0].ConsecutiveFailures < wasm.DefaultDisableAfter || st[0].DisabledAt.IsZero() || len(st[0].DisabledFor) != 1 || st[0].DisabledFor[0] != "fx" {
 		t.Fatalf("status: %+v", st[0])
 	}
 }

@@ -334,3 +334,30 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestToolsListBytes measures what tools/list costs an agent in each mode
+// with 13 (the fixture's built-in tools alone), 100 and 600 upstream tools (the fixture's generated tools, ~190
+// bytes each, plus its 13 built-in ones). It asserts only what each mode
+// promises: gateway mode's list does not grow with the upstream tools.
+// The figures go to BENCHMARKS.md (go test -run TestToolsListBytes -v).
+func TestToolsListBytes(t *testing.T) {
+	var gwSizes []int
+	for _, n := range []int{13, 100, 600} { // 13: the built-in tools alone
+		w := newWorld(t)
+		w.writeUser("servers:\n" + fixture(t, "fx", "-tools", fmt.Sprint(n-13)))
+		sizes := map[string]int{}
+		for _, mode := range []string{"flat", "gateway"} {
+			got := serveFrames(t, []string{"--mode", mode}, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
+			for _, f := range got {
+				if id, _ := f["id"].(float64); id == 2 {
+					sizes[mode] = f["_bytes"].(int)
+				}
+			}
+		}
+		t.Logf("tools/list with %d upstream tools: flat %d bytes, gateway %d bytes (gateway/flat %.2f)", n, sizes["flat"], sizes["gateway"], float64(sizes["gateway"])/float64(sizes["flat"]))
+		gwSizes = append(gwSizes, sizes["gateway"])
+	}
+	if gwSizes[0] != gwSizes[2] {
+		t.Errorf("gateway mode's tools/list grew with the upstream tools: %v", gwSizes)
+	}
+}
