@@ -3,6 +3,8 @@ package front
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Backend is what front serves. The gateway root implements it; front never
@@ -152,7 +154,9 @@ const (
 	// upstream notifications/resources/updated params ({"uri": ...}).
 	EventResourceUpdated EventKind = "resourceUpdated"
 	// EventLog: an upstream notifications/message not tied to a request;
-	// Params is its params object. Sent to every session whose level admits it.
+	// Params is its params object. Delivered only when exactly one session
+	// is open at the moment it arrives (it could otherwise reach the wrong
+	// agent).
 	EventLog EventKind = "log"
 )
 
@@ -161,6 +165,9 @@ type Event struct {
 	Kind   EventKind
 	Server string          // the upstream server it came from, if any
 	Params json.RawMessage // for EventResourceUpdated and EventLog
+
+	// to is the session an EventLog goes to, chosen when it arrives.
+	to *mcp.ServerSession
 }
 
 // Peer is the calling agent, as seen from one request. It lets the backend

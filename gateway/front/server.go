@@ -548,6 +548,19 @@ func (f *front) drain(bound time.Duration) {
 // Events
 
 func (f *front) onEvent(ev Event) {
+	if ev.Kind == EventLog {
+		// Decided now, not when the event loop gets to it: a session that
+		// opens or closes in between must not change who hears it.
+		n := 0
+		for ss := range f.srv.Sessions() {
+			ev.to = ss
+			n++
+		}
+		if n != 1 {
+			f.log.Debug("dropped an upstream log message no request claims: several sessions are open", "server", ev.Server, "sessions", n)
+			return
+		}
+	}
 	f.pendMu.Lock()
 	if ev.Kind == EventLog || ev.Kind == EventResourceUpdated {
 		if len(f.pendLogs) < 256 { // bounded: a flood drops the excess
@@ -672,18 +685,8 @@ func (f *front) forwardEvent(ctx context.Context, ev Event) {
 				p.Logger = ev.Server + "/" + p.Logger
 			}
 		}
-		// A message no request claims is delivered only where it cannot
-		// reach the wrong agent: with one session open.
-		var only *mcp.ServerSession
-		n := 0
-		for ss := range f.srv.Sessions() {
-			only = ss
-			n++
-		}
-		if n != 1 {
-			f.log.Debug("dropped an upstream log message no request claims: several sessions are open", "server", ev.Server, "sessions", n)
-			return
-		}
-		_ = only.Log(ctx, &p)
+		// A message no request claims goes to the one session that was
+		// open when it arrived (onEvent), if that session still is.
+		_ = ev.to.Log(ctx, &p)
 	}
 }
