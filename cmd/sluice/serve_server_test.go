@@ -142,6 +142,7 @@ servers:
           argv: [git, add, "--", "{paths...}"]
           input:
             paths: {type: array, items: {type: string}, minItems: 1, required: true}
+          maxConcurrent: 1   # git add takes the index lock: one at a time
         status:
           argv: [git, status, --porcelain]
           annotations: {readOnlyHint: true}
