@@ -35,7 +35,23 @@ if ((${#need[@]})); then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 
-cleanup() { wineserver -k >/dev/null 2>&1 || true; }
+# Every process this run starts carries a token no other process has:
+# Wine starts some Windows children in sessions of their own (out of reach
+# of a process-group kill), and a few outlive wineserver -k, so the exit
+# trap ends exactly the pids whose environment holds this run's token.
+export SLUICE_WINE_RUN="wine-test-$$-$(date +%s%N)"
+cleanup() {
+	wineserver -k >/dev/null 2>&1 || true
+	local env pid
+	for env in /proc/[0-9]*/environ; do
+		pid=${env#/proc/}
+		pid=${pid%/environ}
+		[[ $pid == "$$" ]] && continue
+		if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "SLUICE_WINE_RUN=$SLUICE_WINE_RUN"; then
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	done
+}
 trap cleanup EXIT
 
 sys32=$WINEPREFIX/drive_c/windows/system32
