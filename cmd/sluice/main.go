@@ -26,5 +26,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "sluice: cannot make the process non-dumpable (prctl PR_SET_DUMPABLE): %v\n", err)
 		os.Exit(exitFailure)
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	stop := startProfile(os.Stderr)
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -1,0 +1,432 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sluice/gateway/mcp/mcptest"
+)
+
+// BenchmarkWholeProcess measures a tools/call of the fixture's echo tool
+// as an agent sees it: an official Go SDK client in this process, every
+// hop a real process, all paths set up side by side and measured in
+// interleaved rounds of one run:
+//
+//   - direct: the client launches the fixture over stdio (the baseline);
+//   - relay: a raw line relay between the client and the fixture (the
+//     physical floor of any stdio intermediary: two more pipe hops);
+//   - serve: 'sluice serve --mode flat' over stdio;
+//   - serve-http: 'sluice serve --mode flat --http' (streamable HTTP);
+//   - sdk-bridge: a minimal Go SDK stdio→HTTP bridge (benchBridge below),
+//     the reference for what the SDK alone costs on HTTP.
+//
+// For each it reports p50 and p99 of sequential calls, calls/s at 1 and 16
+// in flight, and the intermediary's idle and peak RSS; the claims are the
+// ratios (added latency over direct against the relay's, throughput against
+// the relay's), printed as a table. SLUICE_BENCH_CALLS scales the call
+// counts; SLUICE_BENCH_PROFILE=DIR has both sluice serve processes write a
+// CPU profile into DIR (see profile.go). Nothing here asserts a timing.
+func BenchmarkWholeProcess(b *testing.B) {
+	// One run is the measurement: b.N is not used (a run takes far longer
+	// than -benchtime, so the framework does not ask for a second).
+	scale := 1.0
+	if s := os.Getenv("SLUICE_BENCH_CALLS"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f <= 0 {
+			b.Fatalf("SLUICE_BENCH_CALLS=%q: want a positive factor", s)
+		}
+		scale = f
+	}
+	home := benchWorld(b)
+	exe, argv, err := mcptest.Command()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "mcp.yaml"), []byte("servers:\n"+decl("fx", exe, argv...)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var serveEnv []string
+	if dir := os.Getenv("SLUICE_BENCH_PROFILE"); dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		serveEnv = []string{"SLUICE_CPUPROFILE=" + filepath.Join(abs, "serve-%s.pprof")}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	paths := []*wholePath{
+		stdioPath(b, "direct", exec.Command(exe, argv...), false),
+		stdioPath(b, "relay", exec.Command(self, append([]string{benchRelayArg, exe}, argv...)...), true),
+		stdioPath(b, "serve", envCmd(serveEnv, "stdio", sluiceBin, "serve", "--mode", "flat"), true),
+		httpPath(b, "serve-http", envCmd(serveEnv, "http", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")),
+		httpPath(b, "sdk-bridge", exec.Command(self, append([]string{benchBridgeArg, exe}, argv...)...)),
+	}
+	ctx := context.Background()
+	for _, p := range paths {
+		p.call(b, ctx) // the first call launches serve's upstream
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, p := range paths {
+		p.idleKiB, _ = procStatusKiB(p.pid, "VmRSS")
+	}
+	for range int(200 * scale) {
+		for _, p := range paths {
+			p.call(b, ctx)
+		}
+	}
+
+	// Sequential calls, rounds interleaved so drift in the machine's load
+	// falls on every path alike.
+	const rounds = 5
+	perRound := int(300 * scale)
+	for range rounds {
+		for _, p := range paths {
+			start := time.Now()
+			for range perRound {
+				t0 := time.Now()
+				p.call(b, ctx)
+				p.lat = append(p.lat, time.Since(t0))
+			}
+			p.rate1 = append(p.rate1, float64(perRound)/time.Since(start).Seconds())
+		}
+	}
+	// 16 in flight.
+	const inflight = 16
+	burst := int(1000 * scale)
+	for range rounds {
+		for _, p := range paths {
+			var mu sync.Mutex
+			next := 0
+			var wg sync.WaitGroup
+			start := time.Now()
+			for range inflight {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						mu.Lock()
+						next++
+						n := next
+						mu.Unlock()
+						if n > burst {
+							return
+						}
+						p.call(b, ctx)
+					}
+				}()
+			}
+			wg.Wait()
+			p.rate16 = append(p.rate16, float64(burst)/time.Since(start).Seconds())
+		}
+	}
+	for _, p := range paths {
+		p.peakKiB, _ = procStatusKiB(p.pid, "VmHWM")
+	}
+	for _, p := range paths {
+		p.close()
+	}
+
+	byName := map[string]*wholePath{}
+	for _, p := range paths {
+		sort.Slice(p.lat, func(i, j int) bool { return p.lat[i] < p.lat[j] })
+		byName[p.name] = p
+	}
+	direct, relay := byName["direct"], byName["relay"]
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	var t strings.Builder
+	fmt.Fprintf(&t, "whole process, Go SDK client, echo; %d×%d sequential calls and %d×%d at %d in flight per path\n", rounds, perRound, rounds, burst, inflight)
+	fmt.Fprintf(&t, "| path | p50 µs | p99 µs | added p50 µs | added ÷ relay's | calls/s @1 | calls/s @16 | @16 ÷ relay | idle RSS MiB | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, p := range paths {
+		added := p.pct(0.5) - direct.pct(0.5)
+		ratio := "—"
+		if p != direct && p != relay {
+			ratio = fmt.Sprintf("%.2f×", float64(added)/float64(relay.pct(0.5)-direct.pct(0.5)))
+		}
+		rss := func(k int64) string {
+			if p.pid == 0 || k == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.1f", float64(k)/1024)
+		}
+		fmt.Fprintf(&t, "| %s | %.0f | %.0f | %+.0f | %s | %.0f | %.0f | %.2f | %s | %s |\n",
+			p.name, us(p.pct(0.5)), us(p.pct(0.99)), us(added), ratio,
+			medianF(p.rate1), medianF(p.rate16), medianF(p.rate16)/medianF(relay.rate16),
+			rss(p.idleKiB), rss(p.peakKiB))
+		b.ReportMetric(us(added), p.name+"-added-µs")
+		b.ReportMetric(medianF(p.rate16)/medianF(relay.rate16), p.name+"-x-relay-16")
+	}
+	b.Log("\n" + t.String())
+}
+
+// wholePath is one way of reaching the fixture's echo tool.
+type wholePath struct {
+	name    string
+	cs      *mcp.ClientSession
+	tool    string
+	pid     int // the intermediary's (0: none)
+	close   func()
+	lat     []time.Duration
+	rate1   []float64
+	rate16  []float64
+	idleKiB int64
+	peakKiB int64
+}
+
+func (p *wholePath) call(b *testing.B, ctx context.Context) {
+	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: p.tool, Arguments: map[string]any{"text": "bench"}})
+	if err != nil {
+		b.Fatalf("%s: %v", p.name, err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		b.Fatalf("%s: unexpected result %+v", p.name, res)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "bench" {
+		b.Fatalf("%s: unexpected content %+v", p.name, res.Content[0])
+	}
+}
+
+func (p *wholePath) pct(q float64) time.Duration {
+	return p.lat[int(float64(len(p.lat)-1)*q)]
+}
+
+func medianF(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// envCmd is a command with extra environment; "%s" in a value becomes tag.
+func envCmd(env []string, tag, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = os.Environ()
+	for _, e := range env {
+		cmd.Env = append(cmd.Env, strings.ReplaceAll(e, "%s", tag))
+	}
+	return cmd
+}
+
+// benchClient connects the benchmark's SDK client over tr and finds the
+// echo tool's name.
+func benchClient(b *testing.B, name string, tr mcp.Transport) (*mcp.ClientSession, string) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: os.Getenv("SLUICE_BENCH_PROTOCOL")})
+	if err != nil {
+		b.Fatalf("%s: connect: %v", name, err)
+	}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		b.Fatalf("%s: tools/list: %v", name, err)
+	}
+	for _, t := range lt.Tools {
+		if t.Name == "echo" || strings.HasSuffix(t.Name, "__echo") {
+			return cs, t.Name
+		}
+	}
+	b.Fatalf("%s: no echo tool", name)
+	return nil, ""
+}
+
+// stdioPath runs cmd in its own process group with the client on its
+// stdio; mid says whether cmd is an intermediary whose RSS is reported.
+func stdioPath(b *testing.B, name string, cmd *exec.Cmd, mid bool) *wholePath {
+	b.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cs, tool := benchClient(b, name, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second})
+	pgid := cmd.Process.Pid
+	b.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	p := &wholePath{name: name, cs: cs, tool: tool, close: func() { cs.Close() }}
+	if mid {
+		p.pid = pgid
+	}
+	return p
+}
+
+// httpPath starts cmd in its own process group, reads the address it
+// reports on stderr and connects the client over streamable HTTP.
+func httpPath(b *testing.B, name string, cmd *exec.Cmd) *wholePath {
+	b.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	b.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	re := regexp.MustCompile(`"addr":"([^"]+)"`)
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrc <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-time.After(30 * time.Second):
+		b.Fatalf("%s did not report its address", name)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	b.Cleanup(tr.CloseIdleConnections)
+	cs, tool := benchClient(b, name, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true})
+	return &wholePath{name: name, cs: cs, tool: tool, pid: pgid, close: func() {
+		cs.Close()
+		_ = syscall.Kill(pgid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	}}
+}
+
+// procStatusKiB reads one "kB" field of /proc/PID/status.
+func procStatusKiB(pid int, field string) (int64, error) {
+	if pid == 0 {
+		return 0, nil
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+}
+
+// The relay and the bridge run as re-executions of the test binary.
+const (
+	benchRelayArg  = "-sluice.benchrelay"
+	benchBridgeArg = "-sluice.benchbridge"
+)
+
+func init() {
+	if len(os.Args) > 2 {
+		switch os.Args[1] {
+		case benchRelayArg:
+			syscall.Exit(benchRelay(os.Args[2:]))
+		case benchBridgeArg:
+			syscall.Exit(benchBridge(os.Args[2:]))
+		}
+	}
+}
+
+// benchRelay is a raw line relay: it starts argv and copies newline-framed
+// lines both ways without looking at them.
+func benchRelay(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	lines := func(dst io.Writer, src io.Reader) {
+		br := bufio.NewReaderSize(src, 64<<10)
+		for {
+			line, err := br.ReadSlice('\n')
+			if len(line) > 0 {
+				if _, werr := dst.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil && err != bufio.ErrBufferFull {
+				return
+			}
+		}
+	}
+	go lines(os.Stdout, out)
+	lines(in, os.Stdin)
+	in.Close()
+	_ = cmd.Wait()
+	return 0
+}
+
+// benchBridge is the reference a gateway's HTTP front is compared with: a
+// minimal Go SDK stdio→HTTP bridge. It connects an SDK client to argv over
+// stdio, serves every upstream tool from an SDK server over streamable
+// HTTP on a loopback port, and forwards each call as it is.
+func benchBridge(argv []string) int {
+	ctx := context.Background()
+	up := mcp.NewClient(&mcp.Implementation{Name: "bridge", Version: "1"}, nil)
+	cs, err := up.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bridge: connect:", err)
+		return 1
+	}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bridge: tools/list:", err)
+		return 1
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bridge", Version: "1"}, nil)
+	for _, t := range lt.Tools {
+		name := t.Name
+		srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments})
+		})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bridge: listen:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "{\"msg\":\"listening\",\"addr\":%q}\n", ln.Addr().String())
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := &http.Server{Handler: h}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		<-sig
+		hs.Close()
+	}()
+	_ = hs.Serve(ln)
+	cs.Close()
+	return 0
+}
