@@ -202,7 +202,7 @@ func Open(opts *Options) (*Gateway, error) {
 	idle := g.idleTimeout()
 	g.stopReaper = make(chan struct{})
 	g.reaperDone = make(chan struct{})
-	go g.reap(idle)
+	go g.reap(idle, g.opts.now())
 	return g, nil
 }
 
@@ -373,8 +373,9 @@ func (g *Gateway) Close() []Teardown {
 const sweepEvery = 10 * time.Minute
 
 // reap closes servers idle for longer than idle and, every sweepEvery,
-// sweeps the results store.
-func (g *Gateway) reap(idle time.Duration) {
+// sweeps the results store, counting from started (read before the
+// goroutine starts, so a clock that moves meanwhile still counts).
+func (g *Gateway) reap(idle time.Duration, started time.Time) {
 	defer close(g.reaperDone)
 	tick := idle / 4
 	if tick < 50*time.Millisecond {
@@ -385,7 +386,7 @@ func (g *Gateway) reap(idle time.Duration) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	swept := g.opts.now()
+	swept := started
 	for {
 		select {
 		case <-g.stopReaper:

@@ -154,19 +154,7 @@ func (s *Slot) Acquire(ctx context.Context) (*Lease, error) {
 			return l, nil
 		}
 		if ch := s.starting; ch != nil {
-			before := s.failures
-			s.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return nil, &WaitError{Server: s.cfg.Server, Err: ctx.Err()}
-			}
-			s.mu.Lock()
-			if s.client == nil && s.failures > before && s.lastErr != nil {
-				// The launch this caller waited for failed: report it
-				// rather than waiting out a backoff and trying again.
-				err := s.lastErr
-				s.mu.Unlock()
+			if err := s.awaitLaunchLocked(ctx, ch); err != nil {
 				return nil, err
 			}
 			continue
@@ -190,10 +178,37 @@ func (s *Slot) Acquire(ctx context.Context) (*Lease, error) {
 		}
 		ch := make(chan struct{})
 		s.starting = ch
-		s.mu.Unlock()
 		go s.launch(context.WithoutCancel(ctx), ch)
-		s.mu.Lock()
+		// Wait for this launch like any other caller: a launch that fails
+		// before this goroutine looks again must still be reported, not
+		// retried after its backoff.
+		if err := s.awaitLaunchLocked(ctx, ch); err != nil {
+			return nil, err
+		}
 	}
+}
+
+// awaitLaunchLocked waits (unlocked) for the launch signalled by ch and
+// returns with s.mu held and a nil error, or without the lock and the
+// error the caller must return: the context's, or the launch's own when
+// that launch failed.
+func (s *Slot) awaitLaunchLocked(ctx context.Context, ch chan struct{}) error {
+	before := s.failures
+	s.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return &WaitError{Server: s.cfg.Server, Err: ctx.Err()}
+	}
+	s.mu.Lock()
+	if s.client == nil && s.failures > before && s.lastErr != nil {
+		// The launch this caller waited for failed: report it rather
+		// than waiting out a backoff and trying again.
+		err := s.lastErr
+		s.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // Running leases the client if one is running and ready, without
