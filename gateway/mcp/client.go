@@ -847,14 +847,32 @@ func (c *Client) request(ctx context.Context, method string, params json.RawMess
 	if timeout <= 0 {
 		timeout = c.opts.RequestTimeout
 	}
-	m, err := c.roundTrip(ctx, method, params, o, timeout, true)
-	if err != nil {
-		return nil, err
+	for round := 0; ; round++ {
+		m, err := c.roundTrip(ctx, method, params, o, timeout, true)
+		if err != nil {
+			return nil, err
+		}
+		x := extrasFrom(ctx)
+		if x != nil && x.InputRequired && (x.Method == "" || x.Method == method) && m.Kind == KindResponse && string(member(m.Result, "resultType")) == `"input_required"` {
+			return m.Result, nil // relayed as is (see Extras)
+		}
+		if !c.inputRequired(m) {
+			return c.result(method, m)
+		}
+		if round >= maxInputRounds {
+			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "the server still asks for input after " + strconv.Itoa(maxInputRounds) + " retries"}
+		}
+		// Multi-round-trip (see mrtr.go): answer, then retry under a new id.
+		if params, err = c.answerInput(ctx, method, params, m.Result); err != nil {
+			return nil, err
+		}
+		if x != nil && len(x.Params) > 0 {
+			// A relayed retry's params were for the first round only.
+			y := *x
+			y.Params = nil
+			ctx = WithExtras(ctx, y)
+		}
 	}
-	if x := extrasFrom(ctx); x != nil && x.InputRequired && (x.Method == "" || x.Method == method) && m.Kind == KindResponse && string(member(m.Result, "resultType")) == `"input_required"` {
-		return m.Result, nil // relayed as is (see Extras)
-	}
-	return c.result(method, m)
 }
 
 // result turns a response into a raw result or a typed error.
@@ -874,8 +892,8 @@ func (c *Client) result(method string, m Message) (json.RawMessage, error) {
 }
 
 // checkResultType applies the 2026-07-28 rule: missing resultType means
-// complete; input_required needs MRTR, which this client does not provide;
-// anything else is invalid.
+// complete; input_required is answered by request (MRTR, mrtr.go) and seen
+// here only when that stopped; anything else is invalid.
 func checkResultType(res []byte) string {
 	rt := member(res, "resultType")
 	switch string(rt) {

@@ -119,6 +119,7 @@ type Conn struct {
 	session    string
 	version    string // negotiated legacy protocol version
 	getRunning bool
+	getReady   chan struct{} // closed once the first GET attempt has an answer
 	pending    map[string]*pendingReq
 	legacy     *sseSession
 	params     map[string][]paramHeader // tool -> x-mcp-header declarations
@@ -496,7 +497,11 @@ func (c *Conn) postOneWay(ctx context.Context, msg []byte, env envelope) error {
 		pushes := c.pushes
 		c.mu.Unlock()
 		if env.method == "notifications/initialized" && env.version == "" && pushes {
-			c.startGet()
+			// A server request unrelated to a POST (elicitation, sampling,
+			// roots) goes only to an open GET stream; a server without an
+			// event store drops it otherwise. The next request waits until
+			// the stream is open (or refused), within a bound.
+			c.waitGet(ctx, c.startGet())
 		}
 		return nil
 	case resp.StatusCode == http.StatusNotFound && c.SessionID() != "":
@@ -896,23 +901,55 @@ func (c *Conn) openGet(ctx context.Context, lastID string) (*http.Response, erro
 }
 
 // startGet opens the legacy GET stream for server-initiated messages, once.
-func (c *Conn) startGet() {
+// The channel it returns is closed when the first attempt has an answer
+// (the stream's headers, a refusal or a failure).
+func (c *Conn) startGet() <-chan struct{} {
 	c.mu.Lock()
 	if c.getRunning || c.mode != modeStreamable {
+		ready := c.getReady
 		c.mu.Unlock()
-		return
+		if ready == nil {
+			ready = make(chan struct{})
+			close(ready)
+		}
+		return ready
 	}
 	c.getRunning = true
+	ready := make(chan struct{})
+	c.getReady = ready
 	c.mu.Unlock()
-	c.goRun(c.getLoop)
+	if !c.goRun(func() { c.getLoop(ready) }) {
+		close(ready)
+	}
+	return ready
 }
 
-func (c *Conn) getLoop() {
+// getOpenWait bounds how long the handshake waits for the GET stream's
+// headers: a server that holds them back delays only the first request.
+const getOpenWait = 2 * time.Second
+
+func (c *Conn) waitGet(ctx context.Context, ready <-chan struct{}) {
+	t := time.NewTimer(getOpenWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+		c.log.Debug("the GET event stream has not opened yet; going on")
+	case <-ctx.Done():
+	case <-c.ctx.Done():
+	}
+}
+
+func (c *Conn) getLoop(ready chan struct{}) {
 	var lastID string
 	delay := backoffBase
 	failures := 0
+	var once sync.Once
+	opened := func() { once.Do(func() { close(ready) }) }
+	defer opened()
 	for c.ctx.Err() == nil {
 		resp, err := c.openGet(c.ctx, lastID)
+		opened()
 		if err != nil {
 			var he *HTTPError
 			if errors.As(err, &he) && he.Status == http.StatusMethodNotAllowed {

@@ -553,3 +553,62 @@ func TestParamHeaders(t *testing.T) {
 		t.Fatalf("headers %v", h)
 	}
 }
+
+// TestServerRequestWaitsForGetStream: a client offering elicitation waits,
+// after notifications/initialized, until the GET stream is open, because a
+// server sends a request unrelated to a POST only to an open GET stream
+// (and drops it otherwise). The server here is slow to open the stream and
+// sends its elicitation only if the stream is open when the call arrives.
+func TestServerRequestWaitsForGetStream(t *testing.T) {
+	getOpen := make(chan struct{})
+	push := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodDelete:
+			return
+		case http.MethodGet:
+			time.Sleep(200 * time.Millisecond) // slow to open, not a deadline under test
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+			close(getOpen)
+			select {
+			case m := <-push:
+				io.WriteString(w, "data: "+m+"\n\n")
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+			<-r.Context().Done()
+			return
+		}
+		m := decode(t, r)
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s")
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, result(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"1"}}`))
+		case "notifications/initialized":
+			w.WriteHeader(http.StatusAccepted)
+		case "tools/call":
+			select {
+			case <-getOpen:
+				push <- `{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{}}`
+			default:
+				t.Error("tools/call arrived before the GET stream was open: the elicitation would be dropped")
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, result(m.ID, `{"content":[]}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := dial(t, srv.URL, TransportStreamable)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}}`)
+	recv(t, c)
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`)
+	got := recv(t, c) + recv(t, c)
+	if !strings.Contains(got, "elicitation/create") || !strings.Contains(got, `"id":2`) {
+		t.Fatalf("want the elicitation and the call's answer, got %s", got)
+	}
+}
