@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"sluice/gateway/mcp"
@@ -66,9 +67,15 @@ func run(ctx context.Context, scenario, url string, cctx map[string]any) error {
 		auth = a
 	}
 	var opts mcp.Options
-	if scenario == "elicitation-sep1034-client-defaults" {
+	var mrtr *mrtrScenario
+	switch scenario {
+	case "elicitation-sep1034-client-defaults":
 		opts.Capabilities = json.RawMessage(`{"elicitation":{}}`)
-		opts.OnRequest = elicitDefaults
+		opts.OnRequest = acceptAsIs
+	case "sep-2322-client-request-state":
+		mrtr = &mrtrScenario{}
+		opts.Capabilities = json.RawMessage(`{"elicitation":{}}`)
+		opts.OnRequest = mrtr.answer
 	}
 	c, err := connect(ctx, url, auth, &opts)
 	if err != nil {
@@ -76,6 +83,9 @@ func run(ctx context.Context, scenario, url string, cctx map[string]any) error {
 	}
 	defer c.Close()
 	switch scenario {
+	case "sep-2322-client-request-state":
+		mrtr.c = c
+		return mrtr.run(ctx)
 	case "request-metadata":
 		return nil
 	case "tools_call":
@@ -184,28 +194,45 @@ func callNamed(ctx context.Context, c *mcp.Client, name, args string) error {
 	return fmt.Errorf("tool %q not found", name)
 }
 
-// elicitDefaults accepts an elicitation with every default the requested
-// schema declares (SEP-1034).
-func elicitDefaults(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// acceptAsIs accepts an elicitation without filling in any field, as a
+// user who submits a form as shown: the client core completes the answer
+// with the schema's defaults (SEP-1034).
+func acceptAsIs(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
 	if method != "elicitation/create" {
 		return nil, mcp.ErrMethodNotFound
 	}
-	var p struct {
-		RequestedSchema struct {
-			Properties map[string]struct {
-				Default json.RawMessage `json:"default"`
-			} `json:"properties"`
-		} `json:"requestedSchema"`
+	return json.RawMessage(`{"action":"accept"}`), nil
+}
+
+// mrtrScenario calls the multi-round-trip tools (SEP-2322). While the
+// first one waits for its input, an unrelated tool is called, so that
+// request runs between the rounds of another.
+type mrtrScenario struct {
+	c         *mcp.Client
+	unrelated sync.Once
+	err       error
+}
+
+func (s *mrtrScenario) answer(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	if method != "elicitation/create" {
+		return nil, mcp.ErrMethodNotFound
 	}
-	json.Unmarshal(params, &p)
-	content := map[string]json.RawMessage{}
-	for k, v := range p.RequestedSchema.Properties {
-		if len(v.Default) > 0 {
-			content[k] = v.Default
+	s.unrelated.Do(func() {
+		_, s.err = s.c.CallTool(ctx, "test_mrtr_unrelated", []byte(`{}`), nil)
+	})
+	return json.RawMessage(`{"action":"accept","content":{"confirmed":true}}`), nil
+}
+
+func (s *mrtrScenario) run(ctx context.Context) error {
+	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
+		if _, err := s.c.CallTool(ctx, name, []byte(`{}`), nil); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"action": "accept", "content": content})
-	return b, nil
+	if s.err != nil {
+		return fmt.Errorf("test_mrtr_unrelated: %w", s.err)
+	}
+	return nil
 }
 
 // interactive is the product's Authorizer with a browser stand-in: when a

@@ -690,6 +690,9 @@ func (c *Client) serveRequest(m Message) {
 			if len(res) == 0 {
 				res = json.RawMessage("{}")
 			}
+			if m.Method == "elicitation/create" {
+				res = withElicitDefaults(m.Params, res)
+			}
 			out, verr := outboundJSON(res)
 			if verr != nil {
 				c.log.Warn("OnRequest returned invalid JSON", "method", m.Method)

@@ -127,6 +127,9 @@ func (c *Client) answerOne(ctx context.Context, method string, params json.RawMe
 	if len(res) == 0 {
 		res = json.RawMessage("{}")
 	}
+	if method == "elicitation/create" {
+		res = withElicitDefaults(params, res)
+	}
 	out, verr := outboundJSON(res)
 	if verr != nil || out[0] != '{' {
 		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "the answer to the server's input request is not a JSON object"}
