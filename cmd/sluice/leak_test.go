@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,12 +34,11 @@ func serveFrames(t *testing.T, args []string, frames []string) []map[string]any 
 	}
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	t.Cleanup(func() { killGroup(cmd) })
 	io.WriteString(stdin, strings.Join(init, "\n")+"\n")
 	waitFor := func(id string) {
 		deadline := time.Now().Add(60 * time.Second)

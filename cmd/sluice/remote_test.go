@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -29,15 +28,14 @@ func startRemotePeer(t *testing.T, port int, env []string, name string, args ...
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pgid := cmd.Process.Pid
 	t.Cleanup(func() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		killGroup(cmd)
 		_ = cmd.Wait()
 	})
 	deadline := time.Now().Add(30 * time.Second)

