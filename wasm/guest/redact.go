@@ -111,19 +111,19 @@ var builtinRules = []builtinRule{
 	{name: "aws-secret-access-key", expr: awsSecretExpr,
 		keep: 2, first: "aAsS", at: awsSecretAt, match: awsSecretMatch},
 	{name: "github-token", expr: `\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b`,
-		lead: 'w', first: "g", at: githubTokenAt, match: wordRunMatch(4, isAlnum, 36, 255)},
+		lead: 'w', first: "g", at: githubTokenAt, match: wordRunMatch(4, clsAlnum, 36, 255)},
 	{name: "github-pat", expr: `\bgithub_pat_[A-Za-z0-9_]{22,255}\b`,
-		lead: 'w', first: "g", at: prefixAt("github_pat_"), match: wordRunMatch(11, isWordByte, 22, 255)},
+		lead: 'w', first: "g", at: prefixAt("github_pat_"), match: wordRunMatch(11, clsWord, 22, 255)},
 	{name: "gitlab-token", expr: `\bglpat-[A-Za-z0-9_\-]{20,}`,
-		lead: 'w', first: "g", at: prefixAt("glpat-"), match: runMatch(6, isGitlabByte, 20)},
+		lead: 'w', first: "g", at: prefixAt("glpat-"), match: runMatch(6, clsGitlab, 20)},
 	{name: "slack-token", expr: `\bxox[abposre]-[A-Za-z0-9-]{10,}`,
-		lead: 'w', first: "x", at: slackAt, match: runMatch(5, isSlackByte, 10)},
+		lead: 'w', first: "x", at: slackAt, match: runMatch(5, clsSlack, 10)},
 	{name: "slack-webhook", expr: `\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}`,
 		lead: 'w', first: "h", at: prefixAt(slackHooks), match: webhookMatch},
 	{name: "google-api-key", expr: `\bAIza[0-9A-Za-z_\-]{35}`,
 		lead: 'w', first: "A", at: prefixAt("AIza"), match: googleKeyMatch},
 	{name: "stripe-key", expr: `\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`,
-		lead: 'w', first: "rs", at: stripeAt, match: runMatch(8, isAlnum, 16)},
+		lead: 'w', first: "rs", at: stripeAt, match: runMatch(8, clsAlnum, 16)},
 	{name: "jwt", expr: `\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`,
 		lead: 'w', first: "e", at: prefixAt("eyJ"), match: jwtMatch},
 	{name: "bearer-token", expr: bearerExpr,
@@ -797,7 +797,7 @@ func (r *Redactor) charLen(s []byte, i int) int {
 // awsTail matches ([\s"':=]+)[A-Za-z0-9/+=]{40}\b at s[t], the separator
 // run longest first ('=' is in both classes), for a label from p.
 func (r *Redactor) awsTail(s []byte, p, t int) []int {
-	e := r.run(s, t, isAWSSep)
+	e := r.run(s, t, clsAWSSep)
 	for k := e; k > t; k-- {
 		if k+40 > len(s) {
 			r.clip = true
@@ -839,10 +839,39 @@ func pairAt(s []byte, p int) bool {
 	return foldPrefix(s, p, "pass") || foldPrefix(s, p, "secret") || foldPrefix(s, p, "token") || foldPrefix(s, p, "api")
 }
 
+// byteClass is a set of bytes as a table: a guest pays for every call, so
+// runs test bytes by lookup, never through a function value.
+type byteClass [256]bool
+
+func classOf(in func(byte) bool) *byteClass {
+	var c byteClass
+	for i := range c {
+		c[i] = in(byte(i))
+	}
+	return &c
+}
+
+var (
+	clsAlnum     = classOf(isAlnum)
+	clsWord      = classOf(isWordByte)
+	clsGitlab    = classOf(isGitlabByte)
+	clsSlack     = classOf(isSlackByte)
+	clsWebhook   = classOf(isWebhookByte)
+	clsSpace     = classOf(isSpaceRE)
+	clsAWSSep    = classOf(isAWSSep)
+	clsJWT       = classOf(isJWTByte)
+	clsBearer    = classOf(isBearerByte)
+	clsURLUser   = classOf(isURLUserByte)
+	clsURLPass   = classOf(isURLPassByte)
+	clsPairValue = classOf(isPairValueByte)
+	clsEq        = classOf(func(c byte) bool { return c == '=' })
+	clsPEMLabel  = classOf(func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' })
+)
+
 // run returns the end of the run of class bytes starting at s[i], setting
 // r.clip when it reaches the end of s.
-func (r *Redactor) run(s []byte, i int, class func(byte) bool) int {
-	for i < len(s) && class(s[i]) {
+func (r *Redactor) run(s []byte, i int, class *byteClass) int {
+	for i < len(s) && class[s[i]] {
 		i++
 	}
 	if i == len(s) {
@@ -877,7 +906,7 @@ func awsKeyIDMatch(r *Redactor, s []byte, p int) []int {
 // bytes (n long) matches whole when lo <= n <= hi and the byte after it is
 // not a word character; any shorter take ends between two word
 // characters, where \b fails.
-func wordRunMatch(k int, class func(byte) bool, lo, hi int) func(r *Redactor, s []byte, p int) []int {
+func wordRunMatch(k int, class *byteClass, lo, hi int) func(r *Redactor, s []byte, p int) []int {
 	return func(r *Redactor, s []byte, p int) []int {
 		i := r.run(s, p+k, class)
 		if n := i - p - k; n < lo || n > hi || i < len(s) && isWordByte(s[i]) {
@@ -888,7 +917,7 @@ func wordRunMatch(k int, class func(byte) bool, lo, hi int) func(r *Redactor, s 
 }
 
 // runMatch: k literal bytes, then class{lo,} (greedy, nothing after it).
-func runMatch(k int, class func(byte) bool, lo int) func(r *Redactor, s []byte, p int) []int {
+func runMatch(k int, class *byteClass, lo int) func(r *Redactor, s []byte, p int) []int {
 	return func(r *Redactor, s []byte, p int) []int {
 		i := r.run(s, p+k, class)
 		if i-p-k < lo {
@@ -921,7 +950,7 @@ func webhookMatch(r *Redactor, s []byte, p int) []int {
 	i := p + len(slackHooks)
 	for _, w := range []string{"services/", "workflows/", "triggers/"} {
 		if bytes.HasPrefix(s[i:], []byte(w)) {
-			j := r.run(s, i+len(w), isWebhookByte)
+			j := r.run(s, i+len(w), clsWebhook)
 			if j-i-len(w) < 8 {
 				return nil
 			}
@@ -939,7 +968,7 @@ func isJWTByte(c byte) bool { return isWordByte(c) || c == '-' }
 // jwtMatch: "eyJ" and 8+ of [A-Za-z0-9_-], '.', "eyJ" and 8+ more, '.',
 // and any run of them (the class holds no '.', so every run is whole).
 func jwtMatch(r *Redactor, s []byte, p int) []int {
-	i := r.run(s, p+3, isJWTByte)
+	i := r.run(s, p+3, clsJWT)
 	if i-p-3 < 8 || i >= len(s) || s[i] != '.' {
 		return nil
 	}
@@ -950,27 +979,27 @@ func jwtMatch(r *Redactor, s []byte, p int) []int {
 	if !bytes.HasPrefix(s[i:], []byte("eyJ")) {
 		return nil
 	}
-	j := r.run(s, i+3, isJWTByte)
+	j := r.run(s, i+3, clsJWT)
 	if j-i-3 < 8 || j >= len(s) || s[j] != '.' {
 		return nil
 	}
-	return []int{p, r.run(s, j+1, isJWTByte)}
+	return []int{p, r.run(s, j+1, clsJWT)}
 }
 
 // bearerMatch: (bearer)(\s+) then at least 8 token characters and "=*".
 // The token class holds no space and no '=', so every run is taken whole.
 func bearerMatch(r *Redactor, s []byte, p int) []int {
 	ws := p + 6
-	i := r.run(s, ws, isSpaceRE)
+	i := r.run(s, ws, clsSpace)
 	if i == ws {
 		return nil
 	}
 	tok := i
-	i = r.run(s, i, isBearerByte)
+	i = r.run(s, i, clsBearer)
 	if i-tok < 8 {
 		return nil
 	}
-	i = r.run(s, i, func(c byte) bool { return c == '=' })
+	i = r.run(s, i, clsEq)
 	return []int{p, i, p, ws, ws, tok}
 }
 
@@ -991,11 +1020,11 @@ func isURLPassByte(c byte) bool {
 // the run must end at the ':'), ':', a password run (whole: '@' is not in
 // its class) and '@', which is kept after the mask.
 func urlCredsMatch(r *Redactor, s []byte, p int) []int {
-	u := r.run(s, p+3, isURLUserByte)
+	u := r.run(s, p+3, clsURLUser)
 	if u >= len(s) || s[u] != ':' {
 		return nil
 	}
-	w := r.run(s, u+1, isURLPassByte)
+	w := r.run(s, u+1, clsURLPass)
 	if w == u+1 || w >= len(s) || s[w] != '@' {
 		return nil
 	}
@@ -1035,16 +1064,16 @@ func pairMatch(r *Redactor, s []byte, p int) []int {
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
-	i = r.run(s, i, isSpaceRE)
+	i = r.run(s, i, clsSpace)
 	if i >= len(s) || s[i] != ':' && s[i] != '=' {
 		return nil
 	}
-	i = r.run(s, i+1, isSpaceRE)
+	i = r.run(s, i+1, clsSpace)
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
 	v := i
-	i = r.run(s, i, isPairValueByte)
+	i = r.run(s, i, clsPairValue)
 	if i-v < 6 {
 		return nil
 	}
@@ -1063,7 +1092,7 @@ func isPairValueByte(c byte) bool {
 // is greedy and "PRIVATE KEY" lies inside it, followed by '-' (outside it),
 // so the only possible split puts "PRIVATE KEY" at the run's end.
 func (r *Redactor) pemMarkerEnd(s []byte, i int) (int, bool) {
-	j := r.run(s, i, func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' })
+	j := r.run(s, i, clsPEMLabel)
 	k := j - len("PRIVATE KEY")
 	if len(s)-k < len(pemTail) {
 		r.clip = true
