@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"sluice/gateway/catalog"
 	"sluice/gateway/mcp"
 )
 
@@ -73,6 +74,9 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	// call needs approval that nobody can give.
 	if req.Approve == nil && !req.Yes {
 		if l := g.known(v); l.prov != ProvMissing {
+			if err := goneOrHeld(server, tool, l.hold); err != nil {
+				return nil, err
+			}
 			for _, t := range l.tools {
 				if t.Name == tool {
 					if a := g.admission(v, t); !a.Approved {
@@ -89,6 +93,16 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	ok = false
 	defer func() { l.Release(ok) }() // a server that died meanwhile is retired
 	t, found := l.Tool(tool)
+	if v.decl.CLI == nil {
+		live := l.Tools()
+		sums := make([]catalog.Sum, 0, len(live))
+		for _, x := range live {
+			sums = append(sums, catalog.SumOf(x.Raw))
+		}
+		if err := goneOrHeld(server, tool, g.holdOf(v, sums)); err != nil {
+			return nil, err
+		}
+	}
 	if !found {
 		var all []toolInfo
 		for _, x := range l.Tools() {

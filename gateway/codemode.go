@@ -200,7 +200,7 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 		Notes:         append(notes, res.Notes...),
 		Error:         res.Error,
 	}
-	if out.Error != nil && !g.explainUntrusted(out.Error, h) {
+	if out.Error != nil && !g.explainUntrusted(out.Error, h) && !explainHeld(out.Error, h) {
 		explainTruncated(out.Error, h)
 	}
 	if len(out.Result) == 0 {
@@ -338,7 +338,8 @@ type scriptHost struct {
 	missing   map[string]bool       // trusted servers without a catalog
 	truncated map[string]int        // servers whose listing was cut: tools listed
 	untrusted []ServerView
-	surface   Surface // whom remedies speak to: SurfaceScript or SurfaceScriptModel
+	surface   Surface              // whom remedies speak to: SurfaceScript or SurfaceScriptModel
+	holds     map[string]*toolHold // per server: its listing compared with the baseline
 }
 
 func (g *Gateway) newScriptHost(perServer int) *scriptHost {
@@ -372,6 +373,10 @@ func (h *scriptHost) setListing(id string, l listing) {
 	}
 	delete(h.missing, id)
 	delete(h.truncated, id)
+	if h.holds == nil {
+		h.holds = map[string]*toolHold{}
+	}
+	h.holds[id] = l.hold
 	if l.truncated {
 		h.truncated[id] = len(l.tools)
 	}

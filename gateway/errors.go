@@ -18,6 +18,7 @@ const (
 	KindCrashLoop Kind = "crash-loop" // the server failed too often; not relaunched
 	KindFilter    Kind = "filter"     // a fail-closed filter failed
 	KindGateway   Kind = "gateway"    // sluice itself failed (files, configuration)
+	KindHeld      Kind = "held"       // the tool changed since its definition was reviewed
 )
 
 // ErrClosed is returned by operations on a closed gateway.

@@ -34,19 +34,20 @@ type FindRequest struct {
 
 // FindServer is one server in a find answer.
 type FindServer struct {
-	ID          string     `json:"id"`
-	Scope       string     `json:"scope"`
-	Trust       string     `json:"trust"`
-	ActionClass string     `json:"actionClass"`
-	Provenance  Provenance `json:"provenance"`
-	Run         RunState   `json:"run"`
-	Tools       int        `json:"tools"`
-	Truncated   bool       `json:"truncated,omitempty"`
-	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
-	Reason      string     `json:"reason,omitempty"`
-	Remedy      string     `json:"remedy,omitempty"` // fix, rendered for the CLI
-	Error       string     `json:"error,omitempty"`
-	fix         Remedy     // typed Remedy, for other surfaces
+	ID          string      `json:"id"`
+	Scope       string      `json:"scope"`
+	Trust       string      `json:"trust"`
+	ActionClass string      `json:"actionClass"`
+	Provenance  Provenance  `json:"provenance"`
+	Run         RunState    `json:"run"`
+	Tools       int         `json:"tools"`
+	Truncated   bool        `json:"truncated,omitempty"`
+	RecordedAt  *time.Time  `json:"recordedAt,omitempty"`
+	Reason      string      `json:"reason,omitempty"`
+	Remedy      string      `json:"remedy,omitempty"` // fix, rendered for the CLI
+	Error       string      `json:"error,omitempty"`
+	ToolChange  *ToolChange `json:"toolChange,omitempty"` // tools differ from their reviewed baseline
+	fix         Remedy      // typed Remedy, for other surfaces
 }
 
 // FindTool is one capability in a find answer.
@@ -119,7 +120,9 @@ func fromRaw(raw json.RawMessage) (toolInfo, bool) {
 // listing is a server's tools as the gateway knows them without launching.
 type listing struct {
 	prov       Provenance
-	tools      []toolInfo
+	tools      []toolInfo // without the held tools
+	all        []toolInfo // every listed tool, held ones too
+	hold       *toolHold  // nil: nothing compared
 	truncated  bool
 	recordedAt time.Time
 	server     catalog.Server
@@ -128,6 +131,17 @@ type listing struct {
 // known returns the live listing if there is one, else the recorded
 // catalog, else a missing listing. It never launches.
 func (g *Gateway) known(v ServerView) listing {
+	l := g.knownAll(v)
+	l.all = l.tools
+	if l.prov != ProvMissing && l.prov != ProvDeclared {
+		l.hold = g.holdOf(v, sumsOf(l.tools))
+		l.tools = withhold(l.tools, l.hold)
+	}
+	return l
+}
+
+// knownAll is known without comparing with the baseline.
+func (g *Gateway) knownAll(v ServerView) listing {
 	if s := g.peekSlot(v.ID, v.Digest); s != nil {
 		if tl, ok := s.LiveTools(); ok {
 			l := listing{prov: ProvLive, truncated: tl.Truncated}
@@ -156,7 +170,8 @@ func (g *Gateway) known(v ServerView) listing {
 // summary is a server's tools for search: names, titles, descriptions.
 type summary struct {
 	prov       Provenance
-	entries    []catalog.Entry
+	entries    []catalog.Entry // without the held tools
+	hold       *toolHold
 	truncated  bool
 	recordedAt time.Time
 }
@@ -164,6 +179,38 @@ type summary struct {
 // summaries is known() for search: it reads the small catalog index rather
 // than every schema. It never launches.
 func (g *Gateway) summaries(v ServerView) summary {
+	s := g.summariesAll(v)
+	if s.prov == ProvMissing || s.prov == ProvDeclared {
+		return s
+	}
+	sums := make([]catalog.Sum, 0, len(s.entries))
+	for _, e := range s.entries {
+		if e.Hash == "" {
+			// An index written before hashes: compare the full catalog.
+			l := g.known(v)
+			out := summary{prov: l.prov, truncated: l.truncated, recordedAt: l.recordedAt, hold: l.hold}
+			for _, t := range l.tools {
+				out.entries = append(out.entries, catalog.EntryOf(t.raw))
+			}
+			return out
+		}
+		sums = append(sums, catalog.Sum{Name: e.Name, Hash: e.Hash, Body: e.Body})
+	}
+	s.hold = g.holdOf(v, sums)
+	if s.hold != nil && len(s.hold.held) > 0 {
+		kept := s.entries[:0:0]
+		for _, e := range s.entries {
+			if !s.hold.held[e.Name] {
+				kept = append(kept, e)
+			}
+		}
+		s.entries = kept
+	}
+	return s
+}
+
+// summariesAll is summaries without comparing with the baseline.
+func (g *Gateway) summariesAll(v ServerView) summary {
 	if slot := g.peekSlot(v.ID, v.Digest); slot != nil {
 		if tl, ok := slot.LiveTools(); ok {
 			s := summary{prov: ProvLive, truncated: tl.Truncated}
@@ -177,7 +224,7 @@ func (g *Gateway) summaries(v ServerView) summary {
 	if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil && v.decl.CLI == nil {
 		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt}
 	}
-	l := g.known(v)
+	l := g.knownAll(v)
 	s := summary{prov: l.prov, truncated: l.truncated, recordedAt: l.recordedAt}
 	for _, t := range l.tools {
 		s.entries = append(s.entries, catalog.EntryOf(t.raw))
@@ -245,6 +292,17 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 		}
 		if v.RunError != "" && fs.Error == "" {
 			fs.Error = v.RunError
+		}
+		if l.hold.active() {
+			fs.ToolChange = l.hold.view(v.ID)
+			if fs.Reason != "" {
+				fs.Reason += "; "
+			}
+			fs.Reason += l.hold.summary()
+			if fs.fix.IsZero() {
+				fs.fix = reviewRemedy(v.ID)
+				fs.Remedy = fs.fix.String()
+			}
 		}
 		res.Servers = append(res.Servers, fs)
 		for _, t := range l.entries {
@@ -357,6 +415,9 @@ func (g *Gateway) Describe(ctx context.Context, capability string) (*ToolDetail,
 	if l.prov == ProvMissing {
 		return nil, &Error{Kind: KindMissing, Server: server, Capability: capability, Message: fmt.Sprintf("no recorded catalog for server %s", server),
 			Remedy: Remedy{Step: StepRefresh, Server: server, After: "to launch it once and record its tools"}}
+	}
+	if err := goneOrHeld(server, tool, l.hold); err != nil {
+		return nil, err
 	}
 	for _, t := range l.tools {
 		if t.Name != tool {

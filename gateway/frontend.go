@@ -64,6 +64,8 @@ type frontend struct {
 	o    frontendOptions
 	log  *slog.Logger
 	stop func()
+	// stopWatch ends watchBaselines (closed by Close).
+	stopWatch chan struct{}
 
 	mu       sync.Mutex
 	subs     map[int]func(front.Event)
@@ -117,6 +119,8 @@ func newFrontend(g *Gateway, o *frontendOptions) *frontend {
 			}()
 		}
 	})
+	f.stopWatch = make(chan struct{})
+	go f.g.watchBaselines(f.stopWatch)
 	f.updateStates()
 	return f
 }
@@ -701,6 +705,7 @@ func (f *frontend) Close() error {
 	f.closed = true
 	f.mu.Unlock()
 	f.stop()
+	close(f.stopWatch)
 	bad := f.g.Close()
 	f.updateStates()
 	var err error

@@ -80,6 +80,9 @@ type Gateway struct {
 	nextW    int
 	hooks    upstreamHooks
 	pipeline *pipeline
+	// warnedSets: per server, the last changed tool set logged, so a
+	// change is logged once, not at every listing.
+	warnedSets map[string]string
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}

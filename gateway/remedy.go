@@ -52,6 +52,9 @@ const (
 	// StepUser: only the user can do this, outside any agent: the prose
 	// (Before) names CLI commands or files to edit.
 	StepUser
+	// StepReview: a server's tool definitions changed since they were
+	// reviewed; only the user reviews and accepts ('sluice review').
+	StepReview
 )
 
 // Surface is where a remedy is shown.
@@ -85,6 +88,13 @@ func (r Remedy) For(s Surface) string {
 			return "the user must do this outside the agent: " + rest
 		}
 		return rest
+	}
+	if r.Step == StepReview {
+		cmd := "sluice review " + r.Server
+		if model {
+			return "the user must review the change outside the agent: '" + cmd + "' shows it and '" + cmd + " --accept' accepts it"
+		}
+		return join(r.Before, "run '"+cmd+"' to see the change and '"+cmd+" --accept' to accept it", r.After)
 	}
 	if r.Step == StepUser && model {
 		return "the user must do this outside the agent: " + join(r.Before, "", r.After)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"sluice/gateway/catalog"
 	"sluice/gateway/config"
 	"sluice/gateway/proc"
 	"sluice/gateway/trust"
@@ -55,6 +56,9 @@ type ServerView struct {
 
 	Run      RunState `json:"run"`
 	RunError string   `json:"runError,omitempty"`
+	// ToolChange is set (by AddToolChanges) when the server's tools differ
+	// from their reviewed baseline.
+	ToolChange *ToolChange `json:"toolChange,omitempty"`
 
 	decl config.Server
 }
@@ -283,6 +287,11 @@ func (g *Gateway) Trust(p *TrustPlan) error {
 	})
 	if err != nil {
 		return &Error{Kind: KindGateway, Server: d.ID, Message: "cannot record trust: " + err.Error(), Err: err}
+	}
+	// A project server's baseline is recorded at trust time: the first
+	// listing after this trust is what later listings are compared with.
+	if err := catalog.RemoveBaseline(g.cacheDir, g.catalogIdentity(d)); err != nil {
+		return &Error{Kind: KindGateway, Server: d.ID, Message: "trust recorded, but the old tool baseline could not be removed: " + err.Error(), Err: err}
 	}
 	return nil
 }

@@ -40,7 +40,8 @@ const exitCodeHelp = `Exit status:
   1    sluice or the server failed (spawn, handshake, crash, timeout, crash loop,
        a fail-closed filter, unreadable files)
   2    bad input: flags, arguments, an unknown server or tool, no recorded catalog
-  4    refused: the server is untrusted or stale, or the call needs approval
+  4    refused: the server is untrusted or stale, the call needs approval, or
+       the tool is held because it changed since it was reviewed
   130  interrupted (SIGINT or SIGTERM); every launched server was stopped
 `
 
@@ -50,7 +51,7 @@ func exitFor(err error) int {
 	switch gateway.KindOf(err) {
 	case gateway.KindBadInput, gateway.KindUnknown, gateway.KindMissing:
 		return exitUsage
-	case gateway.KindUntrusted, gateway.KindRefused:
+	case gateway.KindUntrusted, gateway.KindRefused, gateway.KindHeld:
 		return exitRefused
 	default:
 		return exitFailure

@@ -25,7 +25,8 @@ project file (<project root>/.sluice/mcp.yaml), with:
   run       idle, starting, ready, backoff or crash-loop
 
 Servers that may not run are followed by the reason and the exact command
-that fixes it. Then, for every server with env, passEnv or a command that
+that fixes it, and so are servers whose tools changed since they were
+reviewed (see 'sluice review'). Then, for every server with env, passEnv or a command that
 resolves to another path, the program it runs, each env entry as declared (a
 ${env:NAME} reference is shown as that text, never as your value) and, for
 project servers, one line "receives your NAME" per variable of yours it gets. Then every diagnostic of both declaration files and the trust
@@ -66,6 +67,7 @@ func runServers(e *env) int {
 	}
 	defer closeFn()
 	rep := g.Servers()
+	g.AddToolChanges(rep)
 	if *asJSON {
 		if rep.Servers == nil {
 			rep.Servers = []gateway.ServerView{}
@@ -108,6 +110,9 @@ func printReport(w io.Writer, rep *gateway.Report) {
 					n += "\n    fix: " + s.Remedy
 				}
 				notes = append(notes, n)
+			}
+			if tc := s.ToolChange; tc != nil {
+				notes = append(notes, fmt.Sprintf("%s: %s\n    fix: run 'sluice review %s' to see the change and 'sluice review %s --accept' to accept it", s.ID, tc.Summary, s.ID, s.ID))
 			}
 			if s.RunError != "" {
 				notes = append(notes, fmt.Sprintf("%s: %s: %s", s.ID, s.Run, indentRest(clean(s.RunError), "    ")))

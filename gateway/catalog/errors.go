@@ -18,3 +18,16 @@ func (e *MissError) Error() string {
 }
 
 func (e *MissError) Unwrap() error { return ErrMiss }
+
+// ErrNoBaseline is returned by LoadBaseline when no baseline is recorded.
+var ErrNoBaseline = errors.New("catalog: no tool baseline")
+
+// BaselineError says why a baseline file cannot be used.
+type BaselineError struct {
+	Path   string
+	Reason string // unreadable, oversized, malformed, version, identity, unwritable
+}
+
+func (e *BaselineError) Error() string {
+	return "tool baseline " + e.Path + ": " + e.Reason
+}

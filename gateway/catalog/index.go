@@ -13,6 +13,10 @@ type Entry struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	ReadOnly    bool   `json:"readOnly,omitempty"`
+	// Hash and Body are the tool's Sum, for comparing with its baseline
+	// without reading every schema ("" in an index written before them).
+	Hash string `json:"hash,omitempty"`
+	Body string `json:"body,omitempty"`
 }
 
 // Index is the search side of a catalog, stored beside it so find reads a
@@ -49,7 +53,8 @@ func EntryOf(raw json.RawMessage) Entry {
 		} `json:"annotations"`
 	}
 	_ = json.Unmarshal(raw, &t)
-	e := Entry{Name: t.Name, Title: t.Title, Description: t.Description}
+	sum := SumOf(raw)
+	e := Entry{Name: t.Name, Title: t.Title, Description: t.Description, Hash: sum.Hash, Body: sum.Body}
 	if e.Title == "" {
 		e.Title = t.Annotations.Title
 	}

@@ -620,7 +620,7 @@ func (p *parser) cliExclusive(pairs []kv, field string) {
 			p.errf(f.k, joinField(field, f.key), "remove it; each tool's argv names its program", "%s cannot be used with cli: a cli server runs its tools' argv, not a server command", f.key)
 		case "cwd", "env", "passEnv":
 			p.errf(f.k, joinField(field, f.key), fmt.Sprintf("move it under cli: (cli.%s)", f.key), "%s of a cli server belongs in its cli block", f.key)
-		case "stdoutNoise", "maxLineBytes":
+		case "stdoutNoise", "maxLineBytes", "onToolChange":
 			p.errf(f.k, joinField(field, f.key), "remove it", "%s applies to MCP servers, not to a cli block", f.key)
 		}
 	}

@@ -25,7 +25,7 @@ const (
 var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results"}
 
 var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes", "cli",
-	"url", "headers", "transport", "oauth", "allowPrivate"}
+	"url", "headers", "transport", "oauth", "allowPrivate", "onToolChange"}
 
 // parser collects diagnostics for one file.
 type parser struct {
@@ -408,7 +408,7 @@ func (p *parser) server(kv kv) Server {
 	}
 	isRemote := p.remoteBlock(&s, pairs, dup, field)
 	for _, f := range pairs {
-		if dup[f.key] || (isRemote && f.key != "timeoutMs" && f.key != "actionClass" && contains(serverKeys, f.key)) {
+		if dup[f.key] || (isRemote && f.key != "timeoutMs" && f.key != "actionClass" && f.key != "onToolChange" && contains(serverKeys, f.key)) {
 			continue // remoteBlock handled it
 		}
 		ff := joinField(field, f.key)
@@ -455,6 +455,8 @@ func (p *parser) server(kv kv) Server {
 			}
 		case "cli":
 			cwdNode = p.cliBlock(&s, f.v, ff)
+		case "onToolChange":
+			p.onToolChange(&s, f, ff)
 		default:
 			p.unknown(f.k, field, f.key, serverKeys)
 		}

@@ -59,6 +59,7 @@ type Server struct {
 	ActionClass  string // read|execute|unknown; "" = none set (project scope: the trust record decides; user scope: tool annotations may)
 	StdoutNoise  string // NoiseIgnore or NoiseFatal
 	MaxLineBytes int    // 0 = the client's default
+	OnToolChange string // ToolChangeHold (also ""), ToolChangeWarn or ToolChangeAccept; see toolchange.go
 
 	// Remote servers (url instead of command); see remote.go.
 	URL          string            // the MCP endpoint or SSE URL, as written

@@ -62,6 +62,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	delay := fs.Duration("delay", 0, "delay before every response (-mode slow: default 2s)")
 	huge := fs.Int("huge-bytes", 0, "size of the huge tool's text (default 1 MiB) and of -mode huge padding (default 6 MiB)")
 	name := fs.String("name", "", "serverInfo.name (default mcpfixture)")
+	toolsFile := fs.String("tools-file", "", "a JSON array of extra tool definitions to list, read at every tools/list")
 	sleeper := fs.Bool("sleeper", false, "run as the grandchild: ignore SIGTERM/SIGINT/SIGHUP and sleep")
 	sleep := fs.Duration("sleep", 5*time.Minute, "how long a grandchild sleeps")
 	readyFD := fs.Int("ready-fd", 0, "grandchild: fd to report readiness on (internal)")
@@ -92,7 +93,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge}
+	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge, ToolsFile: *toolsFile}
+	if _, err := readToolsFile(*toolsFile); err != nil {
+		fmt.Fprintf(stderr, "mcpfixture: -tools-file: %v\n", err)
+		return 2
+	}
 	opts.Spawn = func() (int, error) { return spawnSleeper(*sleep, opts.name()) }
 	if opts.Has(ModeIgnoreSIGTERM) {
 		signal.Ignore(syscall.SIGTERM)

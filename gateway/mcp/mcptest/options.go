@@ -120,6 +120,12 @@ type Options struct {
 	Name string
 	// Tools adds generated read-only tools tool_0001..tool_N.
 	Tools int
+	// ToolsFile names a JSON array of extra tool definitions (each an
+	// object with at least a name), listed after the others and read
+	// again at every tools/list, so a test can change what the server
+	// says mid-session (then call list_changed). Calling one answers
+	// "NAME called".
+	ToolsFile string
 	// PageSize pages tools/list; 0 = one page (2 when ModePaginated is set).
 	PageSize int
 	// Delay is added before every response; ModeSlow defaults it to 2s.

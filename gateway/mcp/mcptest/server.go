@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -554,7 +555,37 @@ func (s *server) tools() []toolDef {
 	if s.opts.Has(ModeLeaky) {
 		defs = append(defs, leakyDefs()...)
 	}
+	if s.opts != nil {
+		extra, err := readToolsFile(s.opts.ToolsFile)
+		if err != nil {
+			s.logf("mcpfixture: -tools-file: %v", err)
+		}
+		defs = append(defs, extra...)
+	}
 	return defs
+}
+
+// readToolsFile reads the extra tool definitions of Options.ToolsFile
+// ("" = none).
+func readToolsFile(path string) ([]toolDef, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var defs []toolDef
+	if err := json.Unmarshal(data, &defs); err != nil {
+		return nil, err
+	}
+	out := defs[:0]
+	for _, d := range defs {
+		if d.Name != "" {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 func encodeCursor(off int) string {
@@ -823,6 +854,14 @@ func (s *server) tool(ctx context.Context, c call) (map[string]any, *rpcErr) {
 	if s.opts.Has(ModeLeaky) {
 		if res, e, ok := s.leakyTool(c); ok {
 			return res, e
+		}
+	}
+	if s.opts != nil {
+		extra, _ := readToolsFile(s.opts.ToolsFile)
+		for _, d := range extra {
+			if d.Name == c.name {
+				return textResult(c.name + " called"), nil
+			}
 		}
 	}
 	if strings.HasPrefix(c.name, "tool_") {

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"sluice/gateway"
+)
+
+func init() {
+	register("review", &command{
+		summary: "show how a server's tools changed since they were reviewed, and accept the change",
+		help: `Usage: sluice review SERVER [--accept] [--json] [--project DIR]
+
+sluice records a baseline of every server's tools: a hash per tool over its
+name, title, description, input and output schemas and annotations, and one
+for the whole set. The first listing of a server is its baseline (for a
+project server: the first listing after 'sluice trust'). When a later
+listing differs, the changed, added and renamed tools are held: they cannot
+be called and are left out of find, describe, flat and code mode until you
+review the change here.
+
+review compares the server's known listing (the running server's, else the
+recorded catalog; nothing is launched) with its baseline and prints, per
+tool, what changed:
+
+  changed  NAME    a line diff (- reviewed, + now) of each changed field
+  renamed  A -> B  the same definition under a new name
+  added    NAME    the new tool's fields
+  removed  NAME    gone from the listing
+
+--accept records the listing shown as the new baseline, so its tools are
+callable again. To see a fresher listing first, run
+'sluice find --server SERVER --refresh'.
+
+Per server, onToolChange in the declaration chooses the policy: hold
+(default), warn (report the change, keep the tools callable) or accept
+(every listing becomes the baseline; user declarations only).
+
+Flags:
+  --accept       record the listing as the reviewed baseline
+  --json         print the review as JSON
+  --project DIR  the project root (default: found from the working directory)
+
+Exit status:
+  0  nothing changed, or the change was accepted
+  1  the baseline could not be written
+  2  bad input: flags, no such server, no recorded catalog
+  3  the tools changed and --accept was not given
+  4  the server is untrusted or stale
+`,
+		run: runReview,
+	})
+}
+
+func runReview(e *env) int {
+	fs := flag.NewFlagSet("review", flag.ContinueOnError)
+	accept := fs.Bool("accept", false, "")
+	asJSON := fs.Bool("json", false, "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "review", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "review", "want exactly one server id, got %d arguments", len(pos))
+	}
+	safeOutput(e, *asJSON)
+	g, closeFn, code, ok := openGateway(e, "review", *project)
+	if !ok {
+		return code
+	}
+	defer closeFn()
+	r, err := g.ReviewTools(pos[0], *accept)
+	if err != nil {
+		return reportErr(e.stderr, "review", err)
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, r); err != nil {
+			return reportErr(e.stderr, "review", err)
+		}
+	} else {
+		printReview(e, r)
+	}
+	if r.Change != nil && !r.Accepted {
+		return exitChanged
+	}
+	return exitOK
+}
+
+// exitChanged: review found a change it was not asked to accept.
+const exitChanged = 3
+
+func printReview(e *env, r *gateway.Review) {
+	w := e.stdout
+	src := "the recorded catalog"
+	if r.Provenance == gateway.ProvLive {
+		src = "the running server's listing"
+	}
+	switch {
+	case r.Change == nil && r.Baseline == "":
+		fmt.Fprintf(w, "%s has no reviewed baseline yet; %s\n", r.Server, map[bool]string{true: "recorded " + src + " as its baseline.", false: "its next listing becomes the baseline (or run with --accept)."}[r.Accepted])
+		return
+	case r.Change == nil:
+		fmt.Fprintf(w, "%s: no change: %s matches the baseline (%s, %s).\n", r.Server, src, r.Baseline, r.Reviewed)
+		return
+	}
+	fmt.Fprintf(w, "%s: %s\n", r.Server, r.Change.Summary)
+	if r.Baseline != "" {
+		fmt.Fprintf(w, "compared: %s with the baseline recorded %s (%s)\n", src, r.Reviewed, r.Baseline)
+	}
+	if r.Change.Unreadable != "" {
+		fmt.Fprintf(w, "the baseline cannot be read (%s); --accept records the listing as a new one\n", r.Change.Unreadable)
+	}
+	if r.Diff != "" {
+		fmt.Fprintln(w)
+		fmt.Fprint(w, r.Diff)
+	}
+	fmt.Fprintln(w)
+	if r.Accepted {
+		fmt.Fprintf(w, "Accepted: the listing above is the reviewed baseline of %s; its tools are callable.\n", r.Server)
+		return
+	}
+	fmt.Fprintf(w, "Held tools stay uncallable until you accept: sluice review %s --accept\n", r.Server)
+}

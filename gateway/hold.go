@@ -1,0 +1,437 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"sluice/gateway/catalog"
+	"sluice/gateway/config"
+	"sluice/sandbox"
+)
+
+// Tool-change detection. Every listing of an MCP server is compared with
+// its reviewed baseline (gateway/catalog): a hash per tool over name,
+// title, description, schemas and annotations, and one for the set. Under
+// onToolChange: hold (the default) the added, renamed and changed tools are
+// withheld everywhere — call, find, describe, flat and code mode — until a
+// person runs 'sluice review SERVER --accept'. The first listing of a
+// server is its baseline; trusting a project server clears its baseline so
+// the first listing after trust is the one recorded.
+
+// ToolChange is a server's listing compared with its baseline, as the CLI
+// and find show it.
+type ToolChange struct {
+	Policy  string           `json:"policy"`            // hold | warn | accept
+	Added   []string         `json:"added,omitempty"`   // listed, not in the baseline
+	Removed []string         `json:"removed,omitempty"` // in the baseline, not listed
+	Renamed []catalog.Rename `json:"renamed,omitempty"` // same definition, new name
+	Changed []string         `json:"changed,omitempty"` // same name, new definition
+	Held    []string         `json:"held,omitempty"`    // withheld until reviewed
+	// Unreadable is set when the baseline file cannot be read: every
+	// tool is held, since nothing reviewed is known.
+	Unreadable string `json:"unreadable,omitempty"`
+	Summary    string `json:"summary"` // one line naming every change
+}
+
+// toolHold is the comparison behind a ToolChange.
+type toolHold struct {
+	policy     string
+	change     catalog.Change
+	held       map[string]bool
+	unreadable string
+	baseline   *catalog.Baseline
+}
+
+func (h *toolHold) active() bool {
+	return h != nil && (h.unreadable != "" || !h.change.None())
+}
+
+func (h *toolHold) isHeld(tool string) bool { return h != nil && h.held[tool] }
+
+// view renders the hold for server id; nil when nothing changed.
+func (h *toolHold) view(id string) *ToolChange {
+	if !h.active() {
+		return nil
+	}
+	tc := &ToolChange{Policy: h.policy, Added: h.change.Added, Removed: h.change.Removed, Renamed: h.change.Renamed,
+		Changed: h.change.Changed, Unreadable: h.unreadable}
+	for n := range h.held {
+		tc.Held = append(tc.Held, n)
+	}
+	sort.Strings(tc.Held)
+	tc.Summary = h.summary()
+	return tc
+}
+
+// summary is one line: "1 changed (search), 1 added (wipe); held: search, wipe".
+func (h *toolHold) summary() string {
+	if h.unreadable != "" {
+		return "the reviewed tool baseline cannot be read (" + h.unreadable + "); every tool is held"
+	}
+	var parts []string
+	add := func(n int, what string, names []string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", n, what, listNames(names)))
+		}
+	}
+	var ren []string
+	for _, r := range h.change.Renamed {
+		ren = append(ren, r.From+" -> "+r.To)
+	}
+	add(len(h.change.Changed), "changed", h.change.Changed)
+	add(len(h.change.Added), "added", h.change.Added)
+	add(len(h.change.Renamed), "renamed", ren)
+	add(len(h.change.Removed), "removed", h.change.Removed)
+	s := "tool definitions changed since they were reviewed: " + strings.Join(parts, ", ")
+	switch h.policy {
+	case config.ToolChangeWarn:
+		s += " (onToolChange: warn, so they stay callable)"
+	default:
+		if len(h.held) > 0 {
+			s += "; held until reviewed: " + listNames(sortedSet(h.held))
+		}
+	}
+	return s
+}
+
+func listNames(names []string) string {
+	if len(names) > 10 {
+		return strings.Join(names[:10], ", ") + fmt.Sprintf(", and %d more", len(names)-10)
+	}
+	return strings.Join(names, ", ")
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reviewRemedy: only the user reviews a change.
+func reviewRemedy(server string) Remedy {
+	return Remedy{Step: StepReview, Server: server}
+}
+
+// holdOf compares a listing (one Sum per tool) with server v's baseline.
+// nil: nothing is compared (a cli server's tools are its declaration, and
+// a server without a baseline yet records one at its next listing).
+func (g *Gateway) holdOf(v ServerView, sums []catalog.Sum) *toolHold {
+	if v.decl.CLI != nil {
+		return nil
+	}
+	h := &toolHold{policy: v.decl.ToolChangePolicy(), held: map[string]bool{}}
+	b, err := catalog.LoadBaseline(g.cacheDir, g.catalogIdentity(v.decl))
+	switch {
+	case errors.Is(err, catalog.ErrNoBaseline):
+		return nil
+	case err != nil:
+		var be *catalog.BaselineError
+		h.unreadable = err.Error()
+		if errors.As(err, &be) {
+			h.unreadable = be.Reason
+		}
+		for _, s := range sums {
+			h.held[s.Name] = true
+		}
+		return h
+	}
+	h.baseline = b
+	h.change = catalog.Compare(b, sums)
+	if h.policy == config.ToolChangeHold {
+		for _, n := range h.change.Held() {
+			h.held[n] = true
+		}
+	}
+	return h
+}
+
+// sumsOf hashes tools.
+func sumsOf(tools []toolInfo) []catalog.Sum {
+	out := make([]catalog.Sum, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, catalog.SumOf(t.raw))
+	}
+	return out
+}
+
+// withhold removes the held tools of a listing.
+func withhold(tools []toolInfo, h *toolHold) []toolInfo {
+	if h == nil || len(h.held) == 0 {
+		return tools
+	}
+	out := make([]toolInfo, 0, len(tools))
+	for _, t := range tools {
+		if !h.held[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// heldErr is the error for a call or describe of a held tool, or of a
+// reviewed tool that is gone from the listing (removed or renamed).
+func heldErr(server, tool string, h *toolHold) error {
+	capName := Capability(server, tool)
+	why := "its definition changed since it was reviewed"
+	switch {
+	case h.unreadable != "":
+		why = "the reviewed tool baseline cannot be read (" + h.unreadable + ")"
+	case contains(h.change.Added, tool):
+		why = "it was added since the tools were reviewed"
+	}
+	for _, r := range h.change.Renamed {
+		if r.To == tool {
+			why = "it was renamed from " + r.From + " since the tools were reviewed"
+		}
+		if r.From == tool {
+			return &Error{Kind: KindHeld, Server: server, Capability: capName,
+				Message: fmt.Sprintf("server %s no longer lists %q: it was renamed to %q, which is held until the change is reviewed", server, tool, r.To), Remedy: reviewRemedy(server)}
+		}
+	}
+	if contains(h.change.Removed, tool) {
+		return &Error{Kind: KindUnknown, Server: server, Capability: capName,
+			Message: fmt.Sprintf("server %s no longer lists %q (removed since the tools were reviewed)", server, tool), Remedy: reviewRemedy(server)}
+	}
+	return &Error{Kind: KindHeld, Server: server, Capability: capName,
+		Message: fmt.Sprintf("%s is held: %s, and it cannot be called or described until the change is reviewed", capName, why), Remedy: reviewRemedy(server)}
+}
+
+// goneOrHeld is heldErr when tool is held or was removed or renamed away;
+// nil otherwise.
+func goneOrHeld(server, tool string, h *toolHold) error {
+	if !h.active() {
+		return nil
+	}
+	if h.isHeld(tool) || contains(h.change.Removed, tool) {
+		return heldErr(server, tool, h)
+	}
+	for _, r := range h.change.Renamed {
+		if r.From == tool {
+			return heldErr(server, tool, h)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// recordBaseline runs after every listing of declaration d: the first
+// listing becomes the baseline, onToolChange: accept makes every listing
+// the baseline, and a change under hold or warn is logged once per set.
+func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
+	if d.CLI != nil {
+		return
+	}
+	id := g.catalogIdentity(d)
+	b, err := catalog.LoadBaseline(g.cacheDir, id)
+	origin := ""
+	switch {
+	case errors.Is(err, catalog.ErrNoBaseline):
+		origin = catalog.OriginFirstListing
+	case err != nil:
+		g.log.Warn("the reviewed tool baseline cannot be read; every tool is held", "server", d.ID, "error", err.Error())
+		return
+	default:
+		var sums []catalog.Sum
+		for _, r := range raws {
+			sums = append(sums, catalog.SumOf(r))
+		}
+		ch := catalog.Compare(b, sums)
+		if ch.None() {
+			return
+		}
+		if d.ToolChangePolicy() != config.ToolChangeAccept {
+			g.mu.Lock()
+			seen := g.warnedSets[d.ID] == ch.Set
+			if g.warnedSets == nil {
+				g.warnedSets = map[string]string{}
+			}
+			g.warnedSets[d.ID] = ch.Set
+			g.mu.Unlock()
+			if !seen {
+				h := &toolHold{policy: d.ToolChangePolicy(), change: ch, held: map[string]bool{}}
+				if h.policy == config.ToolChangeHold {
+					for _, n := range ch.Held() {
+						h.held[n] = true
+					}
+				}
+				g.log.Warn("server tools changed since review", "server", d.ID, "change", h.summary(), "review", "sluice review "+d.ID)
+			}
+			return
+		}
+		origin = catalog.OriginPolicy
+	}
+	nb := catalog.NewBaseline(id, raws, origin, g.opts.now())
+	if err := catalog.StoreBaseline(g.cacheDir, nb); err != nil {
+		g.log.Warn("could not record the tool baseline", "server", d.ID, "error", err.Error())
+	}
+}
+
+// AddToolChanges fills ToolChange of every trusted server in rep whose
+// known listing differs from its reviewed baseline. It never launches.
+func (g *Gateway) AddToolChanges(rep *Report) {
+	for i := range rep.Servers {
+		v := rep.Servers[i]
+		if !v.Trusted() || v.decl.CLI != nil {
+			continue
+		}
+		l := g.known(v)
+		rep.Servers[i].ToolChange = l.hold.view(v.ID)
+	}
+}
+
+// Review is a server's listing compared with its reviewed baseline.
+type Review struct {
+	Server     string      `json:"server"`
+	Provenance Provenance  `json:"provenance"`
+	Change     *ToolChange `json:"change,omitempty"` // nil: the listing is the baseline
+	Diff       string      `json:"diff,omitempty"`   // readable, line by line
+	Baseline   string      `json:"baselineOrigin,omitempty"`
+	Reviewed   string      `json:"baselineRecordedAt,omitempty"`
+	Accepted   bool        `json:"accepted,omitempty"`
+}
+
+// ReviewTools compares server's known listing (live, else recorded; it
+// never launches) with its baseline, and with accept records that listing
+// as the new baseline.
+func (g *Gateway) ReviewTools(server string, accept bool) (*Review, error) {
+	v, err := g.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Trusted() {
+		return nil, untrustedErr(v)
+	}
+	if v.decl.CLI != nil {
+		return nil, &Error{Kind: KindBadInput, Server: server, Message: fmt.Sprintf("server %s is a cli server: its tools are its declaration, so there is no listing to review", server)}
+	}
+	l := g.known(v)
+	if l.prov == ProvMissing {
+		return nil, &Error{Kind: KindMissing, Server: server, Message: fmt.Sprintf("no recorded catalog for server %s, so there is nothing to review", server),
+			Remedy: Remedy{Step: StepRefresh, Server: server, After: "to launch it once and record its tools"}}
+	}
+	raws := make([]json.RawMessage, 0, len(l.all))
+	for _, t := range l.all {
+		raws = append(raws, t.raw)
+	}
+	r := &Review{Server: server, Provenance: l.prov, Change: l.hold.view(server)}
+	if l.hold != nil && l.hold.baseline != nil {
+		r.Baseline = l.hold.baseline.Origin
+		r.Reviewed = l.hold.baseline.ReviewedAt.Format("2006-01-02 15:04:05Z")
+		r.Diff = catalog.Diff(l.hold.baseline, raws)
+	} else if l.hold != nil {
+		r.Diff = catalog.Diff(nil, raws)
+	}
+	if accept && (l.hold == nil || l.hold.active()) {
+		nb := catalog.NewBaseline(g.catalogIdentity(v.decl), raws, catalog.OriginReview, g.opts.now())
+		if err := catalog.StoreBaseline(g.cacheDir, nb); err != nil {
+			return r, &Error{Kind: KindGateway, Server: server, Message: "cannot record the reviewed tool baseline: " + err.Error(), Err: err}
+		}
+		r.Accepted = true
+	}
+	return r, nil
+}
+
+// explainHeld turns an error that shows a script naming a held, removed or
+// renamed tool into the hold's error and remedy: the script did not see the
+// tool because it changed since review, not because it never existed.
+func explainHeld(e *RunError, h *scriptHost) bool {
+	for id, hold := range h.holds {
+		if !hold.active() {
+			continue
+		}
+		names := append(sortedSet(hold.held), hold.change.Removed...)
+		for _, r := range hold.change.Renamed {
+			names = append(names, r.From)
+		}
+		for _, name := range names {
+			pats := []string{
+				fmt.Sprintf("server %q has no tool %s.%s", id, sandbox.Ident(id), sandbox.Ident(name)),
+				`unknown tool "` + Capability(id, name) + `"`,
+			}
+			msgs := []string{e.Message}
+			for _, p := range e.Problems {
+				msgs = append(msgs, p.Message)
+			}
+			for _, m := range msgs {
+				for _, p := range pats {
+					if containsWord(m, p) {
+						ge := heldErr(id, name, hold).(*Error)
+						e.Kind = RunAdmission
+						e.Message = ge.Message
+						e.Remedy = ge.Remedy.For(h.surface)
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// containsWord reports whether s contains p not followed by an identifier
+// character.
+func containsWord(s, p string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], p)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(p)
+		if end == len(s) || !isIdentByte(s[end]) {
+			return true
+		}
+		i = i + j + 1
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// baselineWatchEvery is how often a serving gateway looks for a baseline
+// written by another process ('sluice review --accept' in a terminal).
+const baselineWatchEvery = time.Second
+
+// watchBaselines calls g.changed whenever the baselines directory changes
+// (a baseline is written by rename, which touches the directory), so a
+// serving front relists and shows the tools a person just accepted. It
+// costs one stat per tick and returns when stop is closed.
+func (g *Gateway) watchBaselines(stop <-chan struct{}) {
+	dir := filepath.Dir(catalog.BaselinePath(g.cacheDir, catalog.Identity{}))
+	var last time.Time
+	if fi, err := os.Stat(dir); err == nil {
+		last = fi.ModTime()
+	}
+	t := time.NewTicker(baselineWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		fi, err := os.Stat(dir)
+		if err != nil || fi.ModTime().Equal(last) {
+			continue
+		}
+		last = fi.ModTime()
+		g.changed()
+	}
+}
