@@ -73,8 +73,14 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	// Refuse before launching when the recorded listing already says the
 	// call needs approval that nobody can give.
 	if req.Approve == nil && !req.Yes {
-		if l := g.known(v); l.prov != ProvMissing {
-			if err := goneOrHeld(server, tool, l.hold); err != nil {
+		if l := g.knownAll(v); l.prov != ProvMissing {
+			var raw json.RawMessage
+			for _, t := range l.tools {
+				if t.Name == tool {
+					raw = t.raw
+				}
+			}
+			if err := g.callHold(v, tool, raw, func() []catalog.Sum { return sumsOf(l.tools) }); err != nil {
 				return nil, err
 			}
 			for _, t := range l.tools {
@@ -93,15 +99,19 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	ok = false
 	defer func() { l.Release(ok) }() // a server that died meanwhile is retired
 	t, found := l.Tool(tool)
-	if v.decl.CLI == nil {
+	var listed json.RawMessage
+	if found {
+		listed = t.Raw
+	}
+	if err := g.callHold(v, tool, listed, func() []catalog.Sum {
 		live := l.Tools()
 		sums := make([]catalog.Sum, 0, len(live))
 		for _, x := range live {
 			sums = append(sums, catalog.SumOf(x.Raw))
 		}
-		if err := goneOrHeld(server, tool, g.holdOf(v, sums)); err != nil {
-			return nil, err
-		}
+		return sums
+	}); err != nil {
+		return nil, err
 	}
 	if !found {
 		var all []toolInfo

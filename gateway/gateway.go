@@ -80,9 +80,7 @@ type Gateway struct {
 	nextW    int
 	hooks    upstreamHooks
 	pipeline *pipeline
-	// warnedSets: per server, the last changed tool set logged, so a
-	// change is logged once, not at every listing.
-	warnedSets map[string]string
+	toolChanges toolChanges // baseline cache and change log state (hold.go)
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"sluice/gateway/catalog"
@@ -129,7 +130,7 @@ func (g *Gateway) holdOf(v ServerView, sums []catalog.Sum) *toolHold {
 		return nil
 	}
 	h := &toolHold{policy: v.decl.ToolChangePolicy(), held: map[string]bool{}}
-	b, err := catalog.LoadBaseline(g.cacheDir, g.catalogIdentity(v.decl))
+	b, err := g.baseline(v.decl)
 	switch {
 	case errors.Is(err, catalog.ErrNoBaseline):
 		return nil
@@ -152,6 +153,70 @@ func (g *Gateway) holdOf(v ServerView, sums []catalog.Sum) *toolHold {
 		}
 	}
 	return h
+}
+
+// toolChanges is the gateway's tool-change state.
+type toolChanges struct {
+	mu     sync.Mutex
+	cache  map[string]cachedBaseline // by baseline path
+	warned map[string]string         // per server, the last changed set logged, so a change is logged once
+}
+
+// cachedBaseline is a loaded baseline and the file it was read from.
+type cachedBaseline struct {
+	fi os.FileInfo
+	b  *catalog.Baseline
+}
+
+// baseline is catalog.LoadBaseline for d, kept in memory while the file
+// stays the same (baselines are replaced by rename, so a stat tells): every
+// listing and call consults it.
+func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
+	id := g.catalogIdentity(d)
+	path := catalog.BaselinePath(g.cacheDir, id)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
+	}
+	tc := &g.toolChanges
+	tc.mu.Lock()
+	c, ok := tc.cache[path]
+	tc.mu.Unlock()
+	if ok && os.SameFile(c.fi, fi) && c.fi.ModTime().Equal(fi.ModTime()) && c.fi.Size() == fi.Size() {
+		return c.b, nil
+	}
+	b, err := catalog.LoadBaseline(g.cacheDir, id)
+	if err != nil {
+		return nil, err
+	}
+	tc.mu.Lock()
+	if tc.cache == nil {
+		tc.cache = map[string]cachedBaseline{}
+	}
+	tc.cache[path] = cachedBaseline{fi: fi, b: b}
+	tc.mu.Unlock()
+	return b, nil
+}
+
+// callHold is goneOrHeld for a call of tool (raw: its listed definition,
+// nil when the listing lacks it), cheap in the common case: a listed tool
+// whose hash is its baseline's is never held, whatever else changed.
+// sums computes the whole listing's hashes when the full comparison is
+// needed.
+func (g *Gateway) callHold(v ServerView, tool string, raw json.RawMessage, sums func() []catalog.Sum) error {
+	if v.decl.CLI != nil {
+		return nil
+	}
+	b, err := g.baseline(v.decl)
+	if errors.Is(err, catalog.ErrNoBaseline) {
+		return nil
+	}
+	if err == nil && raw != nil {
+		if bt, ok := b.Tool(tool); ok && bt.Hash == catalog.SumOf(raw).Hash {
+			return nil
+		}
+	}
+	return goneOrHeld(v.ID, tool, g.holdOf(v, sums()))
 }
 
 // sumsOf hashes tools.
@@ -239,7 +304,7 @@ func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
 		return
 	}
 	id := g.catalogIdentity(d)
-	b, err := catalog.LoadBaseline(g.cacheDir, id)
+	b, err := g.baseline(d)
 	origin := ""
 	switch {
 	case errors.Is(err, catalog.ErrNoBaseline):
@@ -257,13 +322,14 @@ func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
 			return
 		}
 		if d.ToolChangePolicy() != config.ToolChangeAccept {
-			g.mu.Lock()
-			seen := g.warnedSets[d.ID] == ch.Set
-			if g.warnedSets == nil {
-				g.warnedSets = map[string]string{}
+			tc := &g.toolChanges
+			tc.mu.Lock()
+			seen := tc.warned[d.ID] == ch.Set
+			if tc.warned == nil {
+				tc.warned = map[string]string{}
 			}
-			g.warnedSets[d.ID] = ch.Set
-			g.mu.Unlock()
+			tc.warned[d.ID] = ch.Set
+			tc.mu.Unlock()
 			if !seen {
 				h := &toolHold{policy: d.ToolChangePolicy(), change: ch, held: map[string]bool{}}
 				if h.policy == config.ToolChangeHold {

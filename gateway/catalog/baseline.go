@@ -169,6 +169,15 @@ func NewBaseline(id Identity, tools []json.RawMessage, origin string, now time.T
 	return b
 }
 
+// Tool returns the reviewed tool named name.
+func (b *Baseline) Tool(name string) (BaselineTool, bool) {
+	i := sort.Search(len(b.Tools), func(i int) bool { return b.Tools[i].Name >= name })
+	if i < len(b.Tools) && b.Tools[i].Name == name {
+		return b.Tools[i], true
+	}
+	return BaselineTool{}, false
+}
+
 // LoadBaseline returns the baseline recorded for id: ErrNoBaseline when
 // there is none, a *BaselineError when the file is unusable (the caller
 // must then hold every tool, since nothing reviewed can be read).
@@ -197,6 +206,7 @@ func LoadBaseline(dir string, id Identity) (*Baseline, error) {
 	if len(b.Tools) > MaxTools {
 		return nil, &BaselineError{Path: path, Reason: "malformed"}
 	}
+	sort.Slice(b.Tools, func(i, j int) bool { return b.Tools[i].Name < b.Tools[j].Name })
 	return &b, nil
 }
 
