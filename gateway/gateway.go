@@ -71,15 +71,15 @@ type Gateway struct {
 	// Servers reports them as warnings.
 	allowWarnings []string
 
-	mu       sync.Mutex
-	loaded   *config.Loaded
-	stamp    fileStamps
-	ups      map[string]*upstream.Slot
-	closed   bool
-	watchers map[int]func()
-	nextW    int
-	hooks    upstreamHooks
-	pipeline *pipeline
+	mu          sync.Mutex
+	loaded      *config.Loaded
+	stamp       fileStamps
+	ups         map[string]*upstream.Slot
+	closed      bool
+	watchers    map[int]func()
+	nextW       int
+	hooks       upstreamHooks
+	pipeline    *pipeline
 	toolChanges toolChanges // baseline cache and change log state (hold.go)
 
 	stopReaper chan struct{}
