@@ -325,7 +325,9 @@ func TestServeGatewayMode(t *testing.T) {
 
 func TestServeFlatMode(t *testing.T) {
 	w := newWorld(t)
-	w.writeUser("approve: [\"fx__list_changed\"]\nservers:\n" + fixture(t, "fx"))
+	// onToolChange: accept, so the tool list_changed adds is served at
+	// once rather than held for review.
+	w.writeUser("approve: [\"fx__list_changed\"]\nservers:\n" + fixture(t, "fx") + "    onToolChange: accept\n")
 	g := w.open()
 	a := serveAgent(t, g, true, `{}`, nil)
 

@@ -383,7 +383,9 @@ func TestDeadServerRelaunchesOnNextCall(t *testing.T) {
 
 func TestListChangedRefreshesCatalog(t *testing.T) {
 	w := newWorld(t)
-	w.writeUser("servers:\n" + fixture(t, "fx") + "approve: [\"*\"]\n")
+	// onToolChange: accept, so the added tool is not held for review
+	// (hold_test.go and the CLI tests cover holding).
+	w.writeUser("servers:\n" + fixture(t, "fx") + "    onToolChange: accept\napprove: [\"*\"]\n")
 	g := w.open()
 	var mu sync.Mutex
 	fired := 0
