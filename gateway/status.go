@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sluice/gateway/proc"
 )
 
 // StatusDir is where running serves keep their status sockets.
@@ -108,10 +110,10 @@ func (g *Gateway) liveStatus(started time.Time) LiveStatus {
 // the returned stop is called) and removes the socket then.
 func (g *Gateway) ServeStatus(ctx context.Context) (stop func(), err error) {
 	dir := StatusDir(g.stateDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := proc.MkdirPrivate(dir); err != nil { // 0700; an owner-only ACL on Windows
 		return nil, err
 	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || proc.OpenToOthers(fi) {
 		return nil, fmt.Errorf("status directory %s must be a directory only you can read (chmod 700 it)", dir)
 	}
 	path := filepath.Join(dir, strconv.Itoa(os.Getpid())+".sock")

@@ -47,7 +47,8 @@ cleanup() {
 		pid=${env#/proc/}
 		pid=${pid%/environ}
 		[[ $pid == "$$" ]] && continue
-		if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "SLUICE_WINE_RUN=$SLUICE_WINE_RUN"; then
+		# (A process may be gone, or not ours to read, by the time we look.)
+		if { tr '\0' '\n' <"$env" | grep -qx "SLUICE_WINE_RUN=$SLUICE_WINE_RUN"; } 2>/dev/null; then
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
 	done
@@ -57,8 +58,8 @@ trap cleanup EXIT
 sys32=$WINEPREFIX/drive_c/windows/system32
 if [[ ! -f $sys32/kernel32.dll ]]; then
 	echo "wine-test: creating the Wine prefix" >&2
-	wineboot -i >/dev/null 2>&1 || true
-	wineserver -w
+	timeout -k 10 300 wineboot -i >/dev/null 2>&1 || true
+	timeout -k 10 120 wineserver -w || true
 fi
 if [[ ! -f $sys32/bcryptprimitives.dll ]]; then
 	dll=$work/dll
@@ -89,12 +90,15 @@ GOOS=windows GOARCH=amd64 go test -c -o "$work/proc.test.exe" ./gateway/proc
 GOOS=windows GOARCH=amd64 go test -c -o "$work/config.test.exe" ./gateway/config
 
 status=0
+bound=720 # seconds for one test binary under Wine, start-up included
 run() {
 	local name=$1
 	shift
 	local log=$work/$name.log
 	echo "wine-test: $name $*" >&2
-	if (cd "$work" && wine "$name.test.exe" "$@" >"$log" 2>&1); then
+	# The binary has its own -test.timeout; this bound also covers Wine
+	# itself hanging before or after the tests.
+	if (cd "$work" && timeout -k 10 "$bound" wine "$name.test.exe" "$@" >"$log" 2>&1); then
 		grep -E '^(ok|PASS|--- (PASS|FAIL|SKIP))' "$log" | grep -v '^    ' | tail -n 80 >&2
 	else
 		cat "$log" >&2

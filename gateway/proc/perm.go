@@ -1,5 +1,7 @@
 package proc
 
+import "io/fs"
+
 // MkdirPrivate creates dir and any missing parents (os.MkdirAll with mode
 // 0700) for files only the current user may read, and makes dir itself
 // private: on Linux and macOS by its mode (0700, and the files written in
@@ -10,3 +12,11 @@ package proc
 // place that uses 0700/0600 on Unix (configuration, trust records, caches,
 // offloaded results, tokens).
 func MkdirPrivate(dir string) error { return mkdirPrivate(dir) }
+
+// OpenToOthers reports whether a directory's mode lets anyone but its
+// owner read or enter it. Only Linux and macOS can say: on Windows a mode
+// says nothing about access (Go reports 0777 for every directory), so it
+// reports false there, and the caller must have made the directory
+// private with MkdirPrivate, which sets the owner-only access list on an
+// existing directory too.
+func OpenToOthers(fi fs.FileInfo) bool { return openToOthers(fi) }

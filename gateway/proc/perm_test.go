@@ -26,3 +26,27 @@ func TestMkdirPrivate(t *testing.T) {
 	}
 	checkPrivate(t, dir)
 }
+
+func TestOpenToOthers(t *testing.T) {
+	dir := filepath.Join(tempDir(t), "d")
+	if err := MkdirPrivate(dir); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if OpenToOthers(fi) {
+		t.Fatalf("a directory MkdirPrivate made is reported open to others (mode %v)", fi.Mode())
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err = os.Lstat(dir); err != nil {
+		t.Fatal(err)
+	}
+	// On Windows a mode grants nothing; only the access list counts.
+	if got, want := OpenToOthers(fi), runtime.GOOS != "windows"; got != want {
+		t.Fatalf("mode %v: OpenToOthers = %v, want %v", fi.Mode().Perm(), got, want)
+	}
+}

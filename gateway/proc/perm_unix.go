@@ -2,7 +2,10 @@
 
 package proc
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 func mkdirPrivate(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -10,3 +13,5 @@ func mkdirPrivate(dir string) error {
 	}
 	return nil
 }
+
+func openToOthers(fi fs.FileInfo) bool { return fi.Mode().Perm()&0o077 != 0 }

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -41,3 +42,7 @@ func restrictToOwner(path string, inherit uint32) error {
 	}
 	return nil
 }
+
+// openToOthers: access is by the access list MkdirPrivate set (see
+// OpenToOthers).
+func openToOthers(fs.FileInfo) bool { return false }
