@@ -46,6 +46,14 @@ type Options struct {
 
 	ClientName, ClientVersion string // how sluice introduces itself upstream
 
+	// Reauthorize, when set, lets a request to a remote server that needs
+	// a new OAuth authorization (step-up to a larger scope, a refresh
+	// token that stopped working, a new authorization server) run the
+	// flow in place with these options and then go on. nil: the request
+	// fails, telling the user to run `sluice auth SERVER`. The first
+	// authorization of a server is always `sluice auth`.
+	Reauthorize *ReauthorizeOptions
+
 	testKnobs // set only by this package's tests
 }
 

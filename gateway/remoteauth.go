@@ -34,6 +34,10 @@ func (g *Gateway) authorizer(d config.Server, headers http.Header) (*oauth.Autho
 		cfg.Scopes, cfg.Grant, cfg.TokenAuthMethod = o.Scopes, o.Grant, o.TokenAuthMethod
 		cfg.ClientMetadataURL, cfg.RedirectPort = o.ClientMetadataURL, o.RedirectPort
 	}
+	if ra := g.opts.Reauthorize; ra != nil && ra.Open != nil {
+		id, open := d.ID, ra.Open
+		cfg.Interactive = &oauth.LoginOptions{Open: func(u string) error { return open(id, u) }, Timeout: ra.Timeout}
+	}
 	a, err := oauth.New(cfg)
 	if err != nil {
 		return nil, &Error{Kind: KindGateway, Server: d.ID, Message: err.Error(), Err: err}
@@ -45,6 +49,14 @@ func (g *Gateway) authorizer(d config.Server, headers http.Header) (*oauth.Autho
 type AuthOptions struct {
 	// Open receives the authorization URL (a browser, or printing it).
 	Open func(url string) error
+	// Timeout bounds the wait for the redirect; 0 = 5 minutes.
+	Timeout time.Duration
+}
+
+// ReauthorizeOptions tune the in-place authorization of Options.Reauthorize.
+type ReauthorizeOptions struct {
+	// Open receives the server's id and the authorization URL.
+	Open func(server, url string) error
 	// Timeout bounds the wait for the redirect; 0 = 5 minutes.
 	Timeout time.Duration
 }

@@ -235,30 +235,6 @@ func (s *mrtrScenario) run(ctx context.Context) error {
 	return nil
 }
 
-// interactive is the product's Authorizer with a browser stand-in: when a
-// login is needed it runs oauth's Login, following the authorization
-// server's redirect to the loopback callback (the suite's authorization
-// server approves at once). Logins are bounded, as a person would give up.
-type interactive struct {
-	a      *oauth.Authorizer
-	logins int
-}
-
-const maxLogins = 3
-
-func (i *interactive) Authorization(ctx context.Context) (string, error) {
-	return i.a.Authorization(ctx)
-}
-
-func (i *interactive) Challenge(ctx context.Context, status int, www []string) error {
-	err := i.a.Challenge(ctx, status, www)
-	if err == nil || !errors.Is(err, oauth.ErrLoginRequired) || i.logins >= maxLogins {
-		return err
-	}
-	i.logins++
-	return i.a.Login(ctx, oauth.LoginOptions{Open: follow, Challenge: www, Timeout: 20 * time.Second})
-}
-
 // follow plays the browser: it requests the authorization URL and follows
 // its redirect to the loopback callback.
 func follow(authURL string) error {
@@ -289,16 +265,15 @@ func newAuth(url, scenario string, cctx map[string]any) (remote.Authorizer, erro
 	}
 	cfg := oauth.Config{Server: "conformance", URL: url, StateDir: dir, AllowPrivate: true, ClientName: "sluice-conformance-client",
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json", Logger: logger,
-		ClientID: str(cctx, "client_id"), ClientSecret: str(cctx, "client_secret")}
+		ClientID: str(cctx, "client_id"), ClientSecret: str(cctx, "client_secret"),
+		// The product's in-place authorization, with a browser stand-in
+		// (the suite's authorization server approves at once).
+		Interactive: &oauth.LoginOptions{Open: follow, Timeout: 20 * time.Second}, InteractiveFirst: true}
 	switch scenario {
 	case "auth/client-credentials-basic":
 		cfg.Grant, cfg.TokenAuthMethod = oauth.GrantClientCredentials, "client_secret_basic"
 	case "auth/client-credentials-jwt":
 		cfg.Grant, cfg.TokenAuthMethod, cfg.PrivateKey = oauth.GrantClientCredentials, "private_key_jwt", str(cctx, "private_key_pem")
 	}
-	a, err := oauth.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &interactive{a: a}, nil
+	return oauth.New(cfg)
 }

@@ -26,7 +26,9 @@ registration), and opens your browser at the authorization page. After you
 approve, the browser returns to a one-time listener on 127.0.0.1 and sluice
 stores the tokens under the state directory (one 0600 file per server).
 Calls refresh them automatically; run this again when a server asks for
-more scopes. With oauth.grant: client_credentials no browser is involved.
+more scopes (when a command runs at a terminal, sluice asks for the larger
+scope in place, through the browser). With oauth.grant: client_credentials
+no browser is involved.
 
 Tokens are never printed or logged.
 
@@ -96,8 +98,9 @@ func runAuth(e *env) int {
 	return exitOK
 }
 
-// openBrowser starts the platform's URL opener, without a shell.
-func openBrowser(u string) error {
+// openBrowser starts the platform's URL opener, without a shell. A
+// variable so tests can play the browser.
+var openBrowser = func(u string) error {
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"

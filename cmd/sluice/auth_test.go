@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,14 +27,15 @@ type protectedServer struct {
 	srv *httptest.Server
 
 	mu        sync.Mutex
-	codes     map[string][2]string // code -> {challenge, redirect}
-	access    map[string]bool
+	codes     map[string][3]string // code -> {challenge, redirect, scope}
+	access    map[string]string    // access token -> its scope
 	refresh   map[string]bool
 	refreshes int
+	scopes    []string // the scope of each authorization request
 }
 
 func newProtectedServer(t *testing.T) *protectedServer {
-	p := &protectedServer{codes: map[string][2]string{}, access: map[string]bool{}, refresh: map[string]bool{}}
+	p := &protectedServer{codes: map[string][3]string{}, access: map[string]string{}, refresh: map[string]bool{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -70,7 +72,8 @@ func (p *protectedServer) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		code := token()
-		p.codes[code] = [2]string{q.Get("code_challenge"), q.Get("redirect_uri")}
+		p.codes[code] = [3]string{q.Get("code_challenge"), q.Get("redirect_uri"), q.Get("scope")}
+		p.scopes = append(p.scopes, q.Get("scope"))
 		http.Redirect(w, r, q.Get("redirect_uri")+"?code="+code+"&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
 	case "/token":
 		r.ParseForm()
@@ -79,9 +82,11 @@ func (p *protectedServer) serve(w http.ResponseWriter, r *http.Request) {
 			p.json(w, 400, map[string]string{"error": "invalid_target"})
 			return
 		}
+		scope := ""
 		switch f.Get("grant_type") {
 		case "authorization_code":
 			c, ok := p.codes[f.Get("code")]
+			scope = c[2]
 			delete(p.codes, f.Get("code"))
 			sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 			if !ok || c[0] != base64.RawURLEncoding.EncodeToString(sum[:]) || c[1] != f.Get("redirect_uri") {
@@ -100,10 +105,11 @@ func (p *protectedServer) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		at, rt := "at-"+token(), "rt-"+token()
-		p.access[at], p.refresh[rt] = true, true
+		p.access[at], p.refresh[rt] = scope, true
 		p.json(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt})
 	case "/mcp":
-		if !p.access[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")] {
+		scope, ok := p.access[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
 			w.WriteHeader(401)
 			return
@@ -111,9 +117,16 @@ func (p *protectedServer) serve(w http.ResponseWriter, r *http.Request) {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct{ Name string }
 		}
 		b, _ := io.ReadAll(r.Body)
 		json.Unmarshal(b, &m)
+		if m.Method == "tools/call" && m.Params.Name == "admin" && !slices.Contains(strings.Fields(scope), "admin") {
+			// Step-up: this tool needs the admin scope.
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin", resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
+			w.WriteHeader(403)
+			return
+		}
 		if m.ID == nil {
 			w.WriteHeader(202)
 			return
@@ -123,7 +136,8 @@ func (p *protectedServer) serve(w http.ResponseWriter, r *http.Request) {
 		case "initialize":
 			res = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "protected", "version": "1"}}
 		case "tools/list":
-			res = map[string]any{"tools": []any{map[string]any{"name": "whoami", "description": "says hello", "inputSchema": map[string]any{"type": "object"}}}}
+			res = map[string]any{"tools": []any{map[string]any{"name": "whoami", "description": "says hello", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "admin", "description": "needs the admin scope", "inputSchema": map[string]any{"type": "object"}}}}
 		case "tools/call":
 			res = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello, authorized caller"}}}
 		default:
@@ -193,7 +207,7 @@ func TestAuthFlowThroughTheBinary(t *testing.T) {
 
 	// The server forgets every access token: the next call refreshes.
 	p.mu.Lock()
-	p.access = map[string]bool{}
+	p.access = map[string]string{}
 	p.mu.Unlock()
 	r2 := sluice(t, "", "call", "prot__whoami")
 	want(t, r2, exitOK, "hello, authorized caller")
@@ -222,4 +236,52 @@ func TestAuthFlowThroughTheBinary(t *testing.T) {
 	}
 	want(t, sluice(t, "", "auth", "prot", "--logout"), exitOK, "No tokens were stored")
 	want(t, sluice(t, "", "auth", "nosuch"), exitUsage, "no server \"nosuch\"")
+}
+
+// TestStepUpThroughTheBinary: a tool that needs a larger scope (403
+// insufficient_scope) fails with the advice to run sluice auth when no one
+// is at a terminal; at a terminal sluice authorizes again in place,
+// through the browser, asking for the old and the new scope, and the
+// call goes on.
+func TestStepUpThroughTheBinary(t *testing.T) {
+	w := newWorld(t)
+	p := newProtectedServer(t)
+	w.writeUser("servers:\n" + remoteDecl("prot", p.srv.URL+"/mcp", "allowPrivate: true", "actionClass: read", "transport: streamable-http"))
+	var opened []string
+	old := openBrowser
+	openBrowser = func(u string) error { // a user who approves: follow to the callback
+		opened = append(opened, u)
+		resp, err := http.Get(u)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	}
+	t.Cleanup(func() { openBrowser = old })
+
+	want(t, sluice(t, "", "auth", "prot"), exitOK, "Authorized: prot")
+	want(t, sluice(t, "", "call", "prot__whoami"), exitOK, "hello, authorized caller")
+	r := sluice(t, "", "call", "prot__admin")
+	want(t, r, exitFailure, "sluice auth prot", `scope "admin"`)
+	if len(opened) != 1 {
+		t.Fatalf("the browser opened %d times without a terminal, want only for sluice auth", len(opened))
+	}
+
+	fakeTerminal(t)
+	r = sluice(t, "", "call", "prot__admin")
+	want(t, r, exitOK, "hello, authorized caller", "asks sluice to authorize again")
+	p.mu.Lock()
+	scopes := append([]string(nil), p.scopes...)
+	p.mu.Unlock()
+	if len(opened) != 2 || len(scopes) != 2 || !slices.Contains(strings.Fields(scopes[1]), "admin") {
+		t.Fatalf("browser opened %d times, authorization scopes %q; want a second authorization asking for admin", len(opened), scopes)
+	}
+	want(t, sluice(t, "", "call", "prot__admin"), exitOK, "hello, authorized caller")
+	if len(opened) != 2 {
+		t.Fatal("the larger scope was asked for again although the token has it")
+	}
+	if strings.Contains(r.stdout+r.stderr, "at-") {
+		t.Fatalf("a token reached the output:\n%s", r)
+	}
 }

@@ -202,6 +202,20 @@ func openGateway(e *env, cmd, project string) (*gateway.Gateway, func(), int, bo
 	if level <= slog.LevelDebug {
 		opts.ServerStderr = e.stderr
 	}
+	if isTerminal(e.stderr) {
+		// A person is at the terminal: a server that asks for a new
+		// authorization (more scope, a new authorization server) gets it
+		// in place, through the browser, as with `sluice auth`.
+		stderr := e.stderr
+		opts.Reauthorize = &gateway.ReauthorizeOptions{Open: func(server, u string) error {
+			fmt.Fprintf(stderr, "Server %s asks sluice to authorize again. Open this URL:\n\n  %s\n\n", server, u)
+			if err := openBrowser(u); err != nil {
+				fmt.Fprintf(stderr, "(could not open a browser: %v)\n", err)
+			}
+			fmt.Fprintf(stderr, "Waiting for the browser to return (up to 5m) ...\n")
+			return nil
+		}}
+	}
 	g, err := gateway.Open(opts)
 	if err != nil {
 		return nil, nil, reportErr(e.stderr, cmd, err), false

@@ -51,7 +51,28 @@ type Config struct {
 	AllowPrivate      bool     // the SSRF guard's opt-out, as for the server itself
 	ClientName        string   // shown by the authorization server; default "sluice"
 	Logger            *slog.Logger
+
+	// Interactive, when set, lets a refused request wait for the user: a
+	// challenge that needs a new authorization (step-up to a larger scope
+	// on insufficient_scope, a refresh token that no longer works, a new
+	// authorization server) runs Login in place with these options, its
+	// Challenge taken from the refusal, instead of failing with
+	// ErrLoginRequired. Logins are serialized; at most maxInteractive run
+	// per interactiveWindow. nil: the request fails and the user runs
+	// `sluice auth`.
+	Interactive *LoginOptions
+	// InteractiveFirst extends Interactive to a server never authorized
+	// (no token file). Without it the first authorization is always
+	// `sluice auth`.
+	InteractiveFirst bool
 }
+
+// Bounds of in-place authorization: a server that keeps refusing every
+// new token does not keep a browser opening.
+const (
+	maxInteractive    = 3
+	interactiveWindow = 10 * time.Minute
+)
 
 // Authorizer supplies a server's bearer token to gateway/remote, refreshes
 // it, and runs the interactive flow for `sluice auth`. It implements
@@ -66,6 +87,9 @@ type Authorizer struct {
 
 	mu  sync.Mutex
 	rec *record
+
+	loginMu sync.Mutex  // serializes in-place logins
+	logins  []time.Time // recent in-place logins, under loginMu
 }
 
 // New checks cfg and returns an Authorizer. It does no I/O.
@@ -162,9 +186,71 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 
 // Challenge handles a 401 (refresh, or a new client-credentials token) and
 // a 403 insufficient_scope (step-up: a new client-credentials token with the
-// scope, or a recorded scope for the next `sluice auth`). It returns nil
-// when a retry may succeed.
+// scope, or the union of the scopes recorded for the next authorization,
+// which runs in place when Config.Interactive is set). A 401 whose
+// protected resource metadata names another authorization server than the
+// one that issued the stored tokens drops them and the registration: they
+// are bound to that server. Challenge returns nil when a retry may succeed.
 func (a *Authorizer) Challenge(ctx context.Context, status int, www []string) error {
+	a.mu.Lock()
+	seen := ""
+	if a.rec != nil {
+		seen = a.rec.AccessToken
+	}
+	a.mu.Unlock()
+	err := a.challenge(ctx, status, www)
+	if err == nil || a.cfg.Interactive == nil || !errors.Is(err, ErrLoginRequired) {
+		return err
+	}
+	return a.loginInPlace(ctx, www, seen, err)
+}
+
+// loginInPlace runs the interactive flow for a refused request, unless
+// another login got a new token since the refusal (seen is the token the
+// request was refused with), or the recent-login budget is spent.
+func (a *Authorizer) loginInPlace(ctx context.Context, www []string, seen string, cause error) error {
+	a.loginMu.Lock()
+	defer a.loginMu.Unlock()
+	a.mu.Lock()
+	r := a.rec
+	fresh := valid(r) && r.AccessToken != seen
+	if r == nil {
+		r, _ = a.st.load()
+	}
+	a.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	if r == nil && !a.cfg.InteractiveFirst {
+		return cause
+	}
+	now := time.Now()
+	recent := a.logins[:0]
+	for _, t := range a.logins {
+		if now.Sub(t) < interactiveWindow {
+			recent = append(recent, t)
+		}
+	}
+	a.logins = recent
+	if len(recent) >= maxInteractive {
+		return fmt.Errorf("%w (sluice already asked for authorization %d times in the last %s)", cause, len(recent), interactiveWindow)
+	}
+	a.logins = append(a.logins, now)
+	a.log.Info("authorizing again in place", "reason", firstLine(cause))
+	lo := *a.cfg.Interactive
+	lo.Challenge = www
+	if err := a.Login(ctx, lo); err != nil {
+		return fmt.Errorf("%w: authorizing again failed: %w; run `sluice auth %s`", remote.ErrAuthRequired, err, a.cfg.Server)
+	}
+	return nil
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return shorten(s)
+}
+
+func (a *Authorizer) challenge(ctx context.Context, status int, www []string) error {
 	ch, _ := parseChallenges(www)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -183,6 +269,20 @@ func (a *Authorizer) Challenge(ctx context.Context, status int, www []string) er
 		}
 		return nil
 	}
+	if !stepUp && r != nil && r.Issuer != "" {
+		if d, err := a.discover(ctx, ch); err == nil && d.issuer != r.Issuer {
+			a.log.Info("the server names another authorization server; its tokens and registration are dropped", "old", r.Issuer, "new", d.issuer)
+			r.forgetIssuer()
+			r.Issuer = d.issuer
+			if err := a.st.save(r); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %w: the server is now protected by authorization server %s; run `sluice auth %s`", remote.ErrAuthRequired, ErrLoginRequired, d.issuer, a.cfg.Server)
+		}
+	}
+	if stepUp && r != nil && r.AccessToken != "" && ch.Scope != "" && len(r.TokenScopes) > 0 && subset(strings.Fields(ch.Scope), r.TokenScopes) {
+		return fmt.Errorf("%w: the server refuses the token for lack of scope %q, which sluice asked for when authorizing; the authorization server did not grant it (check the account's permissions)", remote.ErrAuthRequired, ch.Scope)
+	}
 	if !stepUp && r != nil && r.RefreshToken != "" {
 		if err := a.refreshLocked(ctx); err == nil {
 			return nil
@@ -199,6 +299,15 @@ func (a *Authorizer) Challenge(ctx context.Context, status int, www []string) er
 		}
 	}
 	return fmt.Errorf("%w: %w%s; run `sluice auth %s`", remote.ErrAuthRequired, ErrLoginRequired, hint, a.cfg.Server)
+}
+
+func subset(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func union(a, b []string) []string {
@@ -267,7 +376,7 @@ func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge) 
 		return err
 	}
 	r := &record{Issuer: d.issuer, TokenEndpoint: d.as.TokenEndpoint, AuthMethod: c.method, ClientID: c.id,
-		AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes}
+		AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes, TokenScopes: d.scopes}
 	a.rec = r
 	return a.st.save(r)
 }
@@ -425,7 +534,7 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 		return err
 	}
 	r := &record{Issuer: d.issuer, TokenEndpoint: d.as.TokenEndpoint, AuthMethod: c.method, ClientID: c.id,
-		Registered: registered, AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes}
+		Registered: registered, AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes, TokenScopes: d.scopes}
 	if registered {
 		r.ClientSecret = c.secret
 	}

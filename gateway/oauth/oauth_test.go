@@ -49,6 +49,15 @@ type authServer struct {
 	refreshes    int
 	registered   int
 	lastResource string
+
+	// Two authorization servers, /as and /as2, share this listener; the
+	// protected resource metadata names current ("" = /as) and the
+	// resource accepts only tokens that one issued. Clients and tokens
+	// are bound to the server that issued them.
+	current        string
+	issuedBy       map[string]string // client id or token -> "/as" or "/as2"
+	grantOnly      []string          // when set, the scopes the AS grants at most
+	authorizations []string          // the scope parameter of each authorization request
 }
 
 type codeGrant struct {
@@ -58,7 +67,7 @@ type codeGrant struct {
 
 func newAuthServer(t *testing.T) *authServer {
 	a := &authServer{t: t, expiresIn: 3600, clients: map[string]string{"pre": "pre-secret"},
-		codes: map[string]codeGrant{}, access: map[string][]string{}, refresh: map[string]bool{}}
+		codes: map[string]codeGrant{}, access: map[string][]string{}, refresh: map[string]bool{}, issuedBy: map[string]string{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -78,18 +87,44 @@ func rnd() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// currentAS is the authorization server the resource trusts now.
+func (a *authServer) currentAS() string {
+	if a.current == "" {
+		return "/as"
+	}
+	return a.current
+}
+
+// issuedHere reports whether a client id or token belongs to the
+// authorization server as (the pre-registered clients belong to both).
+func (a *authServer) issuedHere(as, id string) bool {
+	by, ok := a.issuedBy[id]
+	return !ok || by == as
+}
+
 func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch r.URL.Path {
+	path, as := r.URL.Path, "/as"
+	for _, p := range []string{"/as2", "/as"} {
+		if rest, ok := strings.CutPrefix(path, p+"/"); ok {
+			path, as = "/as/"+rest, p
+			break
+		}
+		if rest, ok := strings.CutPrefix(path, "/.well-known/oauth-authorization-server"+p); ok && rest == "" {
+			path, as = "/.well-known/oauth-authorization-server/as", p
+			break
+		}
+	}
+	switch path {
 	case "/.well-known/oauth-protected-resource/mcp":
 		res := a.url("/mcp")
 		if a.prmResource != "" {
 			res = a.prmResource
 		}
-		a.writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{a.url("/as")}, "scopes_supported": []string{"read"}})
+		a.writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{a.url(a.currentAS())}, "scopes_supported": []string{"read"}})
 	case "/.well-known/oauth-authorization-server/as":
-		iss := a.url("/as")
+		iss := a.url(as)
 		if a.issuer != "" {
 			iss = a.issuer
 		}
@@ -97,8 +132,8 @@ func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		if a.noS256 {
 			methods = []string{"plain"}
 		}
-		a.writeJSON(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": a.url("/as/authorize"), "token_endpoint": a.url("/as/token"),
-			"registration_endpoint": a.url("/as/register"), "code_challenge_methods_supported": methods,
+		a.writeJSON(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": a.url(as + "/authorize"), "token_endpoint": a.url(as + "/token"),
+			"registration_endpoint": a.url(as + "/register"), "code_challenge_methods_supported": methods,
 			"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "private_key_jwt", "none"},
 			"authorization_response_iss_parameter_supported": a.sendIss != "-"})
 	case "/as/register":
@@ -110,11 +145,13 @@ func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		id := "dyn-" + rnd()
 		a.clients[id] = ""
+		a.issuedBy[id] = as
 		a.registered++
 		a.writeJSON(w, 201, map[string]any{"client_id": id, "token_endpoint_auth_method": "none"})
 	case "/as/authorize":
 		q := r.URL.Query()
-		if _, ok := a.clients[q.Get("client_id")]; !ok || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != a.url("/mcp") {
+		a.authorizations = append(a.authorizations, q.Get("scope"))
+		if _, ok := a.clients[q.Get("client_id")]; !ok || !a.issuedHere(as, q.Get("client_id")) || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != a.url("/mcp") {
 			http.Error(w, "bad authorization request: "+r.URL.RawQuery, 400)
 			return
 		}
@@ -125,7 +162,7 @@ func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		v := url.Values{"code": {code}, "state": {q.Get("state")}}
 		switch a.sendIss {
 		case "":
-			v.Set("iss", a.url("/as"))
+			v.Set("iss", a.url(as))
 		case "-":
 		default:
 			v.Set("iss", a.sendIss)
@@ -133,11 +170,11 @@ func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		back.RawQuery = v.Encode()
 		http.Redirect(w, r, back.String(), http.StatusFound)
 	case "/as/token":
-		a.token(w, r)
+		a.token(w, r, as)
 	case "/mcp":
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		scopes, ok := a.access[tok]
-		if !ok {
+		if !ok || !a.issuedHere(a.currentAS(), tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+a.url("/.well-known/oauth-protected-resource/mcp")+`", scope="read"`)
 			w.WriteHeader(401)
 			return
@@ -211,12 +248,12 @@ func (a *authServer) checkJWT(id, jwt string) bool {
 	return ecdsa.Verify(a.jwtKey, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:]))
 }
 
-func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
+func (a *authServer) token(w http.ResponseWriter, r *http.Request, as string) {
 	r.ParseForm()
 	f := r.PostForm
 	a.lastResource = f.Get("resource")
 	id, ok := a.clientAuth(r)
-	if !ok {
+	if !ok || !a.issuedHere(as, id) {
 		a.writeJSON(w, 401, map[string]string{"error": "invalid_client"})
 		return
 	}
@@ -236,7 +273,7 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 		}
 		scopes = g.scopes
 	case "refresh_token":
-		if !a.refresh[f.Get("refresh_token")] {
+		if !a.refresh[f.Get("refresh_token")] || !a.issuedHere(as, f.Get("refresh_token")) {
 			a.writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "refresh token already used"})
 			return
 		}
@@ -249,9 +286,19 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 		a.writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
+	if a.grantOnly != nil {
+		var granted []string
+		for _, s := range scopes {
+			if contains(a.grantOnly, s) {
+				granted = append(granted, s)
+			}
+		}
+		scopes = granted
+	}
 	at, rt := "at-"+rnd(), "rt-"+rnd()
 	a.access[at] = scopes
 	a.refresh[rt] = true
+	a.issuedBy[at], a.issuedBy[rt] = as, as
 	a.writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": a.expiresIn, "refresh_token": rt})
 }
 

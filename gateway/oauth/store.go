@@ -36,8 +36,17 @@ type record struct {
 	AccessToken  string    `json:"accessToken,omitempty"`
 	RefreshToken string    `json:"refreshToken,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
-	Scopes       []string  `json:"scopes,omitempty"`
-	Saved        time.Time `json:"saved"`
+	Scopes       []string  `json:"scopes,omitempty"` // to ask for at the next authorization
+	// TokenScopes are the scopes the stored token was asked with.
+	TokenScopes []string  `json:"tokenScopes,omitempty"`
+	Saved       time.Time `json:"saved"`
+}
+
+// forgetIssuer drops what is bound to the authorization server: tokens
+// and the client registration. The scopes belong to the resource and stay.
+func (r *record) forgetIssuer() {
+	r.AccessToken, r.RefreshToken, r.Expiry, r.TokenScopes = "", "", time.Time{}, nil
+	r.ClientID, r.ClientSecret, r.Registered, r.AuthMethod, r.TokenEndpoint = "", "", false, "", ""
 }
 
 // store is the token file of one server under <state dir>/oauth.

@@ -560,6 +560,9 @@ func TestParamHeaders(t *testing.T) {
 // (and drops it otherwise). The server here is slow to open the stream and
 // sends its elicitation only if the stream is open when the call arrives.
 func TestServerRequestWaitsForGetStream(t *testing.T) {
+	old := getOpenWait
+	getOpenWait = time.Minute // the bound is not under test; the wait ends when the stream opens
+	t.Cleanup(func() { getOpenWait = old })
 	getOpen := make(chan struct{})
 	push := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -568,10 +571,10 @@ func TestServerRequestWaitsForGetStream(t *testing.T) {
 			return
 		case http.MethodGet:
 			time.Sleep(200 * time.Millisecond) // slow to open, not a deadline under test
+			close(getOpen)                     // before the client can see the headers
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(200)
 			w.(http.Flusher).Flush()
-			close(getOpen)
 			select {
 			case m := <-push:
 				io.WriteString(w, "data: "+m+"\n\n")
