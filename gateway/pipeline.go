@@ -682,6 +682,9 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, false, interrupted(e, capability, cerr)
 		}
+		if out, ok := p.shapeFallback(e, capability, data, err); ok {
+			return out, false, nil
+		}
 		return p.decide(e, capability, data, wasm.Output{}, err)
 	}
 	s.mu.Lock()
@@ -693,6 +696,9 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 		}
 		err := fmt.Errorf("failed to load: %w", loadErr)
 		p.outcome(e, wasm.Output{}, err)
+		if out, ok := p.shapeFallback(e, capability, data, err); ok {
+			return out, false, nil
+		}
 		return p.decide(e, capability, data, wasm.Output{}, err)
 	}
 	var o wasm.Output
@@ -707,7 +713,30 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 		}
 	}
 	p.outcome(e, o, err)
+	if err != nil {
+		if out, ok := p.shapeFallback(e, capability, data, err); ok {
+			return out, false, nil
+		}
+	}
 	return p.decide(e, capability, data, o, err)
+}
+
+// shapeFallback keeps the budget when a fail-open shape filter fails
+// (a deadline on a loaded machine, a bad config, a trap): failing open
+// would hand the model the whole result, so the result is offloaded whole
+// and the model gets the native marker with its handle instead. ok is
+// false for other filters, for a fail-closed shape (its policy withholds)
+// and when the marker cannot be built.
+func (p *pipeline) shapeFallback(e *filterEntry, capability string, data []byte, err error) ([]byte, bool) {
+	if !e.isShape || e.cfg.OnError != config.OnErrorOpen {
+		return nil, false
+	}
+	o, merr := p.shapeNative(e, data)
+	if merr != nil {
+		return nil, false
+	}
+	p.log.Warn("shape filter failed; the result was offloaded whole to keep the context budget", "filter", e.name, "capability", capability, "error", err)
+	return o.Data, true
 }
 
 // outcome reports one filter run to the observer.

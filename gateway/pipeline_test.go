@@ -500,6 +500,35 @@ func TestShapeNativeOverHostInputCap(t *testing.T) {
 	}
 }
 
+// TestFailingShapeKeepsTheBudget: a fail-open shape filter that fails
+// (here its config is refused at load; a deadline on a loaded machine ends
+// the same way) must not pass an over-budget result on whole.
+func TestFailingShapeKeepsTheBudget(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: builtin:shape\n    stage: context\n    onError: fail-open\n    config: {budgetBytes: 10}\n")
+	g := w.open()
+	big := `{"content":[{"type":"text","text":"` + strings.Repeat("q", 3*DefaultShapeBudget) + `"}]}`
+	out, err := g.filterResult(ctx(t), "fx__echo", json.RawMessage(big), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > DefaultShapeBudget {
+		t.Fatalf("a failing shape passed %d bytes on, over the %d-byte budget", len(out), DefaultShapeBudget)
+	}
+	r := decodeResult(t, out)
+	h := handleRe.FindString(r.Content[0].Text)
+	if h == "" {
+		t.Fatalf("no handle in the marker: %s", out)
+	}
+	p, err := g.ReadResult(h, 0, MaxResultPage)
+	if err != nil || p.Total != int64(len(big)) {
+		t.Fatalf("stored: %+v %v", p, err)
+	}
+	if st := g.FilterStatuses(); st[0].LastError == "" {
+		t.Fatalf("the failure is not shown: %+v", st)
+	}
+}
+
 func TestFilterTestAndBench(t *testing.T) {
 	w := newWorld(t)
 	seedCompileCache(t, w)
