@@ -289,7 +289,9 @@ func TestShapeOffWithNoCapabilities(t *testing.T) {
 const (
 	awsKey   = "AKIAIOSFODNN7EXAMPLE"
 	ghToken  = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
-	redactUp = "filters:\n  - module: builtin:redact\n"
+	// A generous deadline: redaction is tested here, not the deadline
+	// (TestFilterTimeoutMs is about that).
+	redactUp = "filters:\n  - module: builtin:redact\n    timeoutMs: 30000\n"
 )
 
 func TestRedactMasksTextAndStructuredContent(t *testing.T) {
