@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -145,11 +144,10 @@ func startStdio(t *testing.T, args ...string) *stdioSession {
 	}
 	s := &stdioSession{t: t, stdin: stdin, out: &syncBuffer{}, errb: &syncBuffer{}, next: 10}
 	cmd.Stdout, cmd.Stderr = s.out, s.errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pgid := cmd.Process.Pid
 	t.Cleanup(func() {
 		stdin.Close()
 		done := make(chan struct{})
@@ -157,7 +155,7 @@ func startStdio(t *testing.T, args ...string) *stdioSession {
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killGroup(cmd)
 			<-done
 		}
 	})
