@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -37,6 +39,15 @@ type protectedServer struct {
 func newProtectedServer(t *testing.T) *protectedServer {
 	p := &protectedServer{codes: map[string][3]string{}, access: map[string]string{}, refresh: map[string]bool{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// newProtectedTLSServer is newProtectedServer over https, with httptest's
+// certificate.
+func newProtectedTLSServer(t *testing.T) *protectedServer {
+	p := &protectedServer{codes: map[string][3]string{}, access: map[string]string{}, refresh: map[string]bool{}}
+	p.srv = httptest.NewTLSServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
 }
@@ -280,6 +291,96 @@ func TestStepUpThroughTheBinary(t *testing.T) {
 	want(t, sluice(t, "", "call", "prot__admin"), exitOK, "hello, authorized caller")
 	if len(opened) != 2 {
 		t.Fatal("the larger scope was asked for again although the token has it")
+	}
+	if strings.Contains(r.stdout+r.stderr, "at-") {
+		t.Fatalf("a token reached the output:\n%s", r)
+	}
+}
+
+// TestAuthOverHTTPSThroughTheBinary: the built binary against an
+// OAuth-protected server on https (loopback, httptest's certificate,
+// trusted through SSL_CERT_FILE as a user would add a private CA):
+// sluice auth --no-browser, the browser's approval, a call, a refresh
+// after the server forgets its tokens. Without the trust the call fails
+// naming the certificate.
+func TestAuthOverHTTPSThroughTheBinary(t *testing.T) {
+	w := newWorld(t)
+	p := newProtectedTLSServer(t)
+	if !strings.HasPrefix(p.srv.URL, "https://127.0.0.1:") {
+		t.Fatalf("not an https loopback server: %s", p.srv.URL)
+	}
+	w.writeUser("servers:\n" + remoteDecl("prot", p.srv.URL+"/mcp", "allowPrivate: true", "actionClass: read", "transport: streamable-http"))
+
+	want(t, sluiceProc(t, "", "call", "prot__whoami"), exitFailure, "certificate")
+
+	ca := filepath.Join(w.root, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSL_CERT_FILE", ca)
+	t.Setenv("SSL_CERT_DIR", filepath.Join(w.root, "no-certs"))
+	want(t, sluiceProc(t, "", "call", "prot__whoami"), exitFailure, "sluice auth prot")
+
+	cmd := exec.Command(sluiceBin, "auth", "prot", "--no-browser", "--timeout", "2m")
+	var out syncBuffer
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	urls := make(chan string, 1)
+	var errText syncBuffer
+	go func() {
+		re := regexp.MustCompile(`(https://127\.0\.0\.1:\d+/authorize\?\S+)`)
+		b := make([]byte, 4096)
+		sent := false
+		for {
+			n, err := stderr.Read(b)
+			errText.Write(b[:n])
+			if m := re.FindStringSubmatch(errText.String()); m != nil && !sent {
+				urls <- m[1]
+				sent = true
+			}
+			if err != nil {
+				if !sent {
+					close(urls)
+				}
+				return
+			}
+		}
+	}()
+	authURL, ok := <-urls
+	if !ok {
+		t.Fatalf("sluice auth printed no https authorization URL:\n%s", errText.String())
+	}
+	resp, err := p.srv.Client().Get(authURL) // the browser trusts the certificate too
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "authorized") {
+		t.Fatalf("callback page: %s", body)
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "Authorized: prot") {
+		t.Fatalf("sluice auth: %v\n%s\n%s", err, out.String(), errText.String())
+	}
+
+	want(t, sluiceProc(t, "", "call", "prot__whoami"), exitOK, "hello, authorized caller")
+	p.mu.Lock()
+	p.access = map[string]string{}
+	p.mu.Unlock()
+	r := sluiceProc(t, "", "call", "prot__whoami")
+	want(t, r, exitOK, "hello, authorized caller")
+	p.mu.Lock()
+	refreshes := p.refreshes
+	p.mu.Unlock()
+	if refreshes != 1 {
+		t.Fatalf("refreshes = %d, want 1", refreshes)
 	}
 	if strings.Contains(r.stdout+r.stderr, "at-") {
 		t.Fatalf("a token reached the output:\n%s", r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -37,19 +38,20 @@ const expirySkew = 30 * time.Second
 // Config describes one remote server's OAuth client. Secret values are
 // already resolved from their references; they are never logged.
 type Config struct {
-	Server            string   // server id
-	URL               string   // the MCP server URL (the protected resource)
-	ClientID          string   // pre-registered client id; "" = CIMD or dynamic registration
-	ClientSecret      string   // with ClientID
-	PrivateKey        string   // PEM, for private_key_jwt
-	Scopes            []string // requested scopes; default: from the server
-	Grant             string   // GrantAuthorizationCode (default) or GrantClientCredentials
-	TokenAuthMethod   string   // "" = chosen from the server's metadata
-	ClientMetadataURL string   // https URL of this client's metadata document (CIMD)
-	RedirectPort      int      // loopback redirect port; 0 = any free port
-	StateDir          string   // tokens live in StateDir/oauth
-	AllowPrivate      bool     // the SSRF guard's opt-out, as for the server itself
-	ClientName        string   // shown by the authorization server; default "sluice"
+	Server            string      // server id
+	URL               string      // the MCP server URL (the protected resource)
+	ClientID          string      // pre-registered client id; "" = CIMD or dynamic registration
+	ClientSecret      string      // with ClientID
+	PrivateKey        string      // PEM, for private_key_jwt
+	Scopes            []string    // requested scopes; default: from the server
+	Grant             string      // GrantAuthorizationCode (default) or GrantClientCredentials
+	TokenAuthMethod   string      // "" = chosen from the server's metadata
+	ClientMetadataURL string      // https URL of this client's metadata document (CIMD)
+	RedirectPort      int         // loopback redirect port; 0 = any free port
+	StateDir          string      // tokens live in StateDir/oauth
+	AllowPrivate      bool        // the SSRF guard's opt-out, as for the server itself
+	TLSConfig         *tls.Config // nil: the system roots (tests trust their own certificate)
+	ClientName        string      // shown by the authorization server; default "sluice"
 	Logger            *slog.Logger
 
 	// Interactive, when set, lets a refused request wait for the user: a
@@ -112,7 +114,7 @@ func New(cfg Config) (*Authorizer, error) {
 	}
 	a := &Authorizer{
 		cfg: cfg, resource: u,
-		hc:  remote.NewHTTPClient(remote.ClientOptions{AllowPrivate: cfg.AllowPrivate}),
+		hc:  remote.NewHTTPClient(remote.ClientOptions{AllowPrivate: cfg.AllowPrivate, TLSConfig: cfg.TLSConfig}),
 		st:  store{dir: filepath.Join(cfg.StateDir, "oauth"), server: cfg.Server, resource: canonicalResource(u)},
 		log: cfg.Logger.With("server", cfg.Server),
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -65,12 +66,30 @@ type codeGrant struct {
 	scopes                                []string
 }
 
-func newAuthServer(t *testing.T) *authServer {
+func newAuthServer(t *testing.T) *authServer { return startAuthServer(t, false) }
+
+// startAuthServer starts the servers over plain HTTP or, with useTLS, over
+// https with httptest's certificate (trusted through tlsConfig).
+func startAuthServer(t *testing.T, useTLS bool) *authServer {
 	a := &authServer{t: t, expiresIn: 3600, clients: map[string]string{"pre": "pre-secret"},
 		codes: map[string]codeGrant{}, access: map[string][]string{}, refresh: map[string]bool{}, issuedBy: map[string]string{}}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	if useTLS {
+		a.srv = httptest.NewTLSServer(http.HandlerFunc(a.serve))
+	} else {
+		a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	}
 	t.Cleanup(a.srv.Close)
 	return a
+}
+
+// tlsConfig trusts the test server's certificate (nil over plain HTTP).
+func (a *authServer) tlsConfig() *tls.Config {
+	if a.srv.TLS == nil {
+		return nil
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(a.srv.Certificate())
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 }
 
 func (a *authServer) url(p string) string { return a.srv.URL + p }
@@ -321,7 +340,7 @@ func browser(t *testing.T) func(string) error {
 
 func newAuthorizer(t *testing.T, a *authServer, mod func(*Config)) *Authorizer {
 	t.Helper()
-	cfg := Config{Server: "s", URL: a.url("/mcp"), StateDir: t.TempDir(), AllowPrivate: true}
+	cfg := Config{Server: "s", URL: a.url("/mcp"), StateDir: t.TempDir(), AllowPrivate: true, TLSConfig: a.tlsConfig()}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -335,7 +354,7 @@ func newAuthorizer(t *testing.T, a *authServer, mod func(*Config)) *Authorizer {
 // call runs one tools/call through gateway/remote with the authorizer.
 func call(t *testing.T, a *authServer, az *Authorizer) string {
 	t.Helper()
-	c, err := remote.Dial(context.Background(), &remote.Options{Server: "s", URL: a.url("/mcp"), Transport: remote.TransportStreamable, AllowPrivate: true, Authorizer: az})
+	c, err := remote.Dial(context.Background(), &remote.Options{Server: "s", URL: a.url("/mcp"), Transport: remote.TransportStreamable, AllowPrivate: true, Authorizer: az, TLSConfig: a.tlsConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}

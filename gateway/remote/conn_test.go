@@ -388,8 +388,14 @@ func TestMessageCaps(t *testing.T) {
 // (endpoint first), POSTs to the endpoint get 202 and are answered on it.
 // POSTs to the SSE URL itself get 405, as such servers do.
 func legacySSEServer(t *testing.T) *httptest.Server {
+	return httptest.NewServer(legacySSEHandler(t))
+}
+
+// legacySSEHandler is a 2024-11-05 HTTP+SSE server: the GET stream's
+// endpoint event names the POST URL; answers arrive on the stream.
+func legacySSEHandler(t *testing.T) http.Handler {
 	out := make(chan string, 16)
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/sse":
 			sse(w, ": hi\n\nevent: endpoint\ndata: /messages?session=abc\n\n")
@@ -414,7 +420,7 @@ func legacySSEServer(t *testing.T) *httptest.Server {
 		default:
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		}
-	}))
+	})
 }
 
 func TestLegacySSE(t *testing.T) {
