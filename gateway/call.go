@@ -51,8 +51,9 @@ type CallResult struct {
 
 // Call launches the owning server lazily when trusted (never otherwise),
 // validates the tool against the live listing, admits the call, calls it
-// with the declaration's timeout and returns the result faithfully.
-func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+// with the declaration's timeout and returns the result faithfully. (Call,
+// in dashboard.go, records it for the dashboard when one is served.)
+func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	start := time.Now()
 	server, tool, ok := SplitCapability(req.Capability)
 	if !ok {

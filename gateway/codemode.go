@@ -34,15 +34,19 @@ package gateway
 // servers are not modules at all; a script naming one fails in pre-flight
 // with an admission error carrying the trust remedy, and nothing launches.
 //
-// # Why approvals are refused up front
+// # Why approvals are asked once, up front, for the whole set
 //
 // A script cannot stop half way to ask a person: the calls it already made
-// would have run. So every capability the script names literally is
-// admitted before anything runs, and one that needs approval refuses the
-// whole run with the remedy (an 'approve:' glob or an action class).
-// Capabilities computed at run time go through Call's own admission with no
-// approver, so they come back to the script as refusals (call() returns
-// them as values). Replaying a paused script after approval is later work.
+// would have run. So every capability the script names literally (module
+// functions, and strings given to call() and parallel()) is admitted
+// before anything runs. When the surface can ask (the agent's elicitation,
+// or the dashboard's approvals queue), the capabilities that need approval
+// are asked for once, as one set bound to the sha256 of the script, and
+// the run goes ahead with exactly that set approved; otherwise, or when
+// declined, the whole run is refused with the remedy (an 'approve:' glob
+// or an action class). Capabilities computed at run time go through Call's
+// own admission with no approver, so they come back to the script as
+// refusals (call() returns them as values).
 
 import (
 	"bytes"
@@ -101,6 +105,10 @@ type ExecuteRequest struct {
 	// remedies in its errors are written for a model (SurfaceScriptModel);
 	// otherwise for a person at the CLI (SurfaceScript).
 	ForModel bool
+	// Approve, when set, is asked once before the run for every
+	// capability the pre-flight names that needs approval (the whole set,
+	// bound to the script's digest). nil refuses such a script up front.
+	Approve func(ctx context.Context, a ScriptApproval) (bool, error)
 }
 
 // ExecuteResult is a run as it goes back to the caller. It has the fields
@@ -190,6 +198,9 @@ func (g *Gateway) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResu
 		}
 	}
 
+	if req.Approve != nil {
+		h.askApproval(ctx, req, name)
+	}
 	res := sandbox.Run(ctx, h, name, req.Script, &lim)
 	out := &ExecuteResult{
 		Result:        res.Result,
@@ -340,6 +351,10 @@ type scriptHost struct {
 	untrusted []ServerView
 	surface   Surface              // whom remedies speak to: SurfaceScript or SurfaceScriptModel
 	holds     map[string]*toolHold // per server: its listing compared with the baseline
+	// approved are the capabilities a person approved for this run (the
+	// whole set the pre-flight named, bound to the script's digest).
+	approved map[string]bool
+	declined string // why the set was not approved, for the refusal
 }
 
 func (g *Gateway) newScriptHost(perServer int) *scriptHost {
@@ -402,16 +417,57 @@ func (h *scriptHost) Admit(capability string) error {
 		return sandbox.Refused(capability, capability+" is not a known capability of a trusted server", Remedy{Step: StepFind, After: "to list capabilities"}.For(h.surface))
 	}
 	a := h.g.admission(v, t)
-	if a.Approved {
+	if a.Approved || h.approved[capability] {
 		return nil
 	}
+	if h.declined != "" {
+		return sandbox.Refused(capability, "not approved: "+a.Reason+"; "+h.declined, a.fix.For(h.surface))
+	}
 	return sandbox.Refused(capability, "not approved: "+a.Reason+"; a script cannot ask for approval", a.fix.For(h.surface))
+}
+
+// askApproval asks req.Approve once for every capability the script
+// names that needs approval. A script that does not pass the pre-flight
+// asks nothing (the run reports its problems).
+func (h *scriptHost) askApproval(ctx context.Context, req ExecuteRequest, name string) {
+	pf, err := sandbox.Check(name, req.Script, h.servers)
+	if err != nil {
+		return
+	}
+	a := ScriptApproval{Classes: map[string]string{}, Digest: scriptDigest(req.Script), Script: req.Script}
+	for _, c := range pf.Capabilities {
+		server, _, _ := SplitCapability(c)
+		v, ok := h.views[server]
+		t, known := h.tools[c]
+		if !ok || !known {
+			continue
+		}
+		if ad := h.g.admission(v, t); !ad.Approved {
+			a.Capabilities = append(a.Capabilities, c)
+			a.Classes[c] = ad.Class
+		}
+	}
+	if len(a.Capabilities) == 0 {
+		return
+	}
+	yes, err := req.Approve(ctx, a)
+	switch {
+	case err != nil:
+		h.declined = "approval could not be asked: " + firstLine(err.Error(), 300)
+	case !yes:
+		h.declined = "the script's calls were declined"
+	default:
+		h.approved = map[string]bool{}
+		for _, c := range a.Capabilities {
+			h.approved[c] = true
+		}
+	}
 }
 
 // Call runs one tool through Gateway.Call with no approver and without the
 // context stage (the script's final value is what reaches the model).
 func (h *scriptHost) Call(ctx context.Context, capability string, args json.RawMessage) (sandbox.CallResult, error) {
-	r, err := h.g.Call(ctx, CallRequest{Capability: capability, Arguments: args, Raw: true})
+	r, err := h.g.Call(ctx, CallRequest{Capability: capability, Arguments: args, Raw: true, Yes: h.approved[capability]})
 	if err != nil {
 		return sandbox.CallResult{}, hostError(capability, err, h.surface)
 	}

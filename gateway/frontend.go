@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"sluice/gateway/admin"
 	"sluice/gateway/catalog"
 	"sluice/gateway/front"
 	"sluice/gateway/mcp"
@@ -311,8 +312,9 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 	ctx = mcp.WithExtras(ctx, f.extras(req, p))
 	cr := CallRequest{Capability: req.Capability, Arguments: req.Arguments}
 	if p != nil {
+		ctx = context.WithValue(ctx, agentKey{}, p.RequestID())
 		cr.OnProgress = f.progressTo(ctx, p, req.Capability)
-		cr.Approve = approver(p)
+		cr.Approve = f.approver(p)
 	}
 	res, err := f.g.Call(ctx, cr)
 	f.maybeUpdateStates()
@@ -380,22 +382,52 @@ func (f *frontend) progressTo(ctx context.Context, p front.Peer, capability stri
 }
 
 // approver asks the agent's user by elicitation. A client that cannot be
-// asked refuses the call at once (the refusal names the remedy).
-func approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error) {
+// asked waits for a decision in the dashboard, when one is served
+// (bounded); otherwise the call is refused at once (the refusal names the
+// remedy). Every decision is audited.
+func (f *frontend) approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error) {
 	return func(ctx context.Context, r ApprovalRequest) (bool, error) {
-		if !p.Supports("elicitation") {
-			return false, errors.New("the agent's client does not support elicitation")
-		}
 		args := string(r.Arguments)
 		if len(args) > 400 {
 			args = firstLine(args, 400)
 		}
-		msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, args)
-		ok, err := p.Elicit(ctx, msg, nil)
-		if errors.Is(err, front.ErrUnsupported) {
-			return false, errors.New("the agent's client does not support elicitation")
+		if p.Supports("elicitation") {
+			msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, args)
+			ok, err := p.Elicit(ctx, msg, nil)
+			if err == nil {
+				f.g.audit(admin.Decision{Kind: "call", Capabilities: []string{r.Capability}, RequestID: p.RequestID(), Via: "elicitation", Approved: ok})
+				return ok, nil
+			}
+			if !errors.Is(err, front.ErrUnsupported) {
+				return false, err
+			}
 		}
-		return ok, err
+		return f.g.askDashboard(ctx, admin.ApprovalRequest{Kind: "call", Capabilities: []string{r.Capability}, Class: r.Class, Reason: r.Reason,
+			Arguments: string(r.Arguments), RequestID: p.RequestID()})
+	}
+}
+
+// scriptApprover asks for a script's whole set of capabilities that need
+// approval, the same way as approver.
+func (f *frontend) scriptApprover(p front.Peer) func(context.Context, ScriptApproval) (bool, error) {
+	return func(ctx context.Context, a ScriptApproval) (bool, error) {
+		if p.Supports("elicitation") {
+			var list []string
+			for _, c := range a.Capabilities {
+				list = append(list, c+" ("+a.Classes[c]+")")
+			}
+			msg := fmt.Sprintf("Allow a sluice script (sha256 %s) to call %s? Only these calls are approved, for this script only.", a.Digest[:16], strings.Join(list, ", "))
+			ok, err := p.Elicit(ctx, msg, nil)
+			if err == nil {
+				f.g.audit(admin.Decision{Kind: "script", Capabilities: a.Capabilities, Digest: a.Digest, RequestID: p.RequestID(), Via: "elicitation", Approved: ok})
+				return ok, nil
+			}
+			if !errors.Is(err, front.ErrUnsupported) {
+				return false, err
+			}
+		}
+		return f.g.askDashboard(ctx, admin.ApprovalRequest{Kind: "script", Capabilities: a.Capabilities, Script: a.Script, Digest: a.Digest, RequestID: p.RequestID(),
+			Reason: "the script names these capabilities, which need approval"})
 	}
 }
 
@@ -463,6 +495,9 @@ const ExecuteFilename = "execute.star"
 func (f *frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (json.RawMessage, error) {
 	ctx = withCaller(ctx, f, p) // the script's calls are this agent's
 	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename, ForModel: true}
+	if p != nil {
+		er.Approve = f.scriptApprover(p)
+	}
 	if req.TimeoutMs > 0 {
 		// Execute takes the smaller of this and sandbox.timeoutMs.
 		er.Timeout = time.Duration(min(req.TimeoutMs, int64(math.MaxInt64/int64(time.Millisecond)))) * time.Millisecond

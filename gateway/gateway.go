@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sluice/gateway/config"
@@ -88,7 +89,8 @@ type Gateway struct {
 	nextW       int
 	hooks       upstreamHooks
 	pipeline    *pipeline
-	toolChanges toolChanges // baseline cache and change log state (hold.go)
+	toolChanges toolChanges               // baseline cache and change log state (hold.go)
+	dash        atomic.Pointer[dashState] // the dashboard, when one is served
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}

@@ -100,6 +100,7 @@ type pipeline struct {
 	log      *slog.Logger
 	cacheDir string // wazero compilation cache
 	store    *wasm.OffloadStore
+	storeDir string // the store's directory, for the dashboard's listing
 	reqID    atomic.Uint64
 
 	mu     sync.Mutex
@@ -194,6 +195,7 @@ func (g *Gateway) initPipeline() error {
 		log:      g.log,
 		cacheDir: filepath.Join(g.cacheDir, "wazero"),
 		store:    store,
+		storeDir: dir,
 		seen:     filtersFingerprint(l),
 	}
 	p.cur = p.newSet(entries)

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"sluice/gateway/admin"
 	"sluice/gateway/front"
 )
 
@@ -29,6 +30,10 @@ type ServeOptions struct {
 	Front FrontOptions
 	// OnListen receives the bound HTTP address.
 	OnListen func(addr string)
+	// Dashboard, when set, serves the dashboard (gateway/admin): under
+	// /admin/ on the HTTP listener, or on Dashboard.Addr (required for
+	// stdio). Calls without elicitation then wait for a decision there.
+	Dashboard *DashboardOptions
 	// Stdin and Stdout carry stdio frames; nil = os.Stdin, os.Stdout.
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -102,6 +107,42 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	} else {
 		defer stopStatus()
 	}
+	if o.Dashboard != nil {
+		transport := "stdio"
+		if o.HTTP != "" {
+			transport = "http"
+		}
+		d, err := newDashboard(g, o.Dashboard, func() map[string]any {
+			return map[string]any{"transport": transport, "mode": string(fo.Mode), "http": o.HTTP, "dashboard": d0URL(g)}
+		})
+		if err != nil {
+			fe.Close()
+			return err
+		}
+		defer d.approvals.Close()
+		if o.Dashboard.Addr != "" {
+			stop, err := listenDashboard(ctx, g, d, o.Dashboard)
+			if err != nil {
+				fe.Close()
+				return err
+			}
+			defer stop()
+		} else if o.HTTP != "" {
+			fo.Admin = d.handler
+			onListen := o.OnListen
+			o.OnListen = func(addr string) {
+				base := "http://" + addr
+				d.approvals.SetURL(base)
+				fo.Logger.Info("serving the dashboard", "url", base+admin.Path+"/")
+				if o.Dashboard.OnListen != nil {
+					o.Dashboard.OnListen(base)
+				}
+				if onListen != nil {
+					onListen(addr)
+				}
+			}
+		}
+	}
 	var err error
 	if o.HTTP == "" {
 		in, out := o.Stdin, o.Stdout
@@ -140,4 +181,12 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		return &Error{Kind: KindBadInput, Message: oe.Error(), Err: err}
 	}
 	return &Error{Kind: KindGateway, Message: "serving failed: " + err.Error(), Err: err}
+}
+
+// d0URL is the dashboard's Activity address, "" before it listens.
+func d0URL(g *Gateway) string {
+	if d := g.dashboard(); d != nil {
+		return d.approvals.URL()
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -136,6 +137,14 @@ func (g *Gateway) ServeStatus(ctx context.Context) (stop func(), err error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"enabled": g.EnableFilters(r.URL.Query().Get("name"))})
 	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		out := map[string]any{"pid": os.Getpid(), "started": started}
+		if d := g.dashboard(); d != nil {
+			out = d.handler.Status(r.Context())
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	stopped := make(chan struct{})
@@ -245,6 +254,36 @@ func EnableLiveFilters(ctx context.Context, stateDir, name string) (map[int][]st
 		resp.Body.Close()
 		pid, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
 		out[pid] = v.Enabled
+	}
+	return out, nil
+}
+
+// LiveServeStatuses asks every running serve for its state (the
+// dashboard's /admin/api/status), as raw JSON, one per process.
+func LiveServeStatuses(ctx context.Context, stateDir string) ([]json.RawMessage, error) {
+	socks := liveSockets(stateDir)
+	if len(socks) == 0 {
+		return nil, ErrNoServe
+	}
+	var out []json.RawMessage
+	for _, sock := range socks {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://sluice/status", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := liveClient(sock).Do(req)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		var raw json.RawMessage
+		err = json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&raw)
+		resp.Body.Close()
+		if err == nil {
+			out = append(out, raw)
+		}
+	}
+	if len(out) == 0 {
+		return nil, ErrNoServe
 	}
 	return out, nil
 }

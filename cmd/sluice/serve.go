@@ -22,6 +22,7 @@ func init() {
                     [--allow-remote] [--token-file FILE] [--log-level LEVEL]
                     [--project DIR] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
+                    [--admin ADDR] [--admin-remote] [--approval-timeout DUR]
 
 Serves sluice as an MCP server for agents, in both protocol eras (2025-11-25
 and older with initialize, 2026-07-28 without). Servers are launched on
@@ -55,9 +56,18 @@ Modes:
                      unknown or untrusted ID is refused before anything is
                      served; stdout carries frames only, on every path.
 
+Dashboard: with --http the dashboard is served under http://ADDR/admin/ on
+the same listener; --admin ADDR serves it on its own loopback address (with
+stdio too). It answers loopback clients only, even with --allow-remote,
+unless --admin-remote is given; with a token it asks for it once.
+
 Approvals: a call that needs approval is asked of the agent's user through
-MCP elicitation when the agent's client supports it; otherwise it is refused
-with the exact remedy ('approve:' globs or an action class).
+MCP elicitation when the agent's client supports it; otherwise it waits
+(--approval-timeout, default 2m) for a decision on the dashboard's Activity
+page, and without a dashboard it is refused with the exact remedy
+('approve:' globs or an action class). A script's calls that need approval
+are asked for once, as one set bound to the script's sha256. Every decision
+is logged to <state dir>/audit.jsonl (JSON lines, 0600).
 
 Flags:
   --http ADDR         serve streamable HTTP on ADDR instead of stdio
@@ -72,6 +82,12 @@ Flags:
                       else info). At debug every server's stderr is relayed.
   --project DIR       the project root (default: found from the working
                       directory)
+  --admin ADDR        serve the dashboard on ADDR (loopback) as well
+  --admin-remote      let non-loopback clients reach the dashboard (set a
+                      token)
+  --approval-timeout DUR
+                      how long a call waits for a dashboard decision
+                      (default 2m)
 
 HTTP limits (slow or greedy clients cannot hold the gateway):
   --read-timeout DUR  a whole request (headers and body) must arrive within
@@ -112,6 +128,9 @@ func runServe(e *env) int {
 	idleTimeout := fs.Duration("idle-timeout", 0, "")
 	maxConns := fs.Int("max-conns-per-client", 0, "")
 	maxSessions := fs.Int("max-sessions", 0, "")
+	adminAddr := fs.String("admin", "", "")
+	adminRemote := fs.Bool("admin-remote", false, "")
+	approvalTimeout := fs.Duration("approval-timeout", 0, "")
 	pos, code, ok := flagsOrExit(e, "serve", fs)
 	if !ok {
 		return code
@@ -202,6 +221,16 @@ func runServe(e *env) int {
 	}
 	if *mode == "flat" {
 		so.Front.Mode = gateway.ModeFlat
+	}
+	if *approvalTimeout < 0 {
+		return usageErr(e, "serve", "--approval-timeout must be a positive duration such as 2m")
+	}
+	if *adminRemote && *adminAddr == "" && *httpAddr == "" {
+		return usageErr(e, "serve", "--admin-remote applies to a dashboard: add --http ADDR or --admin ADDR")
+	}
+	if *httpAddr != "" || *adminAddr != "" {
+		so.Dashboard = &gateway.DashboardOptions{Addr: *adminAddr, Remote: *adminRemote, Token: token, PlanText: planText,
+			ApprovalTimeout: *approvalTimeout, Version: versionString()}
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
 		return reportErr(e.stderr, "serve", err)

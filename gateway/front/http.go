@@ -26,6 +26,9 @@ import (
 // MCPPath is the single MCP endpoint of the HTTP front.
 const MCPPath = "/mcp"
 
+// AdminPath is where Options.Admin is served.
+const AdminPath = "/admin"
+
 // maxHeaderBytes bounds one request's headers.
 const maxHeaderBytes = 64 << 10
 
@@ -113,6 +116,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
 		h.f.log.Warn("rejected request: Origin not allowed", "origin", o, "remote", r.RemoteAddr)
 		reject(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+		return
+	}
+	if h.f.opts.Admin != nil && (r.URL.Path == AdminPath || strings.HasPrefix(r.URL.Path, AdminPath+"/")) {
+		h.f.opts.Admin.ServeHTTP(w, r)
 		return
 	}
 	if r.URL.Path != MCPPath && r.ContentLength != 0 {

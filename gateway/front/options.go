@@ -3,6 +3,7 @@ package front
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 )
@@ -65,6 +66,11 @@ type Options struct {
 	// Token, when set, is required as "Authorization: Bearer <Token>" on
 	// every path except /healthz. Compared in constant time.
 	Token string
+	// Admin, when set, serves /admin and everything under /admin/ on the
+	// same listener, after the Host and Origin checks but before the
+	// token check: it does its own authentication (a login form, then a
+	// cookie) and its own loopback gate. Its bodies are its own to bound.
+	Admin http.Handler
 	// MaxRequestBytes caps one HTTP request body; default 4 MiB.
 	MaxRequestBytes int64
 	// SessionTimeout closes an idle legacy HTTP session; default 30m,

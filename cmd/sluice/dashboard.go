@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"sluice/gateway"
+)
+
+func init() {
+	register("dashboard", &command{
+		summary: "serve the dashboard alone (servers, tools, filters, results)",
+		help: `Usage: sluice dashboard [ADDR] [--admin-remote] [--token-file FILE] [--project DIR]
+
+Serves the dashboard at http://ADDR/admin/ (default 127.0.0.1:8765) without
+serving MCP: servers and their trust, tools (search, describe, call, code
+mode), filters, offloaded results. It answers loopback clients only unless
+--admin-remote is given; with a token (--token-file or SLUICE_TOKEN) it asks
+for it once. Ends on SIGTERM or SIGINT.
+
+Flags:
+  --admin-remote      allow a non-loopback ADDR and clients (set a token)
+  --token-file FILE   require this token (first line) once, at login
+  --project DIR       the project root (default: found from the working
+                      directory)
+`,
+		run: runDashboard,
+	})
+	register("status", &command{
+		summary: "show the state of the running sluice serve processes",
+		help: `Usage: sluice status [--json]
+
+Asks every running 'sluice serve' of this user (over its private status
+socket) for its state: transport, dashboard address, servers, calls so far,
+pending approvals and filters.
+
+Exit status:
+  0    at least one serve answered
+  1    no serve is running
+`,
+		run: runStatus,
+	})
+}
+
+func runDashboard(e *env) int {
+	fs := flag.NewFlagSet("dashboard", flag.ContinueOnError)
+	remote := fs.Bool("admin-remote", false, "")
+	tokenFile := fs.String("token-file", "", "")
+	project := fs.String("project", "", "")
+	pos, code, ok := flagsOrExit(e, "dashboard", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		return usageErr(e, "dashboard", "unexpected argument %q", pos[1])
+	}
+	addr := "127.0.0.1:8765"
+	if len(pos) == 1 {
+		addr = pos[0]
+	}
+	token, err := readToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sluice dashboard: %v\n", err)
+		return exitUsage
+	}
+	lockStderr(e)
+	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: logLevel(e.stderr)}))
+	g, err := gateway.Open(&gateway.Options{Project: *project, Logger: log, ClientName: "sluice", ClientVersion: versionString()})
+	if err != nil {
+		return reportErr(e.stderr, "dashboard", err)
+	}
+	err = gateway.Dashboard(context.Background(), g, gateway.DashboardOptions{Addr: addr, Remote: *remote, Token: token, PlanText: planText, Version: versionString(),
+		OnListen: func(u string) { fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/\n", u) }})
+	if err != nil {
+		return reportErr(e.stderr, "dashboard", err)
+	}
+	return exitOK
+}
+
+// planText is the trust prompt as 'sluice trust' prints it, for the
+// dashboard's trust page.
+func planText(p *gateway.TrustPlan) string {
+	var b bytes.Buffer
+	printPlan(&b, p)
+	return b.String()
+}
+
+func runStatus(e *env) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	pos, code, ok := flagsOrExit(e, "status", fs)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "status", "unexpected argument %q", pos[0])
+	}
+	g, err := gateway.Open(&gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return reportErr(e.stderr, "status", err)
+	}
+	stateDir := g.StateDir()
+	g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	all, err := gateway.LiveServeStatuses(ctx, stateDir)
+	if errors.Is(err, gateway.ErrNoServe) {
+		fmt.Fprintln(e.stderr, "sluice status: no sluice serve is running (start one with 'sluice serve')")
+		return exitFailure
+	}
+	if err != nil {
+		return reportErr(e.stderr, "status", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(all)
+		return exitOK
+	}
+	for _, raw := range all {
+		var s struct {
+			PID       int       `json:"pid"`
+			Started   time.Time `json:"started"`
+			Transport string    `json:"transport"`
+			HTTP      string    `json:"http"`
+			Dashboard string    `json:"dashboard"`
+			Calls     int64     `json:"calls"`
+			Pending   int       `json:"pending"`
+			Servers   []struct {
+				ID, Scope, Trust, Run, Provenance string
+				Tools                             int
+			} `json:"servers"`
+			Filters []struct {
+				Name, State     string
+				Calls, Failures int64
+			} `json:"filters"`
+		}
+		if json.Unmarshal(raw, &s) != nil {
+			continue
+		}
+		fmt.Fprintf(e.stdout, "sluice serve pid %d, up %s", s.PID, time.Since(s.Started).Round(time.Second))
+		if s.Transport != "" {
+			fmt.Fprintf(e.stdout, ", %s", s.Transport)
+		}
+		if s.HTTP != "" {
+			fmt.Fprintf(e.stdout, " on %s", s.HTTP)
+		}
+		fmt.Fprintln(e.stdout)
+		if s.Dashboard != "" {
+			fmt.Fprintf(e.stdout, "  dashboard: %s\n", s.Dashboard)
+		} else {
+			fmt.Fprintln(e.stdout, "  dashboard: none (serve --http, or --admin ADDR)")
+		}
+		fmt.Fprintf(e.stdout, "  calls: %d   pending approvals: %d\n", s.Calls, s.Pending)
+		for _, v := range s.Servers {
+			fmt.Fprintf(e.stdout, "  server %-16s %-8s %-10s %-12s %s, %d tools\n", v.ID, v.Scope, v.Trust, v.Run, v.Provenance, v.Tools)
+		}
+		for _, f := range s.Filters {
+			fmt.Fprintf(e.stdout, "  filter %-16s %-10s calls %d, failures %d\n", f.Name, f.State, f.Calls, f.Failures)
+		}
+	}
+	return exitOK
+}
+

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// dash is a client of one serve's dashboard.
+type dash struct {
+	t    *testing.T
+	base string // http://host:port
+	c    *http.Client
+	csrf string
+}
+
+func newDash(t *testing.T, addr string) *dash {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	d := &dash{t: t, base: "http://" + addr, c: &http.Client{Transport: tr, Timeout: 90 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return d
+}
+
+var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([0-9a-f]+)">`)
+
+func (d *dash) get(path string, hdr ...string) (*http.Response, string) {
+	d.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, d.base+path, nil)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := d.c.Do(req)
+	if err != nil {
+		d.t.Fatalf("GET %s: %v", path, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if m := csrfMeta.FindStringSubmatch(string(b)); m != nil {
+		d.csrf = m[1]
+	}
+	return resp, string(b)
+}
+
+func (d *dash) post(path string, form url.Values, withCSRF bool) (*http.Response, string) {
+	d.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, d.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if withCSRF {
+		req.Header.Set("X-CSRF-Token", d.csrf)
+	}
+	resp, err := d.c.Do(req)
+	if err != nil {
+		d.t.Fatalf("POST %s: %v", path, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+// pending waits for one pending approval and returns its id and kind.
+func (d *dash) pending() (id, kind string, caps []string) {
+	d.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		_, body := d.get("/admin/api/approvals")
+		var a struct {
+			Pending []struct {
+				ID      string `json:"id"`
+				Request struct {
+					Kind         string   `json:"kind"`
+					Capabilities []string `json:"capabilities"`
+					Digest       string   `json:"digest"`
+				} `json:"request"`
+			} `json:"pending"`
+		}
+		if err := json.Unmarshal([]byte(body), &a); err != nil {
+			d.t.Fatalf("approvals: %v: %s", err, body)
+		}
+		if len(a.Pending) > 0 {
+			p := a.Pending[0]
+			return p.ID, p.Request.Kind, p.Request.Capabilities
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.t.Fatal("no approval became pending")
+	return "", "", nil
+}
+
+// TestDashboardOverHTTP drives the dashboard of a real 'sluice serve
+// --http' with a real fixture server: pages, the JSON API, the security
+// checks, a call from the dashboard, and an agent's call and script that
+// wait for approval in the dashboard (the agent's client has no
+// elicitation).
+func TestDashboardOverHTTP(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "    actionClass: execute\n  idle:\n    command: \"/bin/true\"\n    env:\n      API_KEY: \"s3cr3t-value\"\n")
+	addr, _, stop := startHTTPServeProc(t, nil)
+	defer stop()
+	d := newDash(t, addr)
+
+	// Every page renders behind a strict CSP; env values are masked.
+	for _, p := range []string{"/admin/servers", "/admin/tools?q=echo&capability=fx__add", "/admin/filters", "/admin/results", "/admin/activity", "/admin/metrics"} {
+		resp, body := d.get(p)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", p, resp.StatusCode, body)
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "http") || strings.Contains(csp, "unsafe") {
+			t.Errorf("GET %s: CSP %q is not strict", p, csp)
+		}
+		if strings.Contains(body, "s3cr3t-value") {
+			t.Errorf("GET %s shows an env value", p)
+		}
+	}
+	_, servers := d.get("/admin/servers")
+	for _, s := range []string{"fx", "API_KEY=•••• (12 chars)"} {
+		if !strings.Contains(servers, s) {
+			t.Errorf("servers page lacks %q", s)
+		}
+	}
+
+	// The security checks.
+	if resp, _ := d.post("/admin/api/tools/call", url.Values{"capability": {"fx__echo"}, "arguments": {`{"text":"x"}`}}, false); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a POST without the CSRF token: %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := d.get("/admin/servers", "Host", "evil.example:80"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a foreign Host: %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := d.get("/admin/servers", "Origin", "http://evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a foreign Origin: %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := d.get("/admin/servers", "X-Forwarded-For", "203.0.113.9"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a proxied request: %d, want 403", resp.StatusCode)
+	}
+
+	// A call from the dashboard (the form's fields, typed numbers kept as
+	// typed), then one the person approves on the form.
+	resp, body := d.post("/admin/api/tools/call", url.Values{"capability": {"fx__echo"}, "arguments": {`{"text":"from the dashboard"}`}}, true)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "not approved") {
+		t.Fatalf("dashboard call without the form's approval: %d %s", resp.StatusCode, body)
+	}
+	resp, body = d.post("/admin/api/tools/call", url.Values{"capability": {"fx__echo"}, "arguments": {`{"text":"from the dashboard"}`}, "approve": {"true"}}, true)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "from the dashboard") {
+		t.Fatalf("dashboard call: %d %s", resp.StatusCode, body)
+	}
+	_, tools := d.get("/admin/tools?capability=fx__add")
+	for _, s := range []string{`name="arg.a"`, `name="arg.b"`, "approval-required"} {
+		if !strings.Contains(tools, s) {
+			t.Errorf("the call form for fx__add lacks %q", s)
+		}
+	}
+	resp, body = d.post("/admin/tools/call", url.Values{"capability": {"fx__add"}, "arg.a": {"12345678901234567890"}, "arg.b": {"1"}, "approve": {"on"}}, true)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "12345678901234567891") {
+		t.Fatalf("dashboard form call of fx__add: %d %s", resp.StatusCode, body)
+	}
+
+	// An agent without elicitation: its call waits in the dashboard.
+	cs := agentSession(t, "http://"+addr+"/mcp", "agent", "file:///tmp")
+	type out struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	call := func(name string, args map[string]any) chan out {
+		ch := make(chan out, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			ch <- out{r, err}
+		}()
+		return ch
+	}
+	ch := call("call", map[string]any{"capability": "fx__add", "arguments": map[string]any{"a": 2, "b": 3}})
+	select {
+	case o := <-ch:
+		t.Fatalf("the call did not wait for approval: %v %q", o.err, toolText(o.res))
+	case <-time.After(2 * time.Second):
+	}
+	id, kind, caps := d.pending()
+	if kind != "call" || len(caps) != 1 || caps[0] != "fx__add" {
+		t.Errorf("pending: %s %v", kind, caps)
+	}
+	_, act := d.get("/admin/activity")
+	if !strings.Contains(act, "approve-"+id) {
+		t.Errorf("the Activity page does not offer to approve %s", id)
+	}
+	if resp, body := d.post("/admin/api/approvals/"+id, url.Values{"decision": {"approve"}}, true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("approve: %d %s", resp.StatusCode, body)
+	}
+	o := <-ch
+	if o.err != nil || o.res.IsError || !strings.Contains(toolText(o.res), "5") {
+		t.Fatalf("approved call: %v %+v", o.err, o.res)
+	}
+
+	// Declined: the model's error names the dashboard.
+	ch = call("call", map[string]any{"capability": "fx__add", "arguments": map[string]any{"a": 1, "b": 1}})
+	id, _, _ = d.pending()
+	d.post("/admin/api/approvals/"+id, url.Values{"decision": {"decline"}}, true)
+	o = <-ch
+	if o.err != nil || !o.res.IsError || !strings.Contains(toolText(o.res), "http://"+addr+"/admin/activity") {
+		t.Fatalf("declined call: %v %q", o.err, toolText(o.res))
+	}
+
+	// A script: one approval for its whole set (parallel() included).
+	script := "r = parallel([{\"tool\": \"fx__add\", \"args\": {\"a\": 1, \"b\": 2}}, {\"tool\": \"fx__echo\", \"args\": {\"text\": \"e\"}}])\nresult = [x.ok for x in r] + [fx.add(a=40, b=2)]\n"
+	ch = call("execute", map[string]any{"script": script})
+	id, kind, caps = d.pending()
+	if kind != "script" || strings.Join(caps, ",") != "fx__add,fx__echo" {
+		t.Errorf("pending script approval: %s %v (want both capabilities, once)", kind, caps)
+	}
+	d.post("/admin/api/approvals/"+id, url.Values{"decision": {"approve"}}, true)
+	o = <-ch
+	if o.err != nil || o.res.IsError || !strings.Contains(toolText(o.res), "42") {
+		t.Fatalf("approved script: %v %q", o.err, toolText(o.res))
+	}
+
+	// Activity lists the calls; the audit log has every decision, 0600.
+	_, body = d.get("/admin/api/activity")
+	for _, s := range []string{`"capability": "fx__add"`, `"surface": "agent"`, `"surface": "script"`, `"surface": "dashboard"`, `"via": "dashboard"`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("activity lacks %s", s)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(w.state, "*", "audit.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("audit logs: %v", logs)
+	}
+	fi, err := os.Stat(logs[0])
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit log mode: %v %v", fi, err)
+	}
+	b, _ := os.ReadFile(logs[0])
+	if n := strings.Count(string(b), "\n"); n < 4 {
+		t.Errorf("audit log has %d lines, want a line per decision (4):\n%s", n, b)
+	}
+	if !strings.Contains(string(b), `"digest":"`) {
+		t.Errorf("the script's decision is not bound to its digest:\n%s", b)
+	}
+
+	// sluice status shows the running serve.
+	r := sluiceProc(t, "", "status")
+	want(t, r, exitOK, "dashboard: http://"+addr+"/admin/activity", "server fx", "pending approvals: 0")
+}
+
+// TestDashboardLogin: with a token the dashboard asks for it once, then
+// keeps an HttpOnly, SameSite=Strict cookie; nothing is served before.
+func TestDashboardLogin(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	addr, _, stop := startHTTPServeProc(t, []string{"SLUICE_TOKEN=tok-123"})
+	defer stop()
+	d := newDash(t, addr)
+	resp, _ := d.get("/admin/servers")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/login" {
+		t.Fatalf("before login: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, _ := d.get("/admin/api/status"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("API before login: %d", resp.StatusCode)
+	}
+	d.get("/admin/login")
+	if resp, _ := d.post("/admin/login", url.Values{"token": {"wrong"}, "_csrf": {d.csrf}}, false); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: %d", resp.StatusCode)
+	}
+	resp, _ = d.post("/admin/login", url.Values{"token": {"tok-123"}, "_csrf": {d.csrf}}, false)
+	cookie := resp.Header.Get("Set-Cookie")
+	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
+		t.Fatalf("login: %d %q", resp.StatusCode, cookie)
+	}
+	name, val, _ := strings.Cut(strings.SplitN(cookie, ";", 2)[0], "=")
+	resp, body := d.get("/admin/servers", "Cookie", name+"="+val)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "fx") {
+		t.Fatalf("after login: %d", resp.StatusCode)
+	}
+	// /mcp still wants the bearer token, not the cookie.
+	resp, _ = d.get("/mcp", "Cookie", name+"="+val)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/mcp with the dashboard cookie: %d, want 401", resp.StatusCode)
+	}
+}

@@ -1,0 +1,334 @@
+package admin
+
+// This file is the approvals queue (calls and scripts waiting for a person
+// at the dashboard) and the audit log of every approval decision.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Approval bounds.
+const (
+	// DefaultApprovalTimeout is how long a request waits for a decision.
+	DefaultApprovalTimeout = 2 * time.Minute
+	maxPending             = 64
+	maxAuditMemory         = 200     // decisions kept for the Activity page
+	maxAuditFileBytes      = 4 << 20 // the log rotates to <file>.1 beyond this
+	maxPreview             = 2000    // bytes of arguments or script shown
+)
+
+// ApprovalRequest is one call, or one script's whole set of calls, that
+// needs a person's approval.
+type ApprovalRequest struct {
+	Kind         string   `json:"kind"`         // call or script
+	Capabilities []string `json:"capabilities"` // one for a call; the script's set
+	Class        string   `json:"class,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+	Arguments    string   `json:"arguments,omitempty"` // a call's, as JSON (preview)
+	Script       string   `json:"script,omitempty"`    // a script's source (preview)
+	Digest       string   `json:"digest,omitempty"`    // sha256 of the script the approval is bound to
+	RequestID    string   `json:"requestId,omitempty"`
+}
+
+// Pending is a request waiting for a decision.
+type Pending struct {
+	ID       string          `json:"id"`
+	Request  ApprovalRequest `json:"request"`
+	Asked    time.Time       `json:"asked"`
+	Deadline time.Time       `json:"deadline"`
+}
+
+// Decision is one audit-log line.
+type Decision struct {
+	Time         time.Time `json:"time"`
+	Kind         string    `json:"kind"`
+	Capabilities []string  `json:"capabilities"`
+	Digest       string    `json:"digest,omitempty"`
+	RequestID    string    `json:"requestId,omitempty"`
+	// Via is who decided: dashboard, elicitation, form (the dashboard's
+	// own call form), timeout, cancelled.
+	Via      string `json:"via"`
+	Approved bool   `json:"approved"`
+	Waited   string `json:"waited,omitempty"`
+}
+
+// ApprovalOptions configures NewApprovals.
+type ApprovalOptions struct {
+	Timeout   time.Duration // 0 = DefaultApprovalTimeout
+	AuditFile string        // "" = no file (decisions are still kept in memory)
+	Now       func() time.Time
+}
+
+// Approvals is the queue. It is safe for concurrent use.
+type Approvals struct {
+	o       ApprovalOptions
+	mu      sync.Mutex
+	pending map[string]*waiter
+	recent  []Decision
+	url     string
+	closed  bool
+	quit    chan struct{} // closed by Close
+	fileMu  sync.Mutex
+}
+
+type waiter struct {
+	p    Pending
+	done chan bool
+}
+
+// NewApprovals opens the queue; the audit file (if any) is created 0600
+// and must not be a symlink.
+func NewApprovals(o ApprovalOptions) (*Approvals, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultApprovalTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	a := &Approvals{o: o, pending: map[string]*waiter{}, quit: make(chan struct{})}
+	if o.AuditFile != "" {
+		if err := os.MkdirAll(filepath.Dir(o.AuditFile), 0o700); err != nil {
+			return nil, fmt.Errorf("audit log %s: %w", o.AuditFile, err)
+		}
+		f, err := openAudit(o.AuditFile)
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+	}
+	return a, nil
+}
+
+func openAudit(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("audit log %s is not a regular file (symlinks are refused)", path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Timeout is how long Ask waits.
+func (a *Approvals) Timeout() time.Duration { return a.o.Timeout }
+
+// SetURL records where the dashboard is served, for the text a waiting
+// caller's error carries.
+func (a *Approvals) SetURL(u string) {
+	a.mu.Lock()
+	a.url = u
+	a.mu.Unlock()
+}
+
+// URL is the Activity page's address ("" before the dashboard listens).
+func (a *Approvals) URL() string {
+	if a == nil {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.url == "" {
+		return ""
+	}
+	return a.url + "/admin/activity"
+}
+
+// Ask queues r and waits for a decision, ctx, or the timeout. A timeout
+// returns ErrApprovalTimeout; every outcome is audited.
+func (a *Approvals) Ask(ctx context.Context, r ApprovalRequest) (bool, error) {
+	r.Arguments = clip(r.Arguments, maxPreview)
+	r.Script = clip(r.Script, maxPreview)
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	now := a.o.Now()
+	w := &waiter{p: Pending{ID: hex.EncodeToString(idb[:]), Request: r, Asked: now, Deadline: now.Add(a.o.Timeout)}, done: make(chan bool, 1)}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return false, ErrApprovalClosed
+	}
+	if len(a.pending) >= maxPending {
+		a.mu.Unlock()
+		return false, ErrTooManyPending
+	}
+	a.pending[w.p.ID] = w
+	a.mu.Unlock()
+	t := time.NewTimer(a.o.Timeout)
+	defer t.Stop()
+	var (
+		yes bool
+		err error
+		via string
+	)
+	select {
+	case yes = <-w.done:
+		via = "dashboard"
+	case <-t.C:
+		err, via = ErrApprovalTimeout, "timeout"
+	case <-ctx.Done():
+		err, via = ctx.Err(), "cancelled"
+	case <-a.quit:
+		err, via = ErrApprovalClosed, "closed"
+	}
+	a.mu.Lock()
+	_, still := a.pending[w.p.ID]
+	delete(a.pending, w.p.ID)
+	a.mu.Unlock()
+	if err != nil && !still {
+		// Decided at the last moment: the decision stands.
+		select {
+		case yes = <-w.done:
+			err, via = nil, "dashboard"
+		default:
+		}
+	}
+	if via != "dashboard" {
+		// A dashboard decision is audited by Decide, with who decided.
+		a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, RequestID: r.RequestID, Via: via, Approved: false, Waited: a.o.Now().Sub(now).Round(time.Millisecond).String()})
+	}
+	return yes && err == nil, err
+}
+
+// Pending lists the requests waiting, oldest first.
+func (a *Approvals) Pending() []Pending {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]Pending, 0, len(a.pending))
+	for _, w := range a.pending {
+		out = append(out, w.p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })
+	return out
+}
+
+// Decide answers the pending request id.
+func (a *Approvals) Decide(id string, approve bool) error {
+	a.mu.Lock()
+	w, ok := a.pending[id]
+	if ok {
+		delete(a.pending, id)
+	}
+	a.mu.Unlock()
+	if !ok {
+		return ErrUnknownApproval
+	}
+	w.done <- approve
+	r := w.p.Request
+	a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, RequestID: r.RequestID, Via: "dashboard", Approved: approve, Waited: a.o.Now().Sub(w.p.Asked).Round(time.Millisecond).String()})
+	return nil
+}
+
+// Close refuses every pending request and every later Ask.
+func (a *Approvals) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.closed {
+		a.closed = true
+		close(a.quit)
+	}
+}
+
+// Audit records one decision: in memory for the Activity page and as one
+// JSON line in the audit file. A failed write is returned (and the
+// decision is still kept in memory).
+func (a *Approvals) Audit(d Decision) error {
+	if a == nil {
+		return nil
+	}
+	if d.Time.IsZero() {
+		d.Time = a.o.Now()
+	}
+	a.mu.Lock()
+	a.recent = append(a.recent, d)
+	if len(a.recent) > maxAuditMemory {
+		a.recent = a.recent[len(a.recent)-maxAuditMemory:]
+	}
+	a.mu.Unlock()
+	if a.o.AuditFile == "" {
+		return nil
+	}
+	line, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	a.fileMu.Lock()
+	defer a.fileMu.Unlock()
+	if fi, err := os.Lstat(a.o.AuditFile); err == nil && fi.Size()+int64(len(line))+1 > maxAuditFileBytes {
+		// Bounded: keep the current file as <file>.1 and start a new one.
+		if err := os.Rename(a.o.AuditFile, a.o.AuditFile+".1"); err != nil {
+			return fmt.Errorf("audit log: rotating: %w", err)
+		}
+	}
+	f, err := openAudit(a.o.AuditFile)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Decisions returns up to n recent decisions, newest first.
+func (a *Approvals) Decisions(n int) []Decision {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n <= 0 || n > len(a.recent) {
+		n = len(a.recent)
+	}
+	out := make([]Decision, 0, n)
+	for i := len(a.recent) - 1; i >= len(a.recent)-n; i-- {
+		out = append(out, a.recent[i])
+	}
+	return out
+}
+
+// WaitText is what a caller whose approval timed out or was declined is
+// told: where to decide next time.
+func (a *Approvals) WaitText(err error) string {
+	where := "the sluice dashboard"
+	if u := a.URL(); u != "" {
+		where = "the sluice dashboard at " + u
+	}
+	switch {
+	case errors.Is(err, ErrApprovalTimeout):
+		return fmt.Sprintf("nobody approved it within %s in %s; ask the user to approve it there, then call again", a.o.Timeout, where)
+	case errors.Is(err, ErrTooManyPending):
+		return fmt.Sprintf("too many approvals are waiting in %s", where)
+	case err != nil:
+		return fmt.Sprintf("waiting for approval in %s ended: %v", where, err)
+	}
+	return fmt.Sprintf("it was declined in %s", where)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,212 @@
+package admin
+
+// This file is the dashboard's gate, in the order every request meets
+// it: loopback peer, Host, Origin, login (when a token is configured),
+// and a CSRF token on every mutation. Every answer carries a strict CSP.
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CSP allows this origin only: no inline script or style, no other
+// origin for anything, no framing, forms posting back here only.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Cookie and header names.
+const (
+	cookieName = "sluice_admin"
+	csrfHeader = "X-CSRF-Token"
+	csrfField  = "_csrf"
+	maxLogins  = 64 // sessions kept; the oldest is dropped beyond
+	loginTTL   = 12 * time.Hour
+)
+
+type gate struct {
+	remote  bool // --admin-remote: non-loopback peers admitted
+	hosts   []string
+	origins []string
+	token   [32]byte
+	hasTok  bool
+	csrf    string
+
+	mu       sync.Mutex
+	sessions map[[32]byte]time.Time // sha256(cookie) -> expiry
+}
+
+func newGate(o *Options) *gate {
+	g := &gate{remote: o.Remote, hosts: o.AllowedHosts, origins: o.AllowedOrigins, sessions: map[[32]byte]time.Time{}}
+	if o.Token != "" {
+		g.token, g.hasTok = sha256.Sum256([]byte(o.Token)), true
+	}
+	g.csrf = randomHex(32)
+	return g
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// peerAllowed is the loopback gate: the TCP peer must be loopback, and a
+// request relayed by a proxy (which would look loopback) is refused too,
+// unless remote access was asked for on purpose.
+func (g *gate) peerAllowed(r *http.Request) bool {
+	if g.remote {
+		return true
+	}
+	if r.Header.Get("Forwarded") != "" || r.Header.Get("X-Forwarded-For") != "" {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (g *gate) hostAllowed(host string) bool {
+	if host == "" {
+		return false
+	}
+	for _, a := range g.hosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, hostname(host)) {
+			return true
+		}
+	}
+	if g.remote && len(g.hosts) == 0 {
+		return true
+	}
+	return isLoopbackName(hostname(host))
+}
+
+func (g *gate) originAllowed(origin string) bool {
+	for _, a := range g.origins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return isLoopbackName(u.Hostname()) || (g.remote && len(g.origins) == 0)
+}
+
+// loggedIn: no token configured, or a live session cookie.
+func (g *gate) loggedIn(r *http.Request) bool {
+	if !g.hasTok {
+		return true
+	}
+	c, err := r.Cookie(cookieName)
+	if err != nil || c.Value == "" {
+		return false
+	}
+	k := sha256.Sum256([]byte(c.Value))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	exp, ok := g.sessions[k]
+	if ok && time.Now().After(exp) {
+		delete(g.sessions, k)
+		return false
+	}
+	return ok
+}
+
+// tokenOK compares a submitted token in constant time.
+func (g *gate) tokenOK(t string) bool {
+	got := sha256.Sum256([]byte(strings.TrimSpace(t)))
+	return g.hasTok && subtle.ConstantTimeCompare(got[:], g.token[:]) == 1
+}
+
+// newSession returns a fresh cookie value and remembers it.
+func (g *gate) newSession() string {
+	v := randomHex(32)
+	k := sha256.Sum256([]byte(v))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.sessions) >= maxLogins {
+		var oldest [32]byte
+		var at time.Time
+		for s, exp := range g.sessions {
+			if at.IsZero() || exp.Before(at) {
+				oldest, at = s, exp
+			}
+		}
+		delete(g.sessions, oldest)
+	}
+	g.sessions[k] = time.Now().Add(loginTTL)
+	return v
+}
+
+// csrfOK checks the per-process token from the header or the form field.
+func (g *gate) csrfOK(r *http.Request) bool {
+	t := r.Header.Get(csrfHeader)
+	if t == "" {
+		t = r.PostFormValue(csrfField)
+	}
+	return t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(g.csrf)) == 1
+}
+
+func hostname(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+func isLoopbackName(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Mask hides a declared value: a reference to a variable is shown by
+// name (it holds no value), anything else as dots with its length.
+func Mask(v string) string {
+	if strings.HasPrefix(v, "${env:") && strings.HasSuffix(v, "}") && strings.Count(v, "${") == 1 {
+		return v
+	}
+	if v == "" {
+		return ""
+	}
+	return "•••• (" + itoa(len(v)) + " chars)"
+}
+
+func maskMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = Mask(v)
+	}
+	return out
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

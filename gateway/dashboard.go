@@ -1,0 +1,538 @@
+package gateway
+
+// This file connects the dashboard (gateway/admin) to the gateway: the
+// admin.Backend over Find, Describe, Call, Execute, the servers, filters
+// and results; the record of calls; the approvals queue that callers
+// without elicitation wait in; and serving it on its own listener.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"sluice/gateway/admin"
+	"sluice/gateway/mcp"
+	"sluice/sandbox"
+)
+
+// DashboardOptions configures the dashboard of a serve (ServeOptions) or
+// of 'sluice dashboard' (Dashboard).
+type DashboardOptions struct {
+	// Addr is the dashboard's own listen address (serve --admin,
+	// 'sluice dashboard'). With --http and no Addr it is served under
+	// /admin/ on the MCP listener.
+	Addr string
+	// Remote admits clients that are not loopback (--admin-remote) and
+	// permits a non-loopback Addr. Without it the dashboard refuses every
+	// other peer even when serve was bound with --allow-remote.
+	Remote bool
+	// Token, when set, is asked once by a login form.
+	Token string
+	// PlanText renders a trust plan exactly as 'sluice trust' shows it
+	// (the CLI supplies its own renderer); nil = a plain summary.
+	PlanText func(*TrustPlan) string
+	// ApprovalTimeout bounds how long a call waits for a decision in the
+	// dashboard; 0 = 2 minutes.
+	ApprovalTimeout time.Duration
+	// AuditFile is where approval decisions are logged (JSON lines,
+	// 0600); "" = <state dir>/audit.jsonl.
+	AuditFile string
+	Version   string
+	// OnListen receives the dashboard's base URL (http://host:port).
+	OnListen func(url string)
+}
+
+// dashState is what a serving gateway keeps for its dashboard.
+type dashState struct {
+	activity  *admin.Activity
+	approvals *admin.Approvals
+	handler   *admin.Handler
+}
+
+// dashKey marks a call from the dashboard; agentKey carries an agent's
+// request id.
+type (
+	dashKey  struct{}
+	agentKey struct{}
+)
+
+// gatewayDash is the dashboard state of g, nil when none is served.
+func (g *Gateway) dashboard() *dashState { return g.dash.Load() }
+
+// newDashboard builds the dashboard of g and records it on g (calls are
+// recorded and approvals queued from then on).
+func newDashboard(g *Gateway, o *DashboardOptions, status func() map[string]any) (*dashState, error) {
+	audit := o.AuditFile
+	if audit == "" {
+		audit = filepath.Join(g.stateDir, "audit.jsonl")
+	}
+	q, err := admin.NewApprovals(admin.ApprovalOptions{Timeout: o.ApprovalTimeout, AuditFile: audit})
+	if err != nil {
+		return nil, &Error{Kind: KindGateway, Message: "cannot open the approvals audit log: " + err.Error(), Remedy: fixText("fix the state directory, or set SLUICE_STATE_DIR"), Err: err}
+	}
+	act := admin.NewActivity(nil)
+	h, err := admin.New(&admin.Options{
+		Backend: &dashBackend{g: g, planText: o.PlanText}, Token: o.Token, Remote: o.Remote,
+		Approvals: q, Activity: act, Logger: g.log, Version: o.Version, Status: status,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &dashState{activity: act, approvals: q, handler: h}
+	g.dash.Store(d)
+	return d, nil
+}
+
+// listenDashboard serves d on its own listener until ctx ends.
+func listenDashboard(ctx context.Context, g *Gateway, d *dashState, o *DashboardOptions) (stop func(), err error) {
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("dashboard address %q: want host:port, e.g. 127.0.0.1:8765", o.Addr), Err: err}
+	}
+	if !o.Remote {
+		ip := net.ParseIP(host)
+		if !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("dashboard address %q is not a loopback address", o.Addr),
+				Remedy: fixText("use 127.0.0.1:PORT, or pass --admin-remote (and a token) to open it on purpose")}
+		}
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("cannot listen on %s for the dashboard: %v", o.Addr, err), Remedy: fixText("use a free loopback address such as 127.0.0.1:0"), Err: err}
+	}
+	srv := &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	go func() { _ = srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	d.approvals.SetURL(base)
+	g.log.Info("serving the dashboard", "url", base+admin.Path+"/")
+	if o.OnListen != nil {
+		o.OnListen(base)
+	}
+	stopped := make(chan struct{})
+	var once atomic.Bool
+	stop = func() {
+		if once.Swap(true) {
+			return
+		}
+		close(stopped)
+		d.approvals.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close()
+		}
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-stopped:
+		}
+	}()
+	return stop, nil
+}
+
+// Dashboard serves the dashboard alone ('sluice dashboard') until ctx ends
+// or SIGTERM or SIGINT arrives; the gateway is closed when it returns.
+func Dashboard(ctx context.Context, g *Gateway, o DashboardOptions) error {
+	defer g.Close()
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer cancel()
+	d, err := newDashboard(g, &o, func() map[string]any { return map[string]any{"transport": "dashboard only"} })
+	if err != nil {
+		return err
+	}
+	stop, err := listenDashboard(ctx, g, d, &o)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	stop()
+	return nil
+}
+
+// Call records the call for the dashboard when one is served.
+func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+	d := g.dashboard()
+	if d == nil {
+		return g.call(ctx, req)
+	}
+	start := time.Now()
+	res, err := g.call(ctx, req)
+	c := admin.Call{Time: start, Capability: req.Capability, Duration: time.Since(start), BytesIn: len(req.Arguments), Surface: "cli"}
+	c.Server, _, _ = SplitCapability(req.Capability)
+	if rid, ok := ctx.Value(agentKey{}).(string); ok {
+		c.RequestID, c.Surface = rid, "agent"
+	} else if cl, ok := ctx.Value(callerKey{}).(caller); ok {
+		c.RequestID, c.Surface = cl.p.RequestID(), "agent"
+	}
+	if _, ok := ctx.Value(dashKey{}).(bool); ok {
+		c.Surface = "dashboard"
+	}
+	if req.Raw {
+		c.Surface = "script"
+	}
+	switch {
+	case err == nil && res.IsError:
+		c.Outcome, c.BytesOut = "tool-error", len(res.Result)
+	case err == nil:
+		c.Outcome, c.BytesOut = "ok", len(res.Result)
+	case KindOf(err) == KindRefused || KindOf(err) == KindUntrusted:
+		c.Outcome = "refused"
+	default:
+		c.Outcome = "error"
+	}
+	d.activity.Record(c)
+	return res, err
+}
+
+// askDashboard queues r for a decision in the dashboard, when one is
+// served; the error then says where to decide.
+func (g *Gateway) askDashboard(ctx context.Context, r admin.ApprovalRequest) (bool, error) {
+	d := g.dashboard()
+	if d == nil {
+		return false, errors.New("the agent's client does not support elicitation, and no dashboard is served to approve it in (serve --http serves one under /admin/, or add --admin 127.0.0.1:PORT)")
+	}
+	ok, err := d.approvals.Ask(ctx, r)
+	if err != nil || !ok {
+		return false, errors.New(d.approvals.WaitText(err))
+	}
+	return true, nil
+}
+
+// audit records a decision taken elsewhere (elicitation, the dashboard's
+// own forms) in the audit log.
+func (g *Gateway) audit(dec admin.Decision) {
+	if d := g.dashboard(); d != nil {
+		if err := d.approvals.Audit(dec); err != nil {
+			g.log.Warn("writing the approvals audit log failed", "error", err.Error())
+		}
+	}
+}
+
+// ScriptApproval is what a surface asks a person before a script whose
+// pre-flight names capabilities that need approval runs: the whole set at
+// once, bound to the script's digest.
+type ScriptApproval struct {
+	Capabilities []string
+	Classes      map[string]string // capability -> action class
+	Digest       string            // sha256 of the script source, hex
+	Script       string
+}
+
+func scriptDigest(src string) string {
+	s := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(s[:])
+}
+
+// dashBackend is admin.Backend over a gateway.
+type dashBackend struct {
+	g        *Gateway
+	planText func(*TrustPlan) string
+}
+
+var _ admin.Backend = (*dashBackend)(nil)
+
+func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, error) {
+	rep := b.g.Servers()
+	found, _ := b.g.Find(ctx, FindRequest{Limit: 1})
+	fs := map[string]FindServer{}
+	if found != nil {
+		for _, s := range found.Servers {
+			fs[s.ID] = s
+		}
+	}
+	var out []admin.Server
+	for _, v := range rep.Servers {
+		s := admin.Server{ID: v.ID, Scope: v.Scope, File: v.File, Line: v.Line, Kind: "stdio", Command: v.Command, Args: v.Args, URL: v.URL,
+			Env: v.Env, Headers: v.Headers, Trust: v.Trust, ActionClass: v.ActionClass, Reason: v.Reason, Remedy: v.Remedy, Changed: v.Changed,
+			Run: string(v.Run), RunError: v.RunError}
+		switch {
+		case v.URL != "":
+			s.Kind = "remote"
+		case len(v.CLI) > 0:
+			s.Kind = "cli"
+		}
+		if f, ok := fs[v.ID]; ok {
+			s.Provenance, s.Tools = string(f.Provenance), f.Tools
+			if f.RecordedAt != nil {
+				s.RecordedAt = *f.RecordedAt
+			}
+		}
+		s.StderrTail = b.g.stderrTail(v.ID)
+		out = append(out, s)
+	}
+	var diags []string
+	for _, d := range rep.Diagnostics {
+		diags = append(diags, d.String())
+	}
+	return out, diags, nil
+}
+
+// stderrTail is the stderr tail of the server's last failure, when its
+// slot kept one.
+func (g *Gateway) stderrTail(id string) string {
+	g.mu.Lock()
+	s := g.ups[id]
+	g.mu.Unlock()
+	if s == nil {
+		return ""
+	}
+	_, err := s.State()
+	var me *mcp.Error
+	if errors.As(err, &me) {
+		return me.StderrTail
+	}
+	return ""
+}
+
+func (b *dashBackend) TrustPrompt(_ context.Context, id string) (string, error) {
+	p, err := b.g.PlanTrust(id, "")
+	if err != nil {
+		return "", errors.New(errMessage(err))
+	}
+	// The values of env and headers are masked, as everywhere on the
+	// dashboard; the rest is the CLI's text.
+	v := p.Server
+	env, hdr := map[string]string{}, map[string]string{}
+	for k, x := range v.Env {
+		env[k] = admin.Mask(x)
+	}
+	for k, x := range v.Headers {
+		hdr[k] = admin.Mask(x)
+	}
+	v.Env, v.Headers = env, hdr
+	shown := *p
+	shown.Server = v
+	if b.planText != nil {
+		return b.planText(&shown), nil
+	}
+	return fmt.Sprintf("Trusting project server %s\n  declared at: %s:%d\n  digest: %s\n  trust file: %s\n", v.ID, v.File, v.Line, v.Digest, p.TrustFile), nil
+}
+
+func (b *dashBackend) Trust(_ context.Context, id string) error {
+	p, err := b.g.PlanTrust(id, "")
+	if err != nil {
+		return errors.New(errMessage(err))
+	}
+	if err := b.g.Trust(p); err != nil {
+		return errors.New(errMessage(err))
+	}
+	b.g.audit(admin.Decision{Kind: "trust", Capabilities: []string{id}, Digest: p.Server.Digest, Via: "dashboard", Approved: true})
+	return nil
+}
+
+func (b *dashBackend) Untrust(_ context.Context, id string) error {
+	removed, err := b.g.Untrust(id)
+	if err != nil {
+		return errors.New(errMessage(err))
+	}
+	if !removed {
+		return fmt.Errorf("server %s had no trust record", id)
+	}
+	b.g.audit(admin.Decision{Kind: "untrust", Capabilities: []string{id}, Via: "dashboard", Approved: false})
+	return nil
+}
+
+func (b *dashBackend) Refresh(ctx context.Context, id string) error {
+	_, err := b.g.Find(ctx, FindRequest{Server: id, Refresh: true, Limit: 1})
+	if err != nil {
+		return errors.New(errMessage(err))
+	}
+	return nil
+}
+
+func (b *dashBackend) Restart(_ context.Context, id string) error {
+	v, err := b.g.server(id)
+	if err != nil {
+		return errors.New(errMessage(err))
+	}
+	b.g.mu.Lock()
+	s := b.g.ups[v.ID]
+	delete(b.g.ups, v.ID)
+	b.g.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("server %s is not running; its next call starts it", id)
+	}
+	s.Shutdown()
+	return nil
+}
+
+func (b *dashBackend) Find(ctx context.Context, q string, limit int) ([]admin.Tool, error) {
+	r, err := b.g.Find(ctx, FindRequest{Query: q, Limit: limit})
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	out := make([]admin.Tool, 0, len(r.Tools))
+	for _, t := range r.Tools {
+		desc := t.Description
+		if len(desc) > 300 {
+			desc = firstLine(desc, 300)
+		}
+		out = append(out, admin.Tool{Capability: t.Capability, Server: t.Server, Title: t.Title, Description: desc, ReadOnly: t.ReadOnly, Score: t.Score})
+	}
+	return out, nil
+}
+
+func (b *dashBackend) Describe(ctx context.Context, capName string) (*admin.ToolDetail, error) {
+	d, err := b.g.Describe(ctx, capName)
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	raw, _ := json.Marshal(d)
+	return &admin.ToolDetail{Capability: d.Capability, Description: d.Description, Signature: d.Signature, ActionClass: d.ActionClass,
+		Admission: d.Admission, InputSchema: d.InputSchema, JSON: raw}, nil
+}
+
+func (b *dashBackend) Call(ctx context.Context, capName string, args json.RawMessage, approved bool) (*admin.CallOutcome, error) {
+	ctx = context.WithValue(ctx, dashKey{}, true)
+	req := CallRequest{Capability: capName, Arguments: args}
+	if approved {
+		req.Approve = func(_ context.Context, r ApprovalRequest) (bool, error) {
+			b.g.audit(admin.Decision{Kind: "call", Capabilities: []string{r.Capability}, Via: "dashboard form", Approved: true})
+			return true, nil
+		}
+	}
+	r, err := b.g.Call(ctx, req)
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	return &admin.CallOutcome{Result: r.Result, IsError: r.IsError, RawBytes: r.RawBytes, Duration: r.Duration}, nil
+}
+
+func (b *dashBackend) Execute(ctx context.Context, script string, approved bool) (json.RawMessage, error) {
+	ctx = context.WithValue(ctx, dashKey{}, true)
+	req := ExecuteRequest{Script: script, Filename: "dashboard.star"}
+	if approved {
+		req.Approve = func(_ context.Context, a ScriptApproval) (bool, error) {
+			b.g.audit(admin.Decision{Kind: "script", Capabilities: a.Capabilities, Digest: a.Digest, Via: "dashboard form", Approved: true})
+			return true, nil
+		}
+	}
+	r, err := b.g.Execute(ctx, req)
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	return json.Marshal(r)
+}
+
+func (b *dashBackend) Signatures(ctx context.Context) (string, error) {
+	rep := b.g.Servers()
+	var parts []string
+	for _, v := range rep.Servers {
+		if !v.Trusted() {
+			continue
+		}
+		if d, err := b.g.Docs(ctx, v.ID); err == nil {
+			parts = append(parts, d)
+		}
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+func (b *dashBackend) Limits(context.Context) []string {
+	lim := b.g.scriptLimits(0)
+	def := func(v, d int) int {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	lim.MaxCalls = def(lim.MaxCalls, sandbox.DefaultMaxCalls)
+	lim.MaxResultBytes = def(lim.MaxResultBytes, sandbox.DefaultMaxResultBytes)
+	lim.MaxLogBytes = def(lim.MaxLogBytes, sandbox.DefaultMaxLogBytes)
+	if lim.MaxMemoryBytes <= 0 {
+		lim.MaxMemoryBytes = sandbox.DefaultMaxMemoryBytes
+	}
+	return []string{
+		"time " + lim.Timeout.String(),
+		fmt.Sprintf("calls %d", lim.MaxCalls),
+		fmt.Sprintf("concurrency %d per server", lim.MaxConcurrency),
+		fmt.Sprintf("result %d bytes", lim.MaxResultBytes),
+		fmt.Sprintf("logs %d bytes", lim.MaxLogBytes),
+		fmt.Sprintf("memory %d bytes", lim.MaxMemoryBytes),
+	}
+}
+
+func (b *dashBackend) Filters(context.Context) ([]admin.Filter, error) {
+	var out []admin.Filter
+	for _, f := range b.g.FilterStatuses() {
+		out = append(out, admin.Filter{Name: f.Name, Module: f.Module, Stage: f.Stage, State: f.State, Calls: f.Calls, Failures: f.Failures,
+			LastError: f.LastError, DisabledFor: f.DisabledFor})
+	}
+	return out, nil
+}
+
+func (b *dashBackend) EnableFilter(_ context.Context, name string) ([]string, error) {
+	return b.g.EnableFilters(name), nil
+}
+
+func (b *dashBackend) TestFilter(ctx context.Context, module string, cfg json.RawMessage, input []byte) (json.RawMessage, error) {
+	if module == "" {
+		return nil, errors.New("name the filter module: builtin:NAME or a path to a .wasm file")
+	}
+	if len(cfg) > 0 && !json.Valid(cfg) {
+		return nil, errors.New("the filter config is not valid JSON")
+	}
+	r, err := FilterTest(ctx, FilterTestRequest{Module: module, Config: cfg, Input: input, CacheDir: CompileCacheDir(os.Getenv)})
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	return json.Marshal(r)
+}
+
+func (b *dashBackend) Results(context.Context) ([]admin.StoredResult, error) {
+	p := b.g.pipeline
+	if p == nil || p.storeDir == "" {
+		return nil, nil
+	}
+	ents, err := os.ReadDir(p.storeDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []admin.StoredResult
+	for _, e := range ents {
+		h, ok := strings.CutSuffix(e.Name(), ".result")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			out = append(out, admin.StoredResult{Handle: h, Bytes: fi.Size(), Modified: fi.ModTime()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Modified.After(out[j].Modified) })
+	if len(out) > 500 {
+		out = out[:500]
+	}
+	return out, nil
+}
+
+func (b *dashBackend) ReadResult(_ context.Context, handle string, offset, length int64) (*admin.ResultPage, error) {
+	p, err := b.g.ReadResult(handle, offset, length)
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	out := &admin.ResultPage{Handle: p.Handle, Offset: p.Offset, Next: p.Next, Total: p.Total, EOF: p.EOF, Data: p.Data}
+	if !utf8.ValidString(p.Data) {
+		out.Data, out.Base64 = base64.StdEncoding.EncodeToString([]byte(p.Data)), true
+	}
+	return out, nil
+}
