@@ -167,4 +167,3 @@ func runStatus(e *env) int {
 	}
 	return exitOK
 }
-

@@ -1,0 +1,414 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeBackend is a Backend with fixed answers, for the handler's own
+// behaviour (gate, forms, JSON); the gateway's Backend is tested end to
+// end through the sluice binary.
+type fakeBackend struct {
+	calls []string // capability + args, as called
+}
+
+func (f *fakeBackend) Servers(context.Context) ([]Server, []string, error) {
+	return []Server{{ID: "fx", Scope: "user", Trust: "trusted", Run: "idle", Env: map[string]string{"API_KEY": "s3cr3t", "REF": "${env:HOME}"},
+		Headers: map[string]string{"Authorization": "Bearer abc"}}}, nil, nil
+}
+func (f *fakeBackend) TrustPrompt(context.Context, string) (string, error) { return "prompt", nil }
+func (f *fakeBackend) Trust(context.Context, string) error                 { return nil }
+func (f *fakeBackend) Untrust(context.Context, string) error               { return nil }
+func (f *fakeBackend) Refresh(context.Context, string) error               { return nil }
+func (f *fakeBackend) Restart(context.Context, string) error               { return nil }
+func (f *fakeBackend) Find(context.Context, string, int) ([]Tool, error) {
+	return []Tool{{Capability: "fx__add", Server: "fx"}}, nil
+}
+func (f *fakeBackend) Describe(_ context.Context, c string) (*ToolDetail, error) {
+	return &ToolDetail{Capability: c, InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"s":{"type":"string"}},"required":["a"]}`)}, nil
+}
+func (f *fakeBackend) Call(_ context.Context, c string, args json.RawMessage, approved bool) (*CallOutcome, error) {
+	f.calls = append(f.calls, c+" "+string(args))
+	return &CallOutcome{Result: json.RawMessage(`{"content":[]}`)}, nil
+}
+func (f *fakeBackend) Execute(context.Context, string, bool) (json.RawMessage, error) {
+	return json.RawMessage(`{"result":1}`), nil
+}
+func (f *fakeBackend) Signatures(context.Context) (string, error) { return "", nil }
+func (f *fakeBackend) Limits(context.Context) []string           { return nil }
+func (f *fakeBackend) Filters(context.Context) ([]Filter, error)  { return nil, nil }
+func (f *fakeBackend) EnableFilter(context.Context, string) ([]string, error) {
+	return nil, nil
+}
+func (f *fakeBackend) TestFilter(context.Context, string, json.RawMessage, []byte) (json.RawMessage, error) {
+	return nil, errors.New("no filters here")
+}
+func (f *fakeBackend) Results(context.Context) ([]StoredResult, error) { return nil, nil }
+func (f *fakeBackend) ReadResult(context.Context, string, int64, int64) (*ResultPage, error) {
+	return nil, errors.New("no such result")
+}
+
+func newTestHandler(t *testing.T, o Options) (*Handler, *fakeBackend) {
+	t.Helper()
+	fb := &fakeBackend{}
+	o.Backend = fb
+	h, err := New(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, fb
+}
+
+func do(h http.Handler, method, target, remote string, body url.Values, hdr map[string]string) *httptest.ResponseRecorder {
+	var r *http.Request
+	if body != nil {
+		r = httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		r = httptest.NewRequest(method, target, nil)
+	}
+	r.RemoteAddr = remote
+	r.Host = "127.0.0.1:8765"
+	for k, v := range hdr {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+const loop = "127.0.0.1:5555"
+
+func TestGateFailsClosed(t *testing.T) {
+	h, _ := newTestHandler(t, Options{})
+	cases := []struct {
+		name   string
+		remote string
+		hdr    map[string]string
+		want   int
+	}{
+		{"loopback v4", loop, nil, 200},
+		{"loopback v6", "[::1]:5555", nil, 200},
+		{"a LAN peer", "192.168.1.7:5555", nil, 403},
+		{"an unparsable peer", "garbage", nil, 403},
+		{"relayed by a proxy", loop, map[string]string{"X-Forwarded-For": "203.0.113.9"}, 403},
+		{"Forwarded", loop, map[string]string{"Forwarded": "for=203.0.113.9"}, 403},
+		{"a foreign Host", loop, map[string]string{"Host": "evil.example:8765"}, 403},
+		{"localhost Host", loop, map[string]string{"Host": "localhost:8765"}, 200},
+		{"a foreign Origin", loop, map[string]string{"Origin": "http://evil.example"}, 403},
+		{"a null Origin", loop, map[string]string{"Origin": "null"}, 403},
+		{"a loopback Origin", loop, map[string]string{"Origin": "http://127.0.0.1:8765"}, 200},
+	}
+	for _, c := range cases {
+		w := do(h, "GET", "/admin/servers", c.remote, nil, c.hdr)
+		if w.Code != c.want {
+			t.Errorf("%s: %d, want %d", c.name, w.Code, c.want)
+		}
+		if csp := w.Header().Get("Content-Security-Policy"); csp != CSP {
+			t.Errorf("%s: CSP %q", c.name, csp)
+		}
+	}
+	// --admin-remote opens it on purpose.
+	hr, _ := newTestHandler(t, Options{Remote: true, Token: "t"})
+	if w := do(hr, "GET", "/admin/login", "192.168.1.7:5555", nil, map[string]string{"Host": "gw.lan:8765"}); w.Code != 200 {
+		t.Errorf("remote with --admin-remote: %d", w.Code)
+	}
+}
+
+func TestCSRFOnEveryMutation(t *testing.T) {
+	h, fb := newTestHandler(t, Options{})
+	paths := []string{"/admin/servers/fx/refresh", "/admin/servers/fx/trust", "/admin/servers/fx/untrust", "/admin/servers/fx/restart",
+		"/admin/tools/call", "/admin/tools/execute", "/admin/filters/enable", "/admin/filters/test", "/admin/approvals/x",
+		"/admin/api/tools/call", "/admin/api/approvals/x"}
+	for _, p := range paths {
+		if w := do(h, "POST", p, loop, url.Values{"capability": {"fx__add"}, "arguments": {"{}"}}, nil); w.Code != 403 {
+			t.Errorf("POST %s without a CSRF token: %d, want 403", p, w.Code)
+		}
+		if w := do(h, "POST", p, loop, url.Values{"_csrf": {"0000"}, "capability": {"fx__add"}}, nil); w.Code != 403 {
+			t.Errorf("POST %s with a wrong CSRF token: %d, want 403", p, w.Code)
+		}
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("a call ran without a CSRF token: %v", fb.calls)
+	}
+	for _, m := range []string{"PUT", "DELETE", "PATCH"} {
+		if w := do(h, m, "/admin/api/tools/call", loop, nil, nil); w.Code != 405 {
+			t.Errorf("%s: %d, want 405", m, w.Code)
+		}
+	}
+	// With the token: the form's fields become the arguments, numbers as typed.
+	w := do(h, "POST", "/admin/api/tools/call", loop, url.Values{"capability": {"fx__add"}, "arguments": {`{"a":12345678901234567890}`}},
+		map[string]string{"X-CSRF-Token": h.gate.csrf})
+	if w.Code != 200 || len(fb.calls) != 1 || fb.calls[0] != `fx__add {"a":12345678901234567890}` {
+		t.Fatalf("call with the CSRF token: %d %s %v", w.Code, w.Body, fb.calls)
+	}
+	w = do(h, "POST", "/admin/tools/call", loop, url.Values{"_csrf": {h.gate.csrf}, "capability": {"fx__add"}, "arg.a": {"7"}, "arg.s": {"x"}}, nil)
+	if w.Code != 200 || fb.calls[1] != `fx__add {"a":7,"s":"x"}` {
+		t.Fatalf("form call: %d %v", w.Code, fb.calls)
+	}
+	w = do(h, "POST", "/admin/tools/call", loop, url.Values{"_csrf": {h.gate.csrf}, "capability": {"fx__add"}, "arg.a": {"1.5"}}, nil)
+	if !strings.Contains(w.Body.String(), "is not an integer") || len(fb.calls) != 2 {
+		t.Fatalf("a bad integer reached the call: %v\n%s", fb.calls, w.Body)
+	}
+}
+
+func TestLoginCookie(t *testing.T) {
+	h, _ := newTestHandler(t, Options{Token: "tok-1"})
+	for _, p := range []string{"/admin/servers", "/admin/activity", "/admin/"} {
+		if w := do(h, "GET", p, loop, nil, nil); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/admin/login" {
+			t.Errorf("GET %s before login: %d %s", p, w.Code, w.Header().Get("Location"))
+		}
+	}
+	if w := do(h, "GET", "/admin/api/servers", loop, nil, nil); w.Code != 401 || strings.Contains(w.Body.String(), "fx") {
+		t.Errorf("API before login: %d %s", w.Code, w.Body)
+	}
+	if w := do(h, "GET", "/admin/assets/app.js", loop, nil, nil); w.Code != 200 {
+		t.Errorf("assets before login: %d", w.Code)
+	}
+	if w := do(h, "POST", "/admin/login", loop, url.Values{"token": {"tok-1"}}, nil); w.Code != 403 {
+		t.Errorf("login without CSRF: %d", w.Code)
+	}
+	if w := do(h, "POST", "/admin/login", loop, url.Values{"token": {"nope"}, "_csrf": {h.gate.csrf}}, nil); w.Code != 401 || w.Header().Get("Set-Cookie") != "" {
+		t.Errorf("a wrong token: %d %q", w.Code, w.Header().Get("Set-Cookie"))
+	}
+	w := do(h, "POST", "/admin/login", loop, url.Values{"token": {"tok-1"}, "_csrf": {h.gate.csrf}}, nil)
+	ck := w.Result().Cookies()
+	if w.Code != http.StatusSeeOther || len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Path != Path {
+		t.Fatalf("login: %d %+v", w.Code, ck)
+	}
+	w = do(h, "GET", "/admin/api/servers", loop, nil, map[string]string{"Cookie": ck[0].Name + "=" + ck[0].Value})
+	if w.Code != 200 {
+		t.Fatalf("after login: %d", w.Code)
+	}
+	// Env and header values are masked; a variable reference holds none.
+	body := w.Body.String()
+	if strings.Contains(body, "s3cr3t") || strings.Contains(body, "Bearer abc") || !strings.Contains(body, "${env:HOME}") {
+		t.Errorf("unmasked: %s", body)
+	}
+	if w := do(h, "GET", "/admin/api/servers", loop, nil, map[string]string{"Cookie": ck[0].Name + "=forged"}); w.Code != 401 {
+		t.Errorf("a forged cookie: %d", w.Code)
+	}
+}
+
+func TestApprovalsQueue(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	q, err := NewApprovals(ApprovalOptions{Timeout: time.Hour, AuditFile: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.SetURL("http://127.0.0.1:1")
+	type res struct {
+		ok  bool
+		err error
+	}
+	ask := func(ctx context.Context, r ApprovalRequest) chan res {
+		ch := make(chan res, 1)
+		go func() {
+			ok, err := q.Ask(ctx, r)
+			ch <- res{ok, err}
+		}()
+		return ch
+	}
+	waitPending := func(n int) []Pending {
+		for {
+			if p := q.Pending(); len(p) == n {
+				return p
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// Approved.
+	ch := ask(context.Background(), ApprovalRequest{Kind: "call", Capabilities: []string{"fx__add"}})
+	p := waitPending(1)
+	if err := q.Decide(p[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-ch; !r.ok || r.err != nil {
+		t.Fatalf("approved: %+v", r)
+	}
+	if err := q.Decide(p[0].ID, true); !errors.Is(err, ErrUnknownApproval) {
+		t.Errorf("deciding twice: %v", err)
+	}
+	// Declined.
+	ch = ask(context.Background(), ApprovalRequest{Kind: "script", Capabilities: []string{"a__b", "c__d"}, Digest: "abc"})
+	p = waitPending(1)
+	_ = q.Decide(p[0].ID, false)
+	if r := <-ch; r.ok || r.err != nil {
+		t.Fatalf("declined: %+v", r)
+	}
+	// The caller gives up.
+	ctx, cancel := context.WithCancel(context.Background())
+	ch = ask(ctx, ApprovalRequest{Kind: "call", Capabilities: []string{"fx__x"}})
+	waitPending(1)
+	cancel()
+	if r := <-ch; r.ok || !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("cancelled: %+v", r)
+	}
+	waitPending(0)
+	// Bounded wait.
+	qt, _ := NewApprovals(ApprovalOptions{Timeout: 20 * time.Millisecond})
+	if ok, err := qt.Ask(context.Background(), ApprovalRequest{Kind: "call"}); ok || !errors.Is(err, ErrApprovalTimeout) {
+		t.Fatalf("timeout: %v %v", ok, err)
+	}
+	if txt := qt.WaitText(ErrApprovalTimeout); !strings.Contains(txt, "20ms") {
+		t.Errorf("timeout text: %s", txt)
+	}
+	if txt := q.WaitText(nil); !strings.Contains(txt, "http://127.0.0.1:1/admin/activity") {
+		t.Errorf("declined text does not name the dashboard: %s", txt)
+	}
+	// A closed queue refuses waiting and new requests.
+	ch = ask(context.Background(), ApprovalRequest{Kind: "call"})
+	waitPending(1)
+	q.Close()
+	if r := <-ch; !errors.Is(r.err, ErrApprovalClosed) {
+		t.Fatalf("closed: %+v", r)
+	}
+	if _, err := q.Ask(context.Background(), ApprovalRequest{}); !errors.Is(err, ErrApprovalClosed) {
+		t.Fatalf("ask after close: %v", err)
+	}
+
+	// The audit log: one JSON line per outcome, 0600.
+	fi, err := os.Stat(audit)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit file: %v %v", fi, err)
+	}
+	b, _ := os.ReadFile(audit)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var vias []string
+	for _, l := range lines {
+		var d Decision
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		vias = append(vias, d.Via+":"+map[bool]string{true: "yes", false: "no"}[d.Approved])
+	}
+	if got := strings.Join(vias, " "); got != "dashboard:yes dashboard:no cancelled:no closed:no" {
+		t.Errorf("audit: %s\n%s", got, b)
+	}
+	if !strings.Contains(lines[1], `"digest":"abc"`) {
+		t.Errorf("the script decision lost its digest: %s", lines[1])
+	}
+	if d := q.Decisions(2); len(d) != 2 || d[0].Via != "closed" {
+		t.Errorf("recent decisions, newest first: %+v", d)
+	}
+}
+
+func TestApprovalsQueueIsBounded(t *testing.T) {
+	q, _ := NewApprovals(ApprovalOptions{Timeout: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, maxPending)
+	for range maxPending {
+		go func() { _, err := q.Ask(ctx, ApprovalRequest{Kind: "call"}); done <- err }()
+	}
+	for len(q.Pending()) < maxPending {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := q.Ask(ctx, ApprovalRequest{Kind: "call"}); !errors.Is(err, ErrTooManyPending) {
+		t.Fatalf("beyond the bound: %v", err)
+	}
+	cancel()
+	for range maxPending {
+		<-done
+	}
+}
+
+func TestAuditRefusesSymlinkAndRotates(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere")
+	os.WriteFile(target, nil, 0o644)
+	link := filepath.Join(dir, "audit.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewApprovals(ApprovalOptions{AuditFile: link}); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("a symlinked audit log: %v", err)
+	}
+	file := filepath.Join(dir, "a.jsonl")
+	q, err := NewApprovals(ApprovalOptions{AuditFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 64<<10)
+	for range (maxAuditFileBytes / (64 << 10)) + 4 {
+		if err := q.Audit(Decision{Kind: "call", Capabilities: []string{big}, Via: "dashboard"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{file, file + ".1"} {
+		fi, err := os.Stat(f)
+		if err != nil || fi.Size() > maxAuditFileBytes {
+			t.Errorf("%s: %v %v (bound %d)", f, fi, err, maxAuditFileBytes)
+		}
+	}
+}
+
+func TestActivityAndMetrics(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	a := NewActivity(func() time.Time { return now })
+	for i := range maxCalls + 10 {
+		out := "ok"
+		if i%10 == 0 {
+			out = "error"
+		}
+		a.Record(Call{Time: now.Add(-time.Duration(i%3) * time.Minute), Capability: "fx__add", Server: "fx", Outcome: out, Duration: time.Duration(i+1) * time.Millisecond})
+	}
+	if a.Total() != maxCalls+10 || len(a.Recent(0)) != maxCalls {
+		t.Fatalf("total %d, kept %d", a.Total(), len(a.Recent(0)))
+	}
+	if r := a.Recent(1); r[0].Duration != time.Duration(maxCalls+10)*time.Millisecond {
+		t.Errorf("newest first: %+v", r[0])
+	}
+	m := a.Metrics()
+	if len(m) != 1 || m[0].Server != "fx" || len(m[0].Minutes) != metricMinutes || m[0].Calls != maxCalls+10 {
+		t.Fatalf("metrics: %+v", m)
+	}
+	last := m[0].P99[metricMinutes-1]
+	if last <= 0 || m[0].P50[metricMinutes-1] > last {
+		t.Errorf("p50 %v > p99 %v", m[0].P50[metricMinutes-1], last)
+	}
+	if m[0].PerSec[metricMinutes-4] != 0 {
+		t.Errorf("a minute with no calls has a rate")
+	}
+}
+
+func TestMask(t *testing.T) {
+	for in, want := range map[string]string{"": "", "abc": "•••• (3 chars)", "${env:TOKEN}": "${env:TOKEN}", "x${env:A}": "•••• (9 chars)", "${env:A}${env:B}": "•••• (16 chars)"} {
+		if got := Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFormFields(t *testing.T) {
+	f := FormFields(json.RawMessage(`{"type":"object","properties":{"z":{"type":"boolean"},"n":{"type":"number"},"e":{"type":"string","enum":["a","b"]},"o":{"type":"object"}},"required":["n"]}`))
+	var names []string
+	for _, x := range f {
+		names = append(names, x.Name+":"+x.Type)
+	}
+	if got := strings.Join(names, " "); got != "n:number e:string o:json z:boolean" {
+		t.Fatalf("fields: %s", got)
+	}
+	args, err := ArgsFromForm(f, url.Values{"arg.n": {"1e400"}, "arg.o": {`{"k":[1]}`}, "arg.z": {"on"}})
+	if err != nil || string(args) != `{"n":1e400,"o":{"k":[1]},"z":true}` {
+		t.Fatalf("args %s %v", args, err)
+	}
+	if _, err := ArgsFromForm(f, url.Values{}); err == nil || !strings.Contains(err.Error(), `"n": is required`) {
+		t.Errorf("missing required: %v", err)
+	}
+	if _, err := ArgsFromForm(f, url.Values{"arg.n": {"1"}, "arg.o": {"{"}}); err == nil || !strings.Contains(err.Error(), `"o"`) {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
