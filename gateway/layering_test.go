@@ -439,3 +439,56 @@ func exportedThirdParty(root string) ([]string, error) {
 	sort.Strings(bad)
 	return bad, err
 }
+
+// testOnlyModules are modules only tests use, each confined to the one
+// test file named here (the sluice binary never contains them): chromedp
+// drives Chromium for the dashboard's browser tests.
+var testOnlyModules = map[string]string{
+	"github.com/chromedp/": "cmd/sluice/browser_test.go",
+}
+
+// TestTestOnlyModulesStayInTheirFile checks every Go file, tests included:
+// a test-only module imported anywhere but its one file fails.
+func TestTestOnlyModulesStayInTheirFile(t *testing.T) {
+	seen := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != ".." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("..", path)
+		rel = filepath.ToSlash(rel)
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			for prefix, file := range testOnlyModules {
+				if strings.HasPrefix(p, prefix) {
+					seen[prefix] = true
+					if rel != file {
+						t.Errorf("%s imports %s: that module is for %s only", rel, p, file)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for prefix, file := range testOnlyModules {
+		if !seen[prefix] {
+			t.Errorf("no file imports %s; remove its row (it was for %s)", prefix, file)
+		}
+	}
+}

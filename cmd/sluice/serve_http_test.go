@@ -54,7 +54,7 @@ func startHTTPServeProc(t *testing.T, env []string, args ...string) (string, int
 	var addr string
 	select {
 	case addr = <-addrc:
-	case <-time.After(20 * time.Second):
+	case <-time.After(90 * time.Second): // generous: a filter pipeline compiles first, on a loaded machine
 		t.Fatalf("serve did not report its address:\n%s", log.String())
 	}
 	stop := func() {

@@ -44,7 +44,7 @@ func (f *fakeBackend) Execute(context.Context, string, bool) (json.RawMessage, e
 	return json.RawMessage(`{"result":1}`), nil
 }
 func (f *fakeBackend) Signatures(context.Context) (string, error) { return "", nil }
-func (f *fakeBackend) Limits(context.Context) []string           { return nil }
+func (f *fakeBackend) Limits(context.Context) []string            { return nil }
 func (f *fakeBackend) Filters(context.Context) ([]Filter, error)  { return nil, nil }
 func (f *fakeBackend) EnableFilter(context.Context, string) ([]string, error) {
 	return nil, nil

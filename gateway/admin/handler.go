@@ -143,7 +143,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", CSP)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Referrer-Policy", "same-origin") // not no-referrer: it makes a form POST send "Origin: null"
 	hd.Set("Cache-Control", "no-store")
 	if !h.gate.peerAllowed(r) {
 		h.log.Warn("dashboard: refused a request from a non-loopback peer", "remote", r.RemoteAddr)

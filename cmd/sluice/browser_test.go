@@ -1,0 +1,378 @@
+package main
+
+// The dashboard in a real browser: headless Chromium driven over the
+// DevTools protocol by chromedp, against a real 'sluice serve --http' with
+// the real fixture server behind it.
+//
+// # Why chromedp, in this file only
+//
+// The dashboard is HTML, a CSP and a little script; only a browser says
+// whether the pages load under that CSP, whether the forms post with their
+// CSRF token, whether the charts draw and whether the login cookie is kept
+// out of reach of script. chromedp drives an installed Chromium over the
+// DevTools protocol with no server or driver binary in between, which is
+// all this needs. It is a test-only module, imported by this file and
+// nothing else (the layering test checks that), so the sluice binary does
+// not contain it.
+//
+// Chromium is Debian's chromium package; scripts/install-browser.sh (run by
+// 'make test') installs it. Without it the test fails when CI=true or
+// SLUICE_REQUIRE_PEERS=1 (make test), and is skipped otherwise.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// css is a CSS selector (the first match).
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+// chromiumPath finds the browser, or fails or skips the test.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("SLUICE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("SLUICE_REQUIRE_PEERS") == "1" {
+		t.Fatal("chromium is not installed and this is CI (CI=true or SLUICE_REQUIRE_PEERS=1); run scripts/install-browser.sh")
+	}
+	t.Skip("chromium is not installed; run scripts/install-browser.sh (Debian: apt-get install chromium)")
+	return ""
+}
+
+// stepTimeout bounds one step in the browser: generous, the machine may
+// be loaded (the deadline is not what is tested).
+const stepTimeout = 90 * time.Second
+
+// browser is one headless Chromium with one tab, and the page problems
+// (console errors, uncaught exceptions, CSP violations) it reported.
+type browser struct {
+	t    *testing.T
+	ctx  context.Context
+	dir  string // screenshots
+	shot int
+
+	mu       sync.Mutex
+	problems []string
+}
+
+func newBrowser(t *testing.T, shots string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // CI runs as root
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	b := &browser{t: t, ctx: ctx, dir: shots}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		var p string
+		switch ev := ev.(type) {
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError || ev.Entry.Source == log.EntrySourceSecurity || ev.Entry.Source == log.EntrySourceViolation {
+				p = fmt.Sprintf("console %s/%s: %s (%s)", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text, ev.Entry.URL)
+			}
+		case *runtime.EventExceptionThrown:
+			p = "uncaught exception: " + ev.ExceptionDetails.Text
+			if ex := ev.ExceptionDetails.Exception; ex != nil {
+				p += " " + ex.Description
+			}
+		}
+		if p != "" {
+			b.mu.Lock()
+			b.problems = append(b.problems, p)
+			b.mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return b
+}
+
+func (b *browser) run(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.screenshot("failed-" + strings.ReplaceAll(what, " ", "-"))
+		b.t.Fatalf("%s: %v\n%s", what, err, b.dump())
+	}
+}
+
+// screenshot saves the whole page as NN-name.png and logs its path.
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	b.shot++
+	path := filepath.Join(b.dir, fmt.Sprintf("%02d-%s.png", b.shot, name))
+	if err := os.WriteFile(path, png, 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", path)
+}
+
+// dump is where the tab is and what it shows, for a failure's message.
+func (b *browser) dump() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.documentElement.outerHTML.slice(0, 4000)`))
+	if err != nil {
+		return "(the page could not be read: " + err.Error() + ")"
+	}
+	return s
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(css(sel)))
+	if err != nil {
+		b.screenshot("failed-read")
+		b.t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
+}
+
+// noProblems fails the test on anything the pages reported so far.
+func (b *browser) noProblems() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		b.t.Errorf("the page reported: %s", p)
+	}
+	b.problems = nil
+}
+
+// TestDashboardInBrowser loads every page of a real serve's dashboard in
+// Chromium, runs a call and a script from the browser, approves an
+// agent's pending call on the Activity page, and saves a screenshot of
+// each step under the test's temp dir (SLUICE_SCREENSHOTS=DIR keeps them
+// in DIR instead).
+func TestDashboardInBrowser(t *testing.T) {
+	shots := os.Getenv("SLUICE_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	// fx__add needs approval (class execute); echo and huge are approved
+	// by glob. A redact filter gives the Filters page a live filter.
+	w.writeUser("approve: [\"fx__echo\", \"fx__huge\"]\nservers:\n" + fixture(t, "fx") + "    actionClass: execute\n    env:\n      API_KEY: \"s3cr3t-value\"\n" + readmeFilters)
+	addr, _, stop := startHTTPServeProc(t, nil)
+	defer stop()
+	base := "http://" + addr + "/admin"
+	b := newBrowser(t, shots)
+
+	// An agent's calls fill Activity and Metrics, and a huge result is
+	// stored for the Results page.
+	cs := agentSession(t, "http://"+addr+"/mcp", "agent", "file:///tmp")
+	agentCall := func(capability string, args map[string]any) chan *mcp.CallToolResult {
+		ch := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": capability, "arguments": args}})
+			if err != nil {
+				t.Errorf("agent call %s: %v", capability, err)
+			}
+			ch <- r
+		}()
+		return ch
+	}
+	for i := range 3 {
+		if r := <-agentCall("fx__echo", map[string]any{"text": fmt.Sprint("hello ", i)}); r == nil || r.IsError {
+			t.Fatalf("agent echo: %+v", r)
+		}
+	}
+	if r := <-agentCall("fx__huge", map[string]any{"bytes": 100000}); r == nil || !strings.Contains(fmt.Sprint(mustJSON(t, r)), "sluice://results/") {
+		t.Fatalf("the huge result was not stored: %.300s", mustJSON(t, r))
+	}
+
+	// Servers: the declaration, its trust, env masked.
+	b.run("servers page", chromedp.Navigate(base+"/servers"), chromedp.WaitVisible(css("#server-fx")))
+	row := b.text("#server-fx")
+	for _, s := range []string{"fx", "trusted", "API_KEY=•••• (12 chars)"} {
+		if !strings.Contains(row, s) {
+			t.Errorf("the servers page's fx row lacks %q: %s", s, row)
+		}
+	}
+	if strings.Contains(row, "s3cr3t-value") {
+		t.Errorf("the servers page shows an env value")
+	}
+	b.screenshot("servers")
+
+	// Tools: search, describe, the generated call form, a call the person
+	// approves on the form.
+	b.run("tools search", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("#tool-query")),
+		chromedp.SendKeys(css("#tool-query"), "add"), chromedp.Click(css("#tool-search")),
+		chromedp.WaitVisible(css(`a[href*="capability=fx__add"]`)), chromedp.Click(css(`a[href*="capability=fx__add"]`)),
+		chromedp.WaitVisible(css("#call-form")))
+	if adm := b.text("#admission"); adm != "approval-required" {
+		t.Errorf("fx__add admission: %q", adm)
+	}
+	b.run("call from the form", chromedp.SendKeys(css("#arg-a"), "12345678901234567890"), chromedp.SendKeys(css("#arg-b"), "1"),
+		chromedp.Click(css("#approve-call")), chromedp.Click(css("#call")),
+		chromedp.WaitVisible(css("#call-result")))
+	if res := b.text("#call-result"); !strings.Contains(res, "12345678901234567891") {
+		t.Errorf("the call's result: %s", res)
+	}
+	b.screenshot("tools-call")
+
+	// The code-mode playground: signatures beside the editor, a script
+	// whose set needs approval, approved on the form; logs and the value.
+	if sig := b.text("#signatures"); !strings.Contains(sig, "add(") {
+		t.Errorf("the playground's signatures lack fx.add: %.300s", sig)
+	}
+	script := "print(\"adding\")\nr = parallel([{\"tool\": \"fx__add\", \"args\": {\"a\": 1, \"b\": 2}}, {\"tool\": \"fx__echo\", \"args\": {\"text\": \"e\"}}])\nresult = {\"sum\": fx.add(a=40, b=2), \"ok\": [x.ok for x in r]}\n"
+	b.run("run a script", chromedp.SetValue(css("#script"), script), chromedp.Click(css("#approve-script")),
+		chromedp.Click(css("#run")), chromedp.WaitVisible(css("#run-result")))
+	if v := b.text("#run-value"); !strings.Contains(v, `"sum": 42`) || !strings.Contains(v, "true") {
+		t.Errorf("the script's value: %s", v)
+	}
+	if l := b.text("#run-logs"); !strings.Contains(l, "adding") {
+		t.Errorf("the script's logs: %s", l)
+	}
+	b.screenshot("tools-script")
+
+	// Filters: the live redact filter with its counts; test a filter on a
+	// pasted result.
+	b.run("filters page", chromedp.Navigate(base+"/filters"), chromedp.WaitVisible(css("#filters")))
+	if f := b.text("#filters"); !strings.Contains(f, "builtin:redact") {
+		t.Errorf("the filters page: %s", f)
+	}
+	b.run("test a filter", chromedp.SetValue(css("#filter-module"), "builtin:redact"),
+		chromedp.SetValue(css("#filter-input"), "key AKIAIOSFODNN7EXAMPLE here"),
+		chromedp.Click(css("#filter-run")), chromedp.WaitVisible(css("#filter-output")))
+	if out := b.text("#filter-output"); strings.Contains(out, "AKIAIOSFODNN7EXAMPLE") {
+		t.Errorf("the redact filter's test output still has the key: %s", out)
+	}
+	b.screenshot("filters")
+
+	// Results: the stored result, paged.
+	b.run("results page", chromedp.Navigate(base+"/results"), chromedp.WaitVisible(css(`#results a`)),
+		chromedp.Click(css(`#results a`)), chromedp.WaitVisible(css("#result-page")))
+	if p := b.text("#result-page"); !strings.Contains(p, "aaaa") {
+		t.Errorf("the result viewer: %.300s", p)
+	}
+	b.run("next page", chromedp.Click(css("#next-page")), chromedp.WaitVisible(css("#result-page")))
+	b.screenshot("results")
+
+	// Activity: an agent without elicitation waits; the person approves
+	// on the page (which reloads by itself when the pending set changes).
+	b.run("activity page", chromedp.Navigate(base+"/activity"), chromedp.WaitVisible(css("#calls")))
+	pending := agentCall("fx__add", map[string]any{"a": 2, "b": 3})
+	b.run("the pending approval appears", chromedp.WaitVisible(css(`button.approve`)))
+	if card := b.text("#pending"); !strings.Contains(card, "fx__add") || !strings.Contains(card, `"a":2`) {
+		t.Errorf("the pending card: %s", card)
+	}
+	b.screenshot("activity-pending")
+	b.run("approve", chromedp.Click(css(`button.approve`)), chromedp.WaitVisible(css("#decisions")))
+	select {
+	case r := <-pending:
+		if r == nil || r.IsError || !strings.Contains(toolText(r), "5") {
+			t.Fatalf("the approved call: %+v", r)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the approved call did not return")
+	}
+	b.run("activity after", chromedp.Navigate(base+"/activity"), chromedp.WaitVisible(css("#decisions")))
+	if d := b.text("#decisions"); !strings.Contains(d, "approved") || !strings.Contains(d, "dashboard") {
+		t.Errorf("the decisions table: %s", d)
+	}
+	if c := b.text("#calls"); !strings.Contains(c, "fx__huge") || !strings.Contains(c, "agent") || !strings.Contains(c, "script") {
+		t.Errorf("the calls table: %.800s", c)
+	}
+	b.screenshot("activity-decided")
+
+	// Metrics: uPlot draws a chart per server and kind.
+	b.run("metrics page", chromedp.Navigate(base+"/metrics"), chromedp.WaitVisible(css(`.chart[data-drawn="1"] canvas`)))
+	drawn, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll('.chart[data-drawn="1"] canvas').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drawn < 2 {
+		t.Errorf("%d charts drawn, want calls/s and latency", drawn)
+	}
+	b.screenshot("metrics")
+	b.noProblems()
+}
+
+// TestDashboardLoginInBrowser: with a token, the browser is sent to the
+// login page, logs in once, and the session cookie is HttpOnly (script
+// cannot read it).
+func TestDashboardLoginInBrowser(t *testing.T) {
+	shots := os.Getenv("SLUICE_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	addr, _, stop := startHTTPServeProc(t, []string{"SLUICE_TOKEN=tok-browser"})
+	defer stop()
+	b := newBrowser(t, shots)
+	b.shot = 20
+	b.run("login redirect", chromedp.Navigate("http://"+addr+"/admin/servers"), chromedp.WaitVisible(css("#token")))
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(loc, "/admin/login") {
+		t.Errorf("before login the browser is at %s", loc)
+	}
+	b.run("wrong token", chromedp.SendKeys(css("#token"), "nope"), chromedp.Click(css("#login")), chromedp.WaitVisible(css("p.error")))
+	b.mu.Lock()
+	b.problems = nil // the 401 of the wrong token is logged by the browser, as it should be
+	b.mu.Unlock()
+	b.screenshot("login-refused")
+	b.run("log in", chromedp.SendKeys(css("#token"), "tok-browser"), chromedp.Click(css("#login")), chromedp.WaitVisible(css("#server-fx")))
+	cookies, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.cookie`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookies != "" {
+		t.Errorf("script can read the dashboard's cookies: %q", cookies)
+	}
+	b.run("another page, no second login", chromedp.Navigate("http://"+addr+"/admin/activity"), chromedp.WaitVisible(css("#calls")))
+	b.screenshot("logged-in")
+	b.noProblems()
+}
