@@ -34,6 +34,26 @@
 // (a CLI call and sluice serve) refreshing at once would leave one with a
 // revoked token, and the user re-authorizing every few hours.
 //
+// # Why a new authorization server drops the stored tokens
+//
+// Tokens and a dynamic registration are bound to the authorization server
+// that issued them (SEP-2352). When a 401's protected resource metadata
+// names another one, refreshing at the old server would only yield tokens
+// the resource no longer accepts, and presenting the old client id to the
+// new server would leak it; so both are dropped and the next
+// authorization registers afresh. The scopes stay: they are the
+// resource's.
+//
+// # Why re-authorization can run inside a request
+//
+// A step-up (403 insufficient_scope) or a moved authorization server needs
+// the user once more. With Config.Interactive the refused request runs
+// the flow itself and goes on, as a desktop MCP client would; sluice sets
+// it only when a person is at the terminal. Logins are serialized and
+// bounded, and a scope already asked for and still refused is reported
+// instead of asked for again, so a server that never accepts a token
+// cannot keep a browser opening.
+//
 // # Why a declared secret never reaches the token file
 //
 // The declaration holds a reference (${env:NAME}); writing the resolved

@@ -754,7 +754,7 @@ func (c *Conn) handleResponse(p *pendingReq, resp *http.Response) {
 			return
 		}
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			c.reply(p, fmt.Errorf("%w (HTTP %d); run `sluice auth %s`", ErrAuthRequired, resp.StatusCode, c.o.Server))
+			c.reply(p, c.authRefusal(resp.StatusCode))
 			return
 		}
 		c.reply(p, &HTTPError{Method: http.MethodPost, Status: resp.StatusCode, Body: sanitize(body)})
@@ -988,9 +988,19 @@ func (c *Conn) getLoop(ready chan struct{}) {
 func (c *Conn) httpError(method string, resp *http.Response) error {
 	body, _ := readCapped(resp.Body, maxErrorBodyBytes)
 	if resp.StatusCode == http.StatusUnauthorized || (resp.StatusCode == http.StatusForbidden && insufficientScope(resp.Header.Values("WWW-Authenticate"))) {
-		return fmt.Errorf("%w (HTTP %d); run `sluice auth %s`", ErrAuthRequired, resp.StatusCode, c.o.Server)
+		return c.authRefusal(resp.StatusCode)
 	}
 	return &HTTPError{Method: method, Status: resp.StatusCode, Body: sanitize(body)}
+}
+
+// authRefusal describes a 401/403 the Authorizer could not answer. A
+// declared Authorization header turns OAuth off, so its value is what the
+// server refused, and `sluice auth` would not help.
+func (c *Conn) authRefusal(status int) error {
+	if c.o.Authorizer == nil && c.o.Headers.Get("Authorization") != "" {
+		return fmt.Errorf("%w (HTTP %d): the server refused the declared Authorization header; check its value (a token in the environment may have expired), or remove the header to use OAuth with `sluice auth %s`", ErrAuthRequired, status, c.o.Server)
+	}
+	return fmt.Errorf("%w (HTTP %d); run `sluice auth %s`", ErrAuthRequired, status, c.o.Server)
 }
 
 // readCapped reads all of r, failing with ErrMessageTooLarge past max.

@@ -621,3 +621,32 @@ func TestServerRequestWaitsForGetStream(t *testing.T) {
 		t.Fatalf("want the elicitation and the call's answer, got %s", got)
 	}
 }
+
+// TestDeclaredAuthorizationRefused: a 401 to a declared Authorization
+// header says to check the header (OAuth is off, so `sluice auth` would
+// not help); without one it points to sluice auth.
+func TestDeclaredAuthorizationRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		headers http.Header
+		want    string
+	}{
+		{http.Header{"Authorization": {"Bearer expired"}}, "refused the declared Authorization header"},
+		{nil, "run `sluice auth t`"},
+	} {
+		c, err := Dial(context.Background(), &Options{Server: "t", URL: srv.URL, Transport: TransportStreamable, AllowPrivate: true, Headers: tc.headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		send(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+		if m := recv(t, c); !strings.Contains(m, tc.want) || !strings.Contains(m, `"id":1`) {
+			t.Errorf("headers %v: answer %s, want %q", tc.headers, m, tc.want)
+		}
+	}
+}
