@@ -44,6 +44,10 @@ type cancelTransport struct {
 	// bad, when set, answers a message the SDK refused to decode (id null)
 	// and reading goes on; without it such an error ends the session.
 	bad func(problem string)
+	// fast, when set, is offered every tools/call request before the SDK
+	// sees it; when it reports true it has taken the request over (and
+	// answers it with Write), and the SDK never reads it (see fastpath.go).
+	fast func(c *cancelConn, req *jsonrpc.Request) bool
 }
 
 func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -51,7 +55,7 @@ func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &cancelConn{Connection: c, inflight: map[any]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{}), onEOF: t.onEOF, bad: t.bad}
+	cc := &cancelConn{Connection: c, inflight: map[any]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{}), onEOF: t.onEOF, bad: t.bad, fast: t.fast}
 	if t.conn != nil {
 		*t.conn = cc
 	}
@@ -86,10 +90,11 @@ func (c *cancelConn) waitAnswered(bound time.Duration) bool {
 type cancelConn struct {
 	mcp.Connection
 	mu       sync.Mutex
-	inflight map[any]bool  // request id -> cancelled by the agent
-	changed  chan struct{} // cap 1: a response was written
-	initID   any           // the initialize request still unanswered, if any
-	initDone chan struct{} // closed when initID's response is written
+	inflight map[any]bool               // request id -> cancelled by the agent
+	changed  chan struct{}              // cap 1: a response was written
+	initID   any                        // the initialize request still unanswered, if any
+	fastRun  map[any]context.CancelFunc // requests the fast path runs -> their cancel
+	initDone chan struct{}              // closed when initID's response is written
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -97,6 +102,7 @@ type cancelConn struct {
 	// Only the (single) reading goroutine touches these.
 	onEOF    func(*cancelConn)
 	bad      func(problem string)
+	fast     func(*cancelConn, *jsonrpc.Request) bool
 	initWait chan struct{}
 }
 
@@ -106,6 +112,35 @@ func (c *cancelConn) Close() error {
 }
 
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && c.fast != nil && req.IsCall() && req.Method == "tools/call" && c.fast(c, req) {
+			continue // answered by the fast path, never by the SDK
+		}
+		return msg, nil
+	}
+}
+
+// track registers the cancel function of a request the fast path runs, so
+// notifications/cancelled reaches it; the returned function forgets it.
+func (c *cancelConn) track(id jsonrpc.ID, cancel context.CancelFunc) func() {
+	c.mu.Lock()
+	if c.fastRun == nil {
+		c.fastRun = map[any]context.CancelFunc{}
+	}
+	c.fastRun[id.Raw()] = cancel
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.fastRun, id.Raw())
+		c.mu.Unlock()
+	}
+}
+
+func (c *cancelConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if w := c.initWait; w != nil {
 		// The SDK handles initialize in order, but a request read behind it
 		// can still overtake it at the end of input (the SDK cancels what is
@@ -141,7 +176,9 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	switch {
 	case req.IsCall():
 		c.mu.Lock()
-		c.inflight[req.ID.Raw()] = false
+		if _, ok := c.inflight[req.ID.Raw()]; !ok { // a handed-over request keeps its state
+			c.inflight[req.ID.Raw()] = false
+		}
 		if req.Method == "initialize" && c.initID == nil {
 			c.initID = req.ID.Raw()
 			c.initDone = make(chan struct{})
@@ -158,7 +195,11 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				if _, ok := c.inflight[id.Raw()]; ok {
 					c.inflight[id.Raw()] = true
 				}
+				cancel := c.fastRun[id.Raw()]
 				c.mu.Unlock()
+				if cancel != nil {
+					cancel()
+				}
 			}
 		}
 	}

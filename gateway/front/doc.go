@@ -134,6 +134,27 @@
 // cancelled", instead of the bare context error the SDK would send with
 // code 0.
 //
+// # Why tools/call has a fast path on stdio
+//
+// Serving a flat-mode tool call through the SDK costs a typed decode of
+// the request, the SDK's per-request dispatch, a decode of the raw result
+// into the SDK's typed result and its re-encoding: several times what the
+// upstream hop itself costs. On stdio front owns the connection, so it
+// answers the common flat-mode tools/call itself (fastpath.go): the
+// request is taken off the connection before the SDK reads it, run through
+// the same runTool pieces (request id, in-flight tracking, drain, panic
+// recovery, log line, metrics) and answered with the backend's raw result
+// through the same connection (cancellation and batches included). It
+// takes a request only when the answer is certain to be the SDK's: an
+// initialized session of the request's era, a listed tool, params of
+// name, arguments and _meta only, no bridge (a modern agent that can be
+// asked), and it passes a result on unchanged only when it is plain text
+// content the SDK would not alter; anything else is converted as the SDK
+// path converts it. An upstream input_required result is handed back to
+// the SDK with its answer, so the SDK's elicitation for legacy agents
+// runs as for any call. A test runs one conversation both ways and
+// requires the same frames.
+//
 // # Why upstream results lose resultType and io.modelcontextprotocol/* meta
 //
 // Those fields describe the upstream hop's protocol era (a modern server's

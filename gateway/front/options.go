@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,11 @@ const (
 // documented default; a nil *Options is the all-defaults configuration.
 type Options struct {
 	Mode Mode // "" = ModeGateway
+	// noFastPath sends every tools/call through the SDK (tests compare
+	// the two paths).
+	noFastPath bool
+	// fastTaken, when set, counts the calls the fast path took.
+	fastTaken *atomic.Int64
 	// NoPrefix (flat mode) keeps an upstream name when no other server uses
 	// it; colliding names keep their "<server>__" prefix.
 	NoPrefix bool

@@ -25,6 +25,9 @@ import (
 // handshake (per-request _meta, no server-to-client requests).
 const modernVersion = "2026-07-28"
 
+// serverTitle is the title in this server's Implementation.
+const serverTitle = "sluice MCP gateway"
+
 // front is one served gateway: an SDK server shared by every session of
 // one transport, plus the flat-mode registry and the in-flight tracker.
 type front struct {
@@ -39,6 +42,7 @@ type front struct {
 	cancelHard context.CancelFunc
 	inflight   inflight
 	parked     parked // bridged calls waiting for the agent's answer
+	answered   stash  // fast-path answers handed to the SDK (fastpath.go)
 
 	seq    atomic.Uint64
 	prefix string // random per-process request id prefix
@@ -89,7 +93,7 @@ func newFront(b Backend, o *Options) (*front, error) {
 		loopDone: make(chan struct{}),
 	}
 	f.hard, f.cancelHard = context.WithCancel(context.Background())
-	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "sluice MCP gateway", Version: opts.Version}, f.serverOptions())
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: serverTitle, Version: opts.Version}, f.serverOptions())
 	f.srv.AddReceivingMiddleware(f.guardMiddleware)
 	f.removeSrc = opts.Metrics.addSessionSource(func() int {
 		n := 0
@@ -308,43 +312,71 @@ func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capabilit
 // finishCall runs the backend half of a call under ctx and converts,
 // logs and counts its outcome.
 func (f *front) finishCall(ctx context.Context, req *mcp.CallToolRequest, rid, capability string, p *peer, fn callFunc) (*mcp.CallToolResult, error) {
-	start := time.Now()
-	log := f.log.With("request_id", rid, "tool", req.Params.Name, "capability", capability)
-	log.Debug("call started", "session", p.SessionID(), "client", p.ClientName())
+	c := f.invoke(ctx, req.Params.Name, rid, capability, p, fn)
+	var pe *ProtocolError
+	if errors.As(c.err, &pe) {
+		var je *jsonrpc.Error
+		asJSONRPC(c.err, &je)
+		c.finish(ctx, "invalid")
+		return nil, je
+	}
+	res, outcome := f.toResult(ctx, rid, c.raw, c.err, c.log)
+	c.finish(ctx, outcome)
+	if res == nil { // cancelled by the agent: no result is expected
+		return nil, errRequestCancelled
+	}
+	return res, nil
+}
 
-	raw, err := func() (raw json.RawMessage, err error) {
+// invoked is one backend call made by invoke, waiting for its outcome to
+// be counted and logged (finish).
+type invoked struct {
+	f          *front
+	raw        json.RawMessage
+	err        error
+	log        *slog.Logger
+	capability string
+	start      time.Time
+}
+
+// invoke runs fn under ctx with panic recovery and the per-call logger.
+func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *peer, fn callFunc) invoked {
+	c := invoked{f: f, capability: capability, start: time.Now()}
+	c.log = f.log.With("request_id", rid, "tool", tool, "capability", capability)
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		c.log.Debug("call started", "session", p.SessionID(), "client", p.ClientName())
+	}
+	c.raw, c.err = func() (raw json.RawMessage, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				log.Error("panic in backend call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				c.log.Error("panic in backend call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				raw, err = nil, errPanic
 			}
 		}()
 		return fn(ctx, p)
 	}()
-	var pe *ProtocolError
-	if errors.As(err, &pe) {
-		f.opts.Metrics.ObserveCall(capability, "invalid", time.Since(start))
-		log.Info("call answered with a protocol error", "code", pe.Code, "duration_ms", time.Since(start).Milliseconds())
-		var je *jsonrpc.Error
-		asJSONRPC(err, &je)
-		return nil, je
+	return c
+}
+
+// finish counts and logs the call's outcome.
+func (c invoked) finish(ctx context.Context, outcome string) {
+	d := time.Since(c.start)
+	c.f.opts.Metrics.ObserveCall(c.capability, outcome, d)
+	if outcome == "invalid" {
+		var pe *ProtocolError
+		errors.As(c.err, &pe)
+		c.log.Info("call answered with a protocol error", "code", pe.Code, "duration_ms", d.Milliseconds())
+		return
 	}
-	res, outcome := f.toResult(ctx, rid, raw, err, log)
-	d := time.Since(start)
-	f.opts.Metrics.ObserveCall(capability, outcome, d)
 	lvl := slog.LevelInfo
 	if outcome == "error" {
 		lvl = slog.LevelWarn
 	}
-	if err != nil && outcome != "canceled" {
-		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds(), "err", err)
+	if c.err != nil && outcome != "canceled" {
+		c.log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds(), "err", c.err)
 	} else {
-		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
+		c.log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
 	}
-	if res == nil { // cancelled by the agent: no result is expected
-		return nil, errRequestCancelled
-	}
-	return res, nil
 }
 
 var errPanic = errors.New("front: backend panicked")

@@ -58,6 +58,12 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 	out := &lockedWriter{w: stdout}
 	pr, pw := io.Pipe()
 	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log)
+	// Calls on the fast path drain like the SDK's on shutdown: they end
+	// with the hard bound, not with ctx.
+	fast := newFastStdio(f, context.WithoutCancel(ctx), func(frame []byte) error {
+		_, err := pw.Write(frame)
+		return err
+	})
 	t := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1} // filterFrames caps lines
 	var conn *cancelConn
 	ss, err := f.srv.Connect(ctx, cancelTransport{
@@ -77,7 +83,9 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		bad: func(problem string) {
 			answerBadFrame(out, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, f.log)
 		},
+		fast: fast.hook(),
 	}, nil)
+	fast.connected(ss)
 	if err != nil {
 		_ = pr.Close()
 		return err
