@@ -43,7 +43,10 @@ import (
 // For each it reports p50 and p99 of sequential calls, calls/s at 1 and 16
 // in flight, and the intermediary's idle and peak RSS; the claims are the
 // ratios (added latency over direct against the relay's, throughput against
-// the relay's), printed as a table. SLUICE_BENCH_CALLS scales the call
+// the relay's), printed as a table. SLUICE_BENCH_BEFORE=BINARY adds
+// serve-before and serve-http-before, the same two paths through another
+// build of sluice (an earlier commit), so before and after are measured in
+// one run. SLUICE_BENCH_CALLS scales the call
 // counts; SLUICE_BENCH_PROFILE=DIR has both sluice serve processes write a
 // CPU profile into DIR (see profile.go). Nothing here asserts a timing.
 func BenchmarkWholeProcess(b *testing.B) {
@@ -84,6 +87,11 @@ func BenchmarkWholeProcess(b *testing.B) {
 		stdioPath(b, "serve", envCmd(serveEnv, "stdio", sluiceBin, "serve", "--mode", "flat"), true),
 		httpPath(b, "serve-http", envCmd(serveEnv, "http", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")),
 		httpPath(b, "sdk-bridge", exec.Command(self, append([]string{benchBridgeArg, exe}, argv...)...)),
+	}
+	if before := os.Getenv("SLUICE_BENCH_BEFORE"); before != "" {
+		paths = append(paths,
+			stdioPath(b, "serve-before", exec.Command(before, "serve", "--mode", "flat"), true),
+			httpPath(b, "serve-http-before", exec.Command(before, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
 	}
 	ctx := context.Background()
 	for _, p := range paths {
