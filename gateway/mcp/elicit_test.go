@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -128,4 +130,51 @@ func TestElicitDefaultsApplied(t *testing.T) {
 		}
 		check(t, member(member(calls[1].Params, "inputResponses"), "e"))
 	})
+}
+
+// FuzzElicitDefaults: any params and answer leave the answer unchanged or
+// make it a JSON object that is still accepted and keeps every field the
+// answer gave, with the same value (numbers by their text).
+func FuzzElicitDefaults(f *testing.F) {
+	f.Add(defaultsSchema, `{"action":"accept","content":{"name":"Ann"}}`)
+	f.Add(`{"requestedSchema":{"properties":{"a":{"default":[1,{"b":null}]}}}}`, `{"action":"accept","content":null}`)
+	f.Add(`{"mode":"form","requestedSchema":{"properties":{"a":{"default":"\u00e9"}}}}`, `{"action":"accept","content":{"b": 1.50}}`)
+	f.Fuzz(func(t *testing.T, params, res string) {
+		out := withElicitDefaults(json.RawMessage(params), json.RawMessage(res))
+		if string(out) == res {
+			return
+		}
+		var r map[string]json.RawMessage
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("output %q is not a JSON object: %v", out, err)
+		}
+		if string(r["action"]) != `"accept"` {
+			t.Fatalf("action changed: %s", out)
+		}
+		var before, given, after map[string]json.RawMessage
+		json.Unmarshal(json.RawMessage(res), &before)
+		json.Unmarshal(before["content"], &given)
+		if err := json.Unmarshal(r["content"], &after); err != nil {
+			t.Fatalf("content of %s: %v", out, err)
+		}
+		for k, v := range given {
+			if w, ok := after[k]; !ok || !sameJSON(v, w) {
+				t.Fatalf("field %q changed: %s -> %s", k, res, out)
+			}
+		}
+	})
+}
+
+// sameJSON compares two JSON texts as values, numbers by their text.
+func sameJSON(a, b json.RawMessage) bool {
+	decode := func(m json.RawMessage) (any, error) {
+		d := json.NewDecoder(bytes.NewReader(m))
+		d.UseNumber()
+		var v any
+		err := d.Decode(&v)
+		return v, err
+	}
+	x, err1 := decode(a)
+	y, err2 := decode(b)
+	return err1 == nil && err2 == nil && reflect.DeepEqual(x, y)
 }
