@@ -70,6 +70,9 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error
 	if !v.Trusted() {
 		return nil, untrustedErr(v)
 	}
+	if why := g.hiddenTool(v, tool); why != "" {
+		return nil, hiddenToolErr(v, tool, why)
+	}
 	defer trackCaller(ctx, server)() // a script's call: route upstream traffic to its agent
 	// Refuse before launching when the recorded listing already says the
 	// call needs approval that nobody can give.
@@ -117,7 +120,9 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error
 	if !found {
 		var all []toolInfo
 		for _, x := range l.Tools() {
-			all = append(all, fromMCP(x))
+			if g.hiddenTool(v, x.Name) == "" {
+				all = append(all, fromMCP(x))
+			}
 		}
 		return nil, unknownToolErr(server, tool, all, l.Truncated())
 	}

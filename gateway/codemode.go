@@ -399,6 +399,7 @@ func (h *scriptHost) setListing(id string, l listing) {
 		h.servers[i].Tools = append(h.servers[i].Tools, sandboxTool(t))
 		h.tools[Capability(id, t.Name)] = t
 	}
+	h.servers[i].Hidden = l.hidden
 }
 
 func sandboxTool(t toolInfo) sandbox.Tool {
@@ -413,6 +414,14 @@ func (h *scriptHost) Admit(capability string) error {
 	server, _, _ := SplitCapability(capability)
 	v, ok := h.views[server]
 	t, known := h.tools[capability]
+	if ok && !known {
+		if _, tool, _ := SplitCapability(capability); tool != "" {
+			if why := h.g.hiddenTool(v, tool); why != "" {
+				e := hiddenToolErr(v, tool, why)
+				return sandbox.Refused(capability, e.Message, e.Remedy.For(h.surface))
+			}
+		}
+	}
 	if !ok || !known {
 		return sandbox.Refused(capability, capability+" is not a known capability of a trusted server", Remedy{Step: StepFind, After: "to list capabilities"}.For(h.surface))
 	}

@@ -14,6 +14,7 @@ const (
 	KindUntrusted Kind = "untrusted"  // a project server without a valid trust record
 	KindRefused   Kind = "refused"    // admission said no: approval needed
 	KindMissing   Kind = "missing"    // no recorded catalog and no live listing
+	KindHidden    Kind = "hidden"     // the operator's configuration hides it: a tool subset, enabled: false, a profile
 	KindUpstream  Kind = "upstream"   // the server failed: spawn, handshake, crash, timeout, protocol
 	KindCrashLoop Kind = "crash-loop" // the server failed too often; not relaunched
 	KindFilter    Kind = "filter"     // a fail-closed filter failed

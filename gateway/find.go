@@ -120,16 +120,18 @@ func fromRaw(raw json.RawMessage) (toolInfo, bool) {
 // listing is a server's tools as the gateway knows them without launching.
 type listing struct {
 	prov       Provenance
-	tools      []toolInfo // without the held tools
-	all        []toolInfo // every listed tool, held ones too
+	tools      []toolInfo // without the held and the hidden tools
+	all        []toolInfo // every listed tool, held and hidden ones too
 	hold       *toolHold  // nil: nothing compared
+	hidden     []string   // tool names the configuration hides (in all, not in tools)
 	truncated  bool
 	recordedAt time.Time
 	server     catalog.Server
 }
 
 // known returns the live listing if there is one, else the recorded
-// catalog, else a missing listing. It never launches.
+// catalog, else a missing listing, without the tools the configuration
+// hides. It never launches.
 func (g *Gateway) known(v ServerView) listing {
 	l := g.knownAll(v)
 	l.all = l.tools
@@ -137,10 +139,11 @@ func (g *Gateway) known(v ServerView) listing {
 		l.hold = g.holdOf(v, sumsOf(l.tools))
 		l.tools = withhold(l.tools, l.hold)
 	}
-	return l
+	return g.visible(v, l)
 }
 
-// knownAll is known without comparing with the baseline.
+// knownAll is known without comparing with the baseline, hidden tools
+// included.
 func (g *Gateway) knownAll(v ServerView) listing {
 	if s := g.peekSlot(v.ID, v.Digest); s != nil {
 		if tl, ok := s.LiveTools(); ok {
@@ -181,7 +184,7 @@ type summary struct {
 func (g *Gateway) summaries(v ServerView) summary {
 	s := g.summariesAll(v)
 	if s.prov == ProvMissing || s.prov == ProvDeclared {
-		return s
+		return g.visibleSummary(v, s)
 	}
 	sums := make([]catalog.Sum, 0, len(s.entries))
 	for _, e := range s.entries {
@@ -206,6 +209,21 @@ func (g *Gateway) summaries(v ServerView) summary {
 		}
 		s.entries = kept
 	}
+	return g.visibleSummary(v, s)
+}
+
+// visibleSummary drops the entries the configuration hides.
+func (g *Gateway) visibleSummary(v ServerView, s summary) summary {
+	if v.decl.Tools.IsZero() && g.opts.Profile == "" {
+		return s
+	}
+	out := s.entries[:0:0]
+	for _, e := range s.entries {
+		if g.hiddenTool(v, e.Name) == "" {
+			out = append(out, e)
+		}
+	}
+	s.entries = out
 	return s
 }
 
@@ -410,6 +428,9 @@ func (g *Gateway) Describe(ctx context.Context, capability string) (*ToolDetail,
 	}
 	if !v.Trusted() {
 		return nil, untrustedErr(v)
+	}
+	if why := g.hiddenTool(v, tool); why != "" {
+		return nil, hiddenToolErr(v, tool, why)
 	}
 	l := g.known(v)
 	if l.prov == ProvMissing {

@@ -55,6 +55,11 @@ type Options struct {
 	// authorization of a server is always `sluice auth`.
 	Reauthorize *ReauthorizeOptions
 
+	// Profile narrows everything this gateway exposes (find, describe,
+	// call, execute, the served tools) to a declared profile; "" = none.
+	// Open refuses a profile that is not declared.
+	Profile string
+
 	testKnobs // set only by this package's tests
 }
 
@@ -206,7 +211,9 @@ func Open(opts *Options) (*Gateway, error) {
 		al, warnings := proc.ParseAllowList(csv)
 		g.allow, g.allowWarnings = al, warnings
 	}
-	g.reload()
+	if err := checkProfile(o.Profile, g.reload()); err != nil {
+		return nil, err
+	}
 	if err := g.initPipeline(); err != nil {
 		return nil, err
 	}

@@ -122,7 +122,11 @@ func (g *Gateway) Servers() *Report {
 		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "warning", File: "$SLUICE_ALLOW_COMMANDS", Message: w,
 			Fix: "list bare program names separated by commas, like node,uvx"})
 	}
+	sc := g.scopeOf(l)
 	for _, d := range l.Servers {
+		if !sc.hasServer(d.ID) {
+			continue
+		}
 		r.Servers = append(r.Servers, g.view(d, l, st))
 		for _, dg := range envDiagnostics(d) {
 			r.Diagnostics = append(r.Diagnostics, dg)
@@ -201,11 +205,17 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 // server resolves one declared server by id.
 func (g *Gateway) server(id string) (ServerView, error) {
 	l := g.reload()
+	if e, hidden := g.hiddenServerErr(l, id); hidden {
+		return ServerView{}, e
+	}
 	d, ok := l.Server(id)
 	if !ok {
+		sc := g.scopeOf(l)
 		known := make([]string, 0, len(l.Servers))
 		for _, s := range l.Servers {
-			known = append(known, s.ID)
+			if sc.hasServer(s.ID) {
+				known = append(known, s.ID)
+			}
 		}
 		msg := fmt.Sprintf("no server %q is declared", id)
 		if len(known) > 0 {

@@ -124,6 +124,11 @@ func (rs *runState) prepare(ti *toolInfo, capName string, args *starlark.Dict) p
 }
 
 func (rs *runState) unknownCapability(c string) string {
+	for fn, hc := range rs.names.hidden {
+		if hc == c {
+			return hiddenError(fn, c)
+		}
+	}
 	caps := make([]string, 0, len(rs.tools))
 	for k := range rs.tools {
 		caps = append(caps, k)

@@ -28,6 +28,10 @@ type Host interface {
 type Server struct {
 	ID    string // the sluice server id, e.g. "fs"
 	Tools []Tool
+	// Hidden names tools the operator's configuration hides: they are no
+	// functions, and a script naming one is told it is hidden rather
+	// than unknown.
+	Hidden []string
 }
 
 // Tool is one tool of a server, with its schemas as raw JSON.

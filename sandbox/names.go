@@ -53,6 +53,7 @@ type Names struct {
 	Modules map[string]string            // server id -> module name
 	Tools   map[string]string            // capability "<id>__<tool>" -> "module.function"
 	funcs   map[string]map[string]string // server id -> tool name -> function name
+	hidden  map[string]string            // "module.function" of a hidden tool -> its capability
 	// Collisions lists every name that had to be changed to stay unique,
 	// e.g. `server "my_db" is module my_db_2 (my_db is server "my-db")`.
 	Collisions []string
@@ -64,7 +65,7 @@ type Names struct {
 // collision group the names are handed out in byte order of the original
 // names: the first keeps the base name, the others get _2, _3, ...
 func Mangle(servers []Server) *Names {
-	n := &Names{Modules: map[string]string{}, Tools: map[string]string{}, funcs: map[string]map[string]string{}}
+	n := &Names{Modules: map[string]string{}, Tools: map[string]string{}, funcs: map[string]map[string]string{}, hidden: map[string]string{}}
 	ids := make([]string, 0, len(servers))
 	byID := map[string]Server{}
 	for _, s := range servers {
@@ -112,8 +113,20 @@ func Mangle(servers []Server) *Names {
 			n.Tools[id+"__"+t] = n.Modules[id] + "." + name
 		}
 		n.funcs[id] = fm
+		for _, t := range s.Hidden {
+			if fn := n.Modules[id] + "." + Ident(t); !seen[t] {
+				if _, taken := ftaken[Ident(t)]; !taken {
+					n.hidden[fn] = id + "__" + t
+				}
+			}
+		}
 	}
 	return n
+}
+
+// hiddenError is the message for a script naming a hidden tool.
+func hiddenError(fn, capability string) string {
+	return fmt.Sprintf("%s (%s) is hidden by configuration: the operator does not expose it", fn, capability)
 }
 
 func unique(base string, taken map[string]string) string {

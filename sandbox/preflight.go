@@ -108,6 +108,10 @@ func check(filename, src string, names *Names, tools map[string]*toolInfo, isPre
 				return ti, true
 			}
 		}
+		if c, ok := names.hidden[fn]; ok {
+			at(d.Name.NamePos, "%s", hiddenError(fn, c))
+			return nil, true
+		}
 		var known []string
 		for _, ti := range tools {
 			if ti.server == server {
@@ -131,7 +135,7 @@ func check(filename, src string, names *Names, tools map[string]*toolInfo, isPre
 			if ti, ok := tools[c]; ok {
 				return ti, true
 			}
-			at(lit.TokenPos, "%s", unknownCap(c, tools))
+			at(lit.TokenPos, "%s", unknownCap(c, tools, names))
 			return nil, true
 		}
 		return toolRef(e)
@@ -192,7 +196,12 @@ func invert(m map[string]string) map[string]string {
 	return o
 }
 
-func unknownCap(c string, tools map[string]*toolInfo) string {
+func unknownCap(c string, tools map[string]*toolInfo, names *Names) string {
+	for fn, hc := range names.hidden {
+		if hc == c {
+			return hiddenError(fn, c)
+		}
+	}
 	caps := sortedKeys(tools)
 	msg := fmt.Sprintf("unknown tool %q", c)
 	if best := closest(c, caps); best != "" {

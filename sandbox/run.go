@@ -77,7 +77,7 @@ func newRunState(ctx context.Context, host Host, lim Limits) *runState {
 		if _, done := rs.modules[mod]; done {
 			continue
 		}
-		tm := &toolModule{name: mod, server: s.ID, members: starlark.StringDict{}}
+		tm := &toolModule{name: mod, server: s.ID, members: starlark.StringDict{}, names: rs.names}
 		for _, t := range s.Tools {
 			c := s.ID + "__" + t.Name
 			if _, dup := rs.tools[c]; dup {
@@ -99,6 +99,7 @@ func newRunState(ctx context.Context, host Host, lim Limits) *runState {
 type toolModule struct {
 	name, server string
 	members      starlark.StringDict
+	names        *Names
 }
 
 var _ starlark.HasAttrs = (*toolModule)(nil)
@@ -112,6 +113,9 @@ func (m *toolModule) AttrNames() []string   { return m.members.Keys() }
 func (m *toolModule) Attr(name string) (starlark.Value, error) {
 	if v, ok := m.members[name]; ok {
 		return v, nil
+	}
+	if c, ok := m.names.hidden[m.name+"."+name]; ok {
+		return nil, errors.New(hiddenError(m.name+"."+name, c))
 	}
 	hint := ""
 	if best := closest(name, m.members.Keys()); best != "" {

@@ -26,7 +26,7 @@ const approvalWait = 5 * time.Minute
 func init() {
 	register("call", &command{
 		summary: "call one tool directly (launches its server when trusted)",
-		help: `Usage: sluice call CAPABILITY [KEY=VALUE ...] [--args JSON|@FILE|-] [--json] [--yes]
+		help: `Usage: sluice call CAPABILITY [KEY=VALUE ...] [--args JSON|@FILE|-] [--json] [--yes] [--profile NAME]
                    [--timeout DURATION] [--project DIR]
 
 Calls one capability (SERVER__TOOL, as listed by 'sluice find'). The server is
@@ -69,6 +69,7 @@ Flags:
   --timeout DURATION  give up after DURATION (e.g. 30s); the server's timeoutMs
                       (default 60s) applies too, whichever is shorter
   --project DIR       the project root (default: found from the working
+` + profileHelp + `
                       directory)
 
 Exit status:
@@ -92,6 +93,7 @@ func runCall(e *env) int {
 	yes := fs.Bool("yes", false, "")
 	timeout := fs.Duration("timeout", 0, "")
 	project := fs.String("project", "", "")
+	profile := fs.String("profile", "", "")
 	pos, code, ok := flagsOrExit(e, "call", fs)
 	if !ok {
 		return code
@@ -121,7 +123,7 @@ func runCall(e *env) int {
 		return usageErr(e, "call", "%v", err)
 	}
 
-	g, closeFn, code, ok := openGateway(e, "call", *project)
+	g, closeFn, code, ok := openGatewayProfile(e, "call", *project, *profile)
 	if !ok {
 		return code
 	}

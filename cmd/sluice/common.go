@@ -41,7 +41,8 @@ const exitCodeHelp = `Exit status:
        a fail-closed filter, unreadable files)
   2    bad input: flags, arguments, an unknown server or tool, no recorded catalog
   4    refused: the server is untrusted or stale, the call needs approval, or
-       the tool is held because it changed since it was reviewed
+       the tool is held because it changed since it was reviewed, or the
+       configuration hides it (a tool subset, enabled: false, a profile)
   130  interrupted (SIGINT or SIGTERM); every launched server was stopped
 `
 
@@ -51,7 +52,7 @@ func exitFor(err error) int {
 	switch gateway.KindOf(err) {
 	case gateway.KindBadInput, gateway.KindUnknown, gateway.KindMissing:
 		return exitUsage
-	case gateway.KindUntrusted, gateway.KindRefused, gateway.KindHeld:
+	case gateway.KindUntrusted, gateway.KindRefused, gateway.KindHeld, gateway.KindHidden:
 		return exitRefused
 	default:
 		return exitFailure
@@ -191,9 +192,20 @@ func logLevel(stderr io.Writer) slog.Level {
 // too. The caller must call the returned close function (it prints
 // incomplete teardowns).
 func openGateway(e *env, cmd, project string) (*gateway.Gateway, func(), int, bool) {
+	return openGatewayProfile(e, cmd, project, "")
+}
+
+// profileHelp documents --profile for the commands that take it.
+const profileHelp = `  --profile NAME only what profile NAME (profiles: in the user config)
+                 exposes: its servers and capabilities`
+
+// openGatewayProfile is openGateway narrowed to a declared profile ("" =
+// none); an undeclared profile is refused.
+func openGatewayProfile(e *env, cmd, project, profile string) (*gateway.Gateway, func(), int, bool) {
 	lockStderr(e)
 	level := logLevel(e.stderr)
 	opts := &gateway.Options{
+		Profile:       profile,
 		Project:       project,
 		Logger:        slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})),
 		ClientName:    "sluice",

@@ -12,7 +12,7 @@ import (
 func init() {
 	register("describe", &command{
 		summary: "show one capability (schemas, annotations, trust, admission) or a server's code-mode docs",
-		help: `Usage: sluice describe CAPABILITY [--json] [--project DIR]
+		help: `Usage: sluice describe CAPABILITY [--json] [--project DIR] [--profile NAME]
        sluice describe --docs SERVER [--json] [--project DIR]
 
 Shows everything sluice knows about one capability (SERVER__TOOL, as listed by
@@ -34,6 +34,7 @@ Flags:
   --docs         SERVER is a server id: print its code-mode docs
   --json         print the description as JSON
   --project DIR  the project root (default: found from the working directory)
+` + profileHelp + `
 
 ` + exitCodeHelp,
 		run: runDescribe,
@@ -45,6 +46,7 @@ func runDescribe(e *env) int {
 	asJSON := fs.Bool("json", false, "")
 	docs := fs.Bool("docs", false, "")
 	project := fs.String("project", "", "")
+	profile := fs.String("profile", "", "")
 	pos, code, ok := flagsOrExit(e, "describe", fs)
 	if !ok {
 		return code
@@ -58,7 +60,7 @@ func runDescribe(e *env) int {
 	// Listings show tool names, descriptions and schemas servers wrote:
 	// nothing of theirs reaches the terminal raw (see clean).
 	e.stdout = escapingWriter{w: e.stdout, json: *asJSON}
-	g, closeFn, code, ok := openGateway(e, "describe", *project)
+	g, closeFn, code, ok := openGatewayProfile(e, "describe", *project, *profile)
 	if !ok {
 		return code
 	}

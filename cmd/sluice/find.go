@@ -14,7 +14,7 @@ import (
 func init() {
 	register("find", &command{
 		summary: "search the tools of every declared server (from recorded catalogs)",
-		help: `Usage: sluice find [QUERY...] [--server ID] [--refresh] [--limit N] [--json] [--project DIR]
+		help: `Usage: sluice find [QUERY...] [--server ID] [--refresh] [--limit N] [--json] [--project DIR] [--profile NAME]
 
 Lists the servers (trust, action class, where their tool list came from, run
 status, and the exact fix when a server has no tools to show), then the tools,
@@ -42,6 +42,7 @@ Flags:
   --json         print the answer as JSON: {"query", "servers": [...],
                  "tools": [...], "more"}
   --project DIR  the project root (default: found from the working directory)
+` + profileHelp + `
 
 ` + exitCodeHelp,
 		run: runFind,
@@ -55,6 +56,7 @@ func runFind(e *env) int {
 	limit := fs.Int("limit", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	project := fs.String("project", "", "")
+	profile := fs.String("profile", "", "")
 	pos, code, ok := flagsOrExit(e, "find", fs)
 	if !ok {
 		return code
@@ -68,7 +70,7 @@ func runFind(e *env) int {
 	// Listings show tool names, descriptions and schemas servers wrote:
 	// nothing of theirs reaches the terminal raw (see clean).
 	e.stdout = escapingWriter{w: e.stdout, json: *asJSON}
-	g, closeFn, code, ok := openGateway(e, "find", *project)
+	g, closeFn, code, ok := openGatewayProfile(e, "find", *project, *profile)
 	if !ok {
 		return code
 	}

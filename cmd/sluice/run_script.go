@@ -17,7 +17,7 @@ const maxScriptBytes = 4 << 20
 func init() {
 	register("run", &command{
 		summary: "run a code-mode Starlark script that calls tools as functions",
-		help: `Usage: sluice run FILE|- [--json] [--timeout DURATION] [--project DIR]
+		help: `Usage: sluice run FILE|- [--json] [--timeout DURATION] [--project DIR] [--profile NAME]
 
 Runs a code-mode script (Starlark, a small Python dialect) from FILE, or from
 stdin with -. Every trusted server is a module named after its id and every
@@ -63,6 +63,7 @@ Flags:
   --timeout DURATION  wall time of the run (e.g. 10s), capped by the
                       sandbox.timeoutMs setting (default 30s)
   --project DIR       the project root (default: found from the working
+` + profileHelp + `
                       directory)
 
 Exit status:
@@ -87,6 +88,7 @@ func runScript(e *env) int {
 	asJSON := fs.Bool("json", false, "")
 	timeout := fs.Duration("timeout", 0, "")
 	project := fs.String("project", "", "")
+	profile := fs.String("profile", "", "")
 	pos, code, ok := flagsOrExit(e, "run", fs)
 	if !ok {
 		return code
@@ -104,7 +106,7 @@ func runScript(e *env) int {
 		return usageErr(e, "run", "%v", err)
 	}
 
-	g, closeFn, code, ok := openGateway(e, "run", *project)
+	g, closeFn, code, ok := openGatewayProfile(e, "run", *project, *profile)
 	if !ok {
 		return code
 	}

@@ -20,7 +20,7 @@ func init() {
 		summary: "serve the gateway to agents as an MCP server (stdio or HTTP)",
 		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat] [--no-prefix] [--server ID]
                     [--allow-remote] [--token-file FILE] [--log-level LEVEL]
-                    [--project DIR] [--read-timeout DUR] [--idle-timeout DUR]
+                    [--project DIR] [--profile NAME] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
                     [--admin ADDR] [--admin-remote] [--approval-timeout DUR]
 
@@ -61,6 +61,13 @@ the same listener; --admin ADDR serves it on its own loopback address (with
 stdio too). It answers loopback clients only, even with --allow-remote,
 unless --admin-remote is given; with a token it asks for it once.
 
+Profiles: --profile NAME serves only what profiles.NAME in the user config
+exposes (its servers, and of their tools those matching its capability
+globs), in every mode; a profile that is not declared is refused. Over HTTP
+each profile gets its own listener: run one 'sluice serve --http ADDR
+--profile NAME' per profile, each on its own address, so a client's URL
+decides what it sees and no request can pick a wider profile.
+
 Approvals: a call that needs approval is asked of the agent's user through
 MCP elicitation when the agent's client supports it; otherwise it waits
 (--approval-timeout, default 2m) for a decision on the dashboard's Activity
@@ -88,6 +95,7 @@ Flags:
   --approval-timeout DUR
                       how long a call waits for a dashboard decision
                       (default 2m)
+  --profile NAME      serve only what profile NAME exposes (see Profiles)
 
 HTTP limits (slow or greedy clients cannot hold the gateway):
   --read-timeout DUR  a whole request (headers and body) must arrive within
@@ -124,6 +132,7 @@ func runServe(e *env) int {
 	tokenFile := fs.String("token-file", "", "")
 	level := fs.String("log-level", "", "")
 	project := fs.String("project", "", "")
+	profile := fs.String("profile", "", "")
 	readTimeout := fs.Duration("read-timeout", 0, "")
 	idleTimeout := fs.Duration("idle-timeout", 0, "")
 	maxConns := fs.Int("max-conns-per-client", 0, "")
@@ -192,6 +201,7 @@ func runServe(e *env) int {
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
 	opts := &gateway.Options{
+		Profile:       *profile,
 		Project:       *project,
 		Logger:        log,
 		ClientName:    "sluice",

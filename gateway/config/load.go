@@ -21,7 +21,11 @@ type LoadOptions struct {
 
 // Loaded is the merged result of both scopes.
 type Loaded struct {
-	Servers     []Server // user servers first, then project servers, each in file order
+	Servers []Server // user servers first, then project servers, each in file order
+	// Disabled are the valid declarations with enabled: false, in the
+	// same order; they are not loaded, but a disabled user server still
+	// shadows a project server of the same id.
+	Disabled    []Server
 	Settings    Settings // user scope only
 	Diagnostics []Diagnostic
 	UserFile    string // path looked at ("" if the config dir is unknown)
@@ -118,7 +122,7 @@ func Load(opts LoadOptions) *Loaded {
 	seen := map[string]Server{}
 	for _, s := range user {
 		seen[s.ID] = s
-		l.Servers = append(l.Servers, s)
+		l.add(s)
 	}
 	for _, s := range project {
 		if u, ok := seen[s.ID]; ok {
@@ -130,9 +134,19 @@ func Load(opts LoadOptions) *Loaded {
 			})
 			continue
 		}
-		l.Servers = append(l.Servers, s)
+		l.add(s)
 	}
+	l.checkProfiles()
 	return l
+}
+
+// add files a declaration under Servers or, when disabled, Disabled.
+func (l *Loaded) add(s Server) {
+	if s.Disabled {
+		l.Disabled = append(l.Disabled, s)
+		return
+	}
+	l.Servers = append(l.Servers, s)
 }
 
 // resolve sets each server's Program: its command resolved on the

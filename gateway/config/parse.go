@@ -22,10 +22,13 @@ const (
 	msgActionClass = "only allowed in user config; use the project trust record"
 )
 
-var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results"}
+var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results", "profiles"}
 
 var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes", "cli",
-	"url", "headers", "transport", "oauth", "allowPrivate", "onToolChange"}
+	"url", "headers", "transport", "oauth", "allowPrivate", "onToolChange", "tools", "enabled"}
+
+// sharedServerKeys apply to local and remote servers alike.
+var sharedServerKeys = []string{"timeoutMs", "actionClass", "onToolChange", "tools", "enabled"}
 
 // parser collects diagnostics for one file.
 type parser struct {
@@ -125,7 +128,7 @@ func Parse(data []byte, file string, scope Scope, base string) (servers []Server
 		case "servers":
 			servers = p.servers(kv.v)
 			continue
-		case "approve", "idleTimeoutMs", "sandbox", "filters", "results":
+		case "approve", "idleTimeoutMs", "sandbox", "filters", "results", "profiles":
 			if scope == ScopeProject {
 				p.errf(kv.k, kv.key, "move it to the user config (<config dir>/mcp.yaml)", "%s is only allowed in user config", kv.key)
 				continue
@@ -408,7 +411,7 @@ func (p *parser) server(kv kv) Server {
 	}
 	isRemote := p.remoteBlock(&s, pairs, dup, field)
 	for _, f := range pairs {
-		if dup[f.key] || (isRemote && f.key != "timeoutMs" && f.key != "actionClass" && f.key != "onToolChange" && contains(serverKeys, f.key)) {
+		if dup[f.key] || (isRemote && !contains(sharedServerKeys, f.key) && contains(serverKeys, f.key)) {
 			continue // remoteBlock handled it
 		}
 		ff := joinField(field, f.key)
@@ -457,6 +460,12 @@ func (p *parser) server(kv kv) Server {
 			cwdNode = p.cliBlock(&s, f.v, ff)
 		case "onToolChange":
 			p.onToolChange(&s, f, ff)
+		case "tools":
+			p.toolSubset(&s, f.v, ff)
+		case "enabled":
+			if v, ok := p.boolean(f.v, ff); ok {
+				s.Disabled = !v
+			}
 		default:
 			p.unknown(f.k, field, f.key, serverKeys)
 		}

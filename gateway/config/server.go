@@ -72,6 +72,13 @@ type Server struct {
 	// templates the gateway runs itself, and Command and Args are empty.
 	CLI *CLI
 
+	// Tools narrows which of the server's tools are exposed (not bound by
+	// the digest: it only ever narrows).
+	Tools ToolSubset
+	// Disabled (enabled: false) keeps the declaration without loading it:
+	// Load lists it in Loaded.Disabled, not in Loaded.Servers.
+	Disabled bool
+
 	// Digest is the SHA-256 (hex) of the canonical declaration; see Digest.
 	Digest string
 }

@@ -21,6 +21,7 @@ type Settings struct {
 	Sandbox       SandboxLimits
 	Filters       []Filter
 	Results       Results
+	Profiles      map[string]Profile // by name; nil = none declared
 
 	// Invalid lists the top-level settings keys that had errors and were
 	// dropped (left at their defaults). A gateway that cannot run safely
@@ -95,6 +96,8 @@ func (p *parser) setting(st *Settings, f kv) {
 		p.filters(st, f.v)
 	case "results":
 		p.results(st, f.v)
+	case "profiles":
+		p.profiles(st, f.v)
 	}
 }
 

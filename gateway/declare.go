@@ -1,0 +1,107 @@
+package gateway
+
+// This file manages declarations from the CLI ('sluice add', 'update',
+// 'remove', 'enable', 'disable', 'tools'): it picks the file (user, or the
+// project's with project set), hands the edit to config (which keeps the
+// file's text as written, validates like Load and writes atomically) and
+// turns refusals into gateway errors.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"sluice/gateway/config"
+)
+
+// ServerSpec is what 'sluice add' declares and 'sluice update' changes.
+type ServerSpec = config.ServerSpec
+
+// EnvVar is one KEY=VALUE of a ServerSpec.
+type EnvVar = config.EnvVar
+
+// Change is a written edit of a declaration file: which file, and the
+// changed lines.
+type Change = config.Change
+
+func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
+	l := g.reload()
+	if !project {
+		base := g.configDir
+		if c, err := config.CanonicalDir(g.configDir); err == nil {
+			base = c
+		}
+		return config.EditTarget{File: g.UserFile(), Scope: config.ScopeUser, Base: base, Getenv: g.opts.Getenv}, nil
+	}
+	if l.ProjectRoot == "" {
+		return config.EditTarget{}, &Error{Kind: KindBadInput, Message: "no project root: run inside a project (a directory with .sluice or .git) or pass --project-dir DIR"}
+	}
+	return config.EditTarget{File: filepath.Join(l.ProjectRoot, config.ProjectDirName, config.ProjectFileName), Scope: config.ScopeProject,
+		Base: l.ProjectRoot, Getenv: g.opts.Getenv}, nil
+}
+
+func (g *Gateway) applyEdit(project bool, id string, fn func(config.EditTarget) (*Change, error)) (*Change, error) {
+	if !config.ValidID(id) || strings.Contains(id, Sep) {
+		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("%q is not a server id: use lowercase letters, digits, _ and -, starting with a letter or digit, at most 32 characters, no __", id)}
+	}
+	t, err := g.editTarget(project)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := fn(t)
+	if err != nil {
+		var ee *config.EditError
+		switch {
+		case errors.As(err, &ee):
+			msg := ee.Message
+			for _, d := range ee.Diagnostics {
+				msg += "\n  " + d.String()
+			}
+			return nil, &Error{Kind: KindBadInput, Server: id, Message: ee.File + ": " + msg, Err: err}
+		case errors.Is(err, config.ErrServerNotFound):
+			return nil, &Error{Kind: KindUnknown, Server: id, Message: fmt.Sprintf("no server %s is declared in %s", id, t.File),
+				Remedy: fixUser(fmt.Sprintf("declare it with 'sluice add %s -- COMMAND [ARGS...]'%s", id, map[bool]string{true: " --project", false: ""}[project]))}
+		}
+		return nil, &Error{Kind: KindGateway, Server: id, Message: err.Error(), Err: err}
+	}
+	g.reload()
+	return ch, nil
+}
+
+// AddServer declares server id in the user file (project: the project's
+// .sluice/mcp.yaml, whose servers then need 'sluice trust').
+func (g *Gateway) AddServer(project bool, id string, spec ServerSpec) (*Change, error) {
+	if (spec.Command == "") == (spec.URL == "") {
+		return nil, &Error{Kind: KindBadInput, Server: id, Message: "give the server's command after --, or --url URL for a remote server (one of them)"}
+	}
+	return g.applyEdit(project, id, func(t config.EditTarget) (*Change, error) { return config.AddServer(t, id, spec) })
+}
+
+// UpdateServer changes fields of a declared server.
+func (g *Gateway) UpdateServer(project bool, id string, spec ServerSpec) (*Change, error) {
+	return g.applyEdit(project, id, func(t config.EditTarget) (*Change, error) { return config.UpdateServer(t, id, spec) })
+}
+
+// RemoveServer deletes a server's declaration.
+func (g *Gateway) RemoveServer(project bool, id string) (*Change, error) {
+	ch, err := g.applyEdit(project, id, func(t config.EditTarget) (*Change, error) { return config.RemoveServer(t, id) })
+	if err == nil {
+		for _, p := range g.reload().Settings.ProfilesNaming(id) {
+			ch.Warnings = append(ch.Warnings, config.Diagnostic{Severity: config.SeverityWarning, File: g.UserFile(), Field: "profiles." + p + ".servers",
+				Message: fmt.Sprintf("profile %s still names server %s", p, id), Fix: "remove it from the profile"})
+		}
+	}
+	return ch, err
+}
+
+// SetEnabled enables (removes enabled: false) or disables a server.
+func (g *Gateway) SetEnabled(project bool, id string, enabled bool) (*Change, error) {
+	return g.applyEdit(project, id, func(t config.EditTarget) (*Change, error) { return config.SetEnabled(t, id, enabled) })
+}
+
+// SetTools sets a server's tool subset (nil list: unchanged; reset: all
+// tools visible again).
+func (g *Gateway) SetTools(project bool, id string, allow, deny []string, reset bool) (*Change, error) {
+	return g.applyEdit(project, id, func(t config.EditTarget) (*Change, error) { return config.SetTools(t, id, allow, deny, reset) })
+}
