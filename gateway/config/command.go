@@ -16,7 +16,11 @@ var perlModuleRe = regexp.MustCompile(`^-?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+
 // normalizeProgram is the name a command is compared by: the lowercased
 // basename without a Windows executable extension.
 func normalizeProgram(c string) string {
-	b := strings.ToLower(path.Base(path.Clean(filepath.ToSlash(c))))
+	c = filepath.ToSlash(c)
+	if windowsPaths {
+		c = strings.ReplaceAll(c, `\`, "/")
+	}
+	b := strings.ToLower(path.Base(path.Clean(c)))
 	for _, ext := range []string{".exe", ".com", ".bat", ".cmd", ".ps1", ".bin"} {
 		b = strings.TrimSuffix(b, ext)
 	}

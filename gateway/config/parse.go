@@ -9,11 +9,14 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"sluice/gateway/proc"
 )
 
 // Fix texts used in several places.
@@ -490,10 +493,24 @@ func (p *parser) server(kv kv) Server {
 	return s
 }
 
+// windowsPaths: commands are read as Windows reads them (drive-letter and
+// UNC absolute paths, either separator). A variable so that tests check
+// both rules on every platform.
+var windowsPaths = runtime.GOOS == "windows"
+
 // command validates a launch command: an absolute path or a bare program
-// name, never a shell, never a command line.
+// name, never a shell, never a command line. On Windows an absolute path
+// may hold backslashes, spaces, parentheses and ~ (C:\Program Files
+// (x86)\..., PROGRA~1): it is never split or given to a shell, and those
+// are ordinary in its file names.
 func (p *parser) command(n *yaml.Node, field, c string) bool {
 	fixArgs := "put the program in command and each argument in args, e.g. command: npx, args: [-y, pkg]"
+	space, syntax := " \t\n\r\v\f", "|&;<>()$`\"'*?[]{}!~#"
+	_, winAbs := proc.WindowsAbs(c)
+	winAbs = winAbs && windowsPaths
+	if winAbs {
+		space, syntax = "\t\n\r\v\f", "|&;<>$`\"'*?[]{}!#"
+	}
 	switch {
 	case c == "":
 		p.errf(n, field, "name a program", "command is empty")
@@ -501,22 +518,26 @@ func (p *parser) command(n *yaml.Node, field, c string) bool {
 	case len(c) > MaxCommandBytes:
 		p.errf(n, field, fmt.Sprintf("shorten it to at most %d bytes", MaxCommandBytes), "command is %d bytes, over the %d-byte cap", len(c), MaxCommandBytes)
 		return false
-	case strings.ContainsAny(c, " \t\n\r\v\f"):
+	case strings.ContainsAny(c, space) || strings.TrimSpace(c) != c ||
+		winAbs && (strings.Contains(c, " -") || strings.Contains(c, " /")): // C:\x\tool.exe -y
 		p.errf(n, field, fixArgs, "command %q looks like a shell command line (it contains whitespace); commands are never run through a shell", c)
 		return false
-	case strings.ContainsAny(c, "|&;<>()$`\"'*?[]{}!~#"):
+	case strings.ContainsAny(c, syntax):
 		p.errf(n, field, fixArgs, "command %q contains shell syntax; commands are never run through a shell", c)
 		return false
 	case hasControl(c):
 		p.errf(n, field, "remove control characters", "command contains a control character")
 		return false
-	case strings.Contains(c, `\`):
+	case !windowsPaths && strings.Contains(c, `\`):
 		p.errf(n, field, "use an absolute path with / or a bare program name", "command %q contains a backslash", c)
 		return false
 	case strings.HasPrefix(c, "-"):
 		p.errf(n, field, "name a program; flags go in args", "command %q starts with -", c)
 		return false
-	case strings.Contains(c, "/") && !path.IsAbs(c):
+	case windowsPaths && strings.ContainsAny(c, `/\:`) && !winAbs:
+		p.errf(n, field, `use an absolute path such as C:\Tools\tool.exe or a bare program name found on PATH`, "relative command path %q is not allowed (it would depend on the working directory or drive)", c)
+		return false
+	case !windowsPaths && strings.Contains(c, "/") && !path.IsAbs(c):
 		p.errf(n, field, "use an absolute path or a bare program name found on PATH", "relative command path %q is not allowed (it would depend on the working directory)", c)
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -192,7 +193,7 @@ func TestParseRejections(t *testing.T) {
 		{"relative dot", ScopeUser, srv("    command: ./x\n"), []string{}, diagWant{3, 14, "servers.s.command", "relative command path"}},
 		{"relative dir", ScopeUser, srv("    command: a/b\n"), []string{}, diagWant{3, 14, "servers.s.command", "relative command path"}},
 		{"relative tilde", ScopeUser, srv("    command: bin/x\n"), []string{}, diagWant{3, 14, "servers.s.command", "relative command path"}},
-		{"backslash", ScopeUser, srv("    command: 'c:\\x'\n"), []string{}, diagWant{3, 14, "servers.s.command", "backslash"}},
+		{"backslash", ScopeUser, srv("    command: 'c\\x'\n"), []string{}, diagWant{3, 14, "servers.s.command", map[bool]string{false: "backslash", true: "relative command path"}[windowsPaths]}},
 		{"flag command", ScopeUser, srv("    command: -x\n"), []string{}, diagWant{3, 14, "servers.s.command", "starts with -"}},
 		{"args not list", ScopeUser, srv("    command: x\n    args: a\n"), []string{}, diagWant{4, 11, "servers.s.args", "must be a list"}},
 		{"args number", ScopeUser, srv("    command: x\n    args: [a, 8080]\n"), []string{}, diagWant{4, 15, "servers.s.args[1]", "must be a string, got an integer"}},
@@ -496,4 +497,84 @@ func TestParseCaps(t *testing.T) {
 			t.Fatalf("over cap: servers %d;%s", len(ss), dump(ds))
 		}
 	})
+}
+
+// TestParseWindowsCommands: with Windows' path rules (as on Windows), an
+// absolute command may be a drive-letter or UNC path with either
+// separator, spaces, parentheses and ~; a relative, rooted or
+// drive-relative one is refused, and so are shells by their full path.
+// With Unix rules the same backslash paths are refused.
+func TestParseWindowsCommands(t *testing.T) {
+	old := windowsPaths
+	t.Cleanup(func() { windowsPaths = old })
+	for _, c := range []struct {
+		command string
+		msg     string // "" = accepted
+	}{
+		{`C:\Tools\server.exe`, ""},
+		{`c:/tools/server.exe`, ""},
+		{`C:\Program Files (x86)\nodejs\node.exe`, ""},
+		{`C:\PROGRA~1\nodejs\node.exe`, ""},
+		{`\\fileserver\share\bin\server.exe`, ""},
+		{`node`, ""},
+		{`tools\server.exe`, "relative command path"},
+		{`.\server.exe`, "relative command path"},
+		{`\tools\server.exe`, "relative command path"},
+		{`C:server.exe`, "relative command path"},
+		{`/usr/bin/server`, "relative command path"},
+		{`C:\Windows\System32\cmd.exe`, "is a shell"},
+		{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "is a shell"},
+		{`C:\Tools\server.exe -y`, "shell command line"},
+		{`C:\Tools\server.exe --port 3`, "shell command line"},
+		{`C:\Tools\server.exe /port:3`, "shell command line"},
+		{`C:\Tools\a&b.exe`, "shell syntax"},
+		{`C:\Tools\server.exe `, "whitespace"},
+		{"C:\\Tools\\ser\tver.exe", "whitespace"},
+		{`Program Files\x.exe`, "whitespace"},
+	} {
+		windowsPaths = true
+		text := "servers:\n  s:\n    command: " + strconv.Quote(c.command) + "\n"
+		ss, _, ds := parseIn(t, ScopeUser, t.TempDir(), text)
+		switch {
+		case c.msg == "" && (len(ss) != 1 || len(ds) != 0):
+			t.Errorf("%q refused on Windows:%s", c.command, dump(ds))
+		case c.msg != "" && (len(ss) != 0 || len(ds) != 1 || !strings.Contains(ds[0].Message, c.msg) || ds[0].Field != "servers.s.command"):
+			t.Errorf("%q on Windows: want one error %q, got servers %v%s", c.command, c.msg, ids(ss), dump(ds))
+		}
+		if strings.Contains(c.command, `\`) {
+			windowsPaths = false
+			if ss, _, ds := parseIn(t, ScopeUser, t.TempDir(), text); len(ss) != 0 || len(ds) == 0 {
+				t.Errorf("%q accepted with Unix path rules", c.command)
+			}
+		}
+	}
+}
+
+// TestParseCRLF: a file saved with Windows line endings (and with the
+// byte-order mark some Windows editors write) parses to the same servers and the same diagnostics (line, column, message) as with
+// LF, and no value or message picks up a CR.
+func TestParseCRLF(t *testing.T) {
+	base := t.TempDir()
+	for _, text := range []string{
+		"servers:\n  a:\n    command: node\n    args: [x, \"y z\"]\n    env: {K: v}\n",
+		"servers:\n  a: {command: x}\n  b: {command: bash}\n  c:\n    command: ./rel\n",
+		"servers:\n  a:\n    command: x\n    args: a\n    timeoutMs: -1\n",
+		"a: b\nc: d: e\n",
+	} {
+		crlf := strings.ReplaceAll(text, "\n", "\r\n")
+		ss1, _, ds1 := parseIn(t, ScopeUser, base, text)
+		ss2, _, ds2 := parseIn(t, ScopeUser, base, crlf)
+		j1, _ := json.Marshal([]any{ss1, ds1})
+		j2, _ := json.Marshal([]any{ss2, ds2})
+		if string(j1) != string(j2) {
+			t.Errorf("CRLF changes the result of %q:\nLF:   %s\nCRLF: %s", text, j1, j2)
+		}
+		if strings.Contains(string(j2), `\r`) {
+			t.Errorf("a CR reached a value or message: %s", j2)
+		}
+		ss3, _, ds3 := parseIn(t, ScopeUser, base, "\ufeff"+crlf)
+		if j3, _ := json.Marshal([]any{ss3, ds3}); string(j3) != string(j1) {
+			t.Errorf("a byte-order mark changes the result of %q:\nLF:  %s\nBOM: %s", text, j1, j3)
+		}
+	}
 }

@@ -387,3 +387,10 @@ func windowsEnvBlock(env []string) ([]uint16, error) {
 	}
 	return append(out, 0), nil
 }
+
+// WindowsAbs reports whether p is an absolute Windows path (a drive
+// letter, colon and separator, or \\server\share\...; either separator)
+// and returns its clean form with backslashes. It is pure string work, so
+// configuration can be checked the way Windows will read it on any
+// platform.
+func WindowsAbs(p string) (string, bool) { return winAbs(p) }
