@@ -32,6 +32,7 @@ const (
 	modSDK        = "github.com/modelcontextprotocol/go-sdk"
 	modPrometheus = "github.com/prometheus/client_golang"
 	modOAuth2     = "golang.org/x/oauth2"
+	modTOML       = "github.com/BurntSushi/toml"
 )
 
 // modules maps each third-party module to the packages that may use it
@@ -45,6 +46,7 @@ var modules = map[string][]string{
 	modSDK:        {"gateway/front", "gateway/remote"},
 	modPrometheus: {"gateway/front"},
 	modOAuth2:     {"gateway/oauth"},
+	modTOML:       {"gateway/clients"},
 }
 
 // layers is the allow-list: package (relative to the module root; a
@@ -73,7 +75,7 @@ var layers = map[string][]string{
 	"gateway/oauth":                      {"gateway/remote", "gateway/proc", modOAuth2},
 	"gateway/clitool":                    {"gateway/proc"},
 	"gateway/admin":                      {},
-	"gateway/clients":                    {},
+	"gateway/clients":                    {"gateway/internal/files", modTOML},
 	"sandbox":                            {modStarlark},
 	"wasm":                               {modWazero},
 	"wasm/guest":                         {},

@@ -139,3 +139,11 @@ func (e *OverrideError) Error() string {
 }
 
 func (e *OverrideError) Unwrap() error { return ErrRelativeOverride }
+
+// AppendError refuses AppendServers: the file is left as it was.
+type AppendError struct {
+	File    string
+	Message string
+}
+
+func (e *AppendError) Error() string { return e.File + ": " + e.Message }

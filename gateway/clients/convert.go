@@ -1,0 +1,327 @@
+package clients
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Decl is an Entry as a sluice declaration.
+type Decl struct {
+	ID        string // the sluice server id
+	From      string // the entry's name in the client's file
+	Line      int
+	Command   string
+	Args      []string
+	Cwd       string
+	Env       []KV // values are literal text or ${env:NAME} references
+	URL       string
+	Transport string
+	Headers   []KV
+	TimeoutMs int
+	// Notes are for the person: what to set, what was not imported.
+	// They never hold a secret value.
+	Notes []string
+	// SetVars are the variables the person must set for the server to
+	// start (each a former literal secret or client prompt).
+	SetVars []string
+	// Skip, when set, says why the entry is not imported at all.
+	Skip string
+}
+
+// ConvertOptions tunes Convert.
+type ConvertOptions struct {
+	// Taken reports a server id already declared where the import
+	// writes, with where ("" = free).
+	Taken func(id string) string
+	// Workspace replaces ${workspaceFolder} and ${workspaceRoot} ("" =
+	// left as written, with a note).
+	Workspace string
+}
+
+var (
+	idBad      = regexp.MustCompile(`[^a-z0-9_-]+`)
+	secretName = regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|_key$|^key$)`)
+	tokenShape = regexp.MustCompile(`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|sk_test_|rk_live_|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ|npm_|hf_|pypi-|dop_v1_|shpat_)`)
+	opaque     = regexp.MustCompile(`^[A-Za-z0-9_\-+=]{24,}$`)
+	digit      = regexp.MustCompile(`[0-9]`)
+	letter     = regexp.MustCompile(`[A-Za-z]`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// refs in the clients' syntaxes: ${env:NAME}, ${NAME}, ${NAME:-x}, $NAME, ${input:ID}, ${workspaceFolder}
+	refPat = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\$\{input:([^}]*)\}|\$\{(workspaceFolder|workspaceRoot|userHome)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+)
+
+// ID turns a client's server name into a sluice server id:
+// lowercase, runs of other characters as "-", no "__", at most 32
+// characters. "" when nothing is left.
+func ID(name string) string {
+	s := idBad.ReplaceAllString(strings.ToLower(name), "-")
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	s = strings.Trim(s, "-_")
+	if len(s) > 32 {
+		s = strings.TrimRight(s[:32], "-_")
+	}
+	return s
+}
+
+// LooksSecret reports whether an env entry or header is probably a
+// credential: by its name or by the shape of its value.
+func LooksSecret(key, value string) bool {
+	if value == "" || isRefOnly(value) {
+		return false
+	}
+	if secretName.MatchString(key) {
+		return true
+	}
+	v := value
+	for _, p := range []string{"Bearer ", "bearer ", "Basic ", "token ", "Token "} {
+		v = strings.TrimPrefix(v, p)
+	}
+	return tokenShape.MatchString(v) || (opaque.MatchString(v) && digit.MatchString(v) && letter.MatchString(v))
+}
+
+func isRefOnly(v string) bool {
+	loc := refPat.FindStringIndex(v)
+	return loc != nil && loc[0] == 0 && loc[1] == len(v)
+}
+
+// varName makes an environment variable name from parts.
+func varName(parts ...string) string {
+	s := strings.ToUpper(strings.Join(parts, "_"))
+	s = regexp.MustCompile(`[^A-Z0-9_]+`).ReplaceAllString(s, "_")
+	s = strings.Trim(s, "_")
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		s = "V_" + s
+	}
+	return s
+}
+
+// Convert turns a file's entries into declarations. Entries whose id is
+// taken or that declare neither a command nor a url come back with Skip.
+func Convert(src *Source, o ConvertOptions) []Decl {
+	var out []Decl
+	used := map[string]bool{}
+	for _, e := range src.Entries {
+		d := Decl{From: e.Name, Line: e.Line, Command: e.Command, Args: e.Args, Cwd: e.Cwd, URL: e.URL, TimeoutMs: e.TimeoutMs}
+		d.ID = ID(e.Name)
+		base := d.ID
+		for n := 2; d.ID != "" && used[d.ID]; n++ {
+			d.ID = fmt.Sprintf("%s-%d", strings.TrimRight(base[:min(len(base), 29)], "-_"), n)
+		}
+		switch {
+		case d.ID == "":
+			d.Skip = fmt.Sprintf("the name %q has no letters or digits to make a server id of", e.Name)
+		case e.Command == "" && e.URL == "":
+			d.Skip = "it declares neither a command nor a url"
+		case e.Command != "" && e.URL != "":
+			d.Skip = "it declares both a command and a url"
+		}
+		if d.Skip == "" && o.Taken != nil {
+			if where := o.Taken(d.ID); where != "" {
+				d.Skip = fmt.Sprintf("server %s is already declared in %s", d.ID, where)
+			}
+		}
+		if d.Skip != "" {
+			out = append(out, d)
+			continue
+		}
+		used[d.ID] = true
+		if d.ID != e.Name {
+			d.Notes = append(d.Notes, fmt.Sprintf("named %s (sluice ids are lowercase letters, digits, - and _)", d.ID))
+		}
+		if e.URL != "" {
+			d.Transport = e.Transport
+		}
+		if e.Disabled {
+			d.Notes = append(d.Notes, "disabled in "+src.Client.Title)
+		}
+		for i, a := range d.Args {
+			d.Args[i] = d.literal(a, "args", o)
+		}
+		d.Cwd = d.literal(d.Cwd, "cwd", o)
+		for _, kv := range e.Env {
+			d.Env = append(d.Env, KV{Key: kv.Key, Value: d.value(kv.Key, kv.Value, kv.Key, o)})
+		}
+		if e.BearerEnv != "" {
+			e.Headers = append(e.Headers, KV{Key: "Authorization", Value: "Bearer ${env:" + e.BearerEnv + "}"})
+		}
+		for _, h := range e.Headers {
+			d.Headers = append(d.Headers, KV{Key: h.Key, Value: d.header(h.Key, h.Value, o)})
+		}
+		d.Notes = append(d.Notes, e.Problems...)
+		out = append(out, d)
+	}
+	return out
+}
+
+// literal handles a field sluice passes as written (args, cwd): workspace
+// references are replaced when o says with what; other references stay,
+// with a note.
+func (d *Decl) literal(v, field string, o ConvertOptions) string {
+	if !strings.Contains(v, "$") {
+		return v
+	}
+	out := refPat.ReplaceAllStringFunc(v, func(m string) string {
+		sub := refPat.FindStringSubmatch(m)
+		if sub[3] == "workspaceFolder" || sub[3] == "workspaceRoot" {
+			if o.Workspace != "" {
+				return o.Workspace
+			}
+		}
+		return m
+	})
+	if refPat.MatchString(out) {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s holds %s, which sluice passes as written (it expands references only in env and headers)", field, quoteNote(out)))
+	}
+	return out
+}
+
+func quoteNote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// value converts an env value: references become ${env:NAME}; a
+// literal secret becomes ${env:KEY} with a note (the value is dropped).
+func (d *Decl) value(key, v, want string, o ConvertOptions) string {
+	if refPat.MatchString(v) {
+		return d.refs(v, want)
+	}
+	if LooksSecret(key, v) {
+		name := want
+		if !envName.MatchString(name) {
+			name = varName(d.ID, key)
+		}
+		d.need(name, fmt.Sprintf("env %s looked like a secret and was not copied: set %s in the environment sluice runs in", key, name))
+		return "${env:" + name + "}"
+	}
+	return v
+}
+
+// header converts a header value like value, keeping an auth scheme.
+func (d *Decl) header(key, v string, o ConvertOptions) string {
+	if refPat.MatchString(v) {
+		return d.refs(v, varName(d.ID, key))
+	}
+	if !LooksSecret(key, v) {
+		return v
+	}
+	scheme := ""
+	for _, p := range []string{"Bearer ", "bearer ", "Basic ", "basic ", "token ", "Token "} {
+		if strings.HasPrefix(v, p) {
+			scheme = p
+		}
+	}
+	name := varName(d.ID, key)
+	if scheme != "" {
+		name = varName(d.ID, "token")
+	}
+	d.need(name, fmt.Sprintf("header %s looked like a secret and was not copied: set %s in the environment sluice runs in", key, name))
+	return scheme + "${env:" + name + "}"
+}
+
+// refs rewrites every reference of v into sluice's ${env:NAME}.
+func (d *Decl) refs(v, fallback string) string {
+	return refPat.ReplaceAllStringFunc(v, func(m string) string {
+		sub := refPat.FindStringSubmatch(m)
+		switch {
+		case sub[1] != "":
+			return m
+		case sub[2] != "":
+			name := varName(d.ID, sub[2])
+			d.need(name, fmt.Sprintf("%s was asked for by a client prompt (input %q): set %s instead", fallback, sub[2], name))
+			return "${env:" + name + "}"
+		case sub[3] != "":
+			d.Notes = append(d.Notes, fmt.Sprintf("${%s} has no sluice counterpart and was kept as text", sub[3]))
+			return m
+		case sub[4] != "":
+			if sub[5] != "" {
+				d.Notes = append(d.Notes, fmt.Sprintf("the default of ${%s%s} was dropped: sluice requires %s to be set", sub[4], sub[5], sub[4]))
+			}
+			return "${env:" + sub[4] + "}"
+		default:
+			return "${env:" + sub[6] + "}"
+		}
+	})
+}
+
+func (d *Decl) need(name, note string) {
+	for _, n := range d.SetVars {
+		if n == name {
+			return
+		}
+	}
+	d.SetVars = append(d.SetVars, name)
+	d.Notes = append(d.Notes, note)
+}
+
+// Render writes decls (those without Skip) as the members of a servers
+// mapping, each entry indented by indent and its fields by two more
+// levels of the same unit, with the notes as comments above it. Strings
+// are double-quoted (JSON escapes are YAML escapes).
+func Render(decls []Decl, src *Source, indent, unit string) string {
+	var b strings.Builder
+	in := indent + unit
+	for _, d := range decls {
+		if d.Skip != "" {
+			continue
+		}
+		where := src.Client.Title
+		if src.Path != "" {
+			where += ", " + src.Path
+		}
+		fmt.Fprintf(&b, "%s# imported from %s: %s\n", indent, where, q(d.From))
+		for _, n := range d.Notes {
+			fmt.Fprintf(&b, "%s# note: %s\n", indent, strings.ReplaceAll(n, "\n", " "))
+		}
+		fmt.Fprintf(&b, "%s%s:\n", indent, d.ID)
+		if d.URL != "" {
+			fmt.Fprintf(&b, "%surl: %s\n", in, q(d.URL))
+			if d.Transport != "" && d.Transport != TransportAuto {
+				fmt.Fprintf(&b, "%stransport: %s\n", in, d.Transport)
+			}
+			if len(d.Headers) > 0 {
+				fmt.Fprintf(&b, "%sheaders:\n", in)
+				for _, h := range d.Headers {
+					fmt.Fprintf(&b, "%s%s%s: %s\n", in, unit, q(h.Key), q(h.Value))
+				}
+			}
+		} else {
+			fmt.Fprintf(&b, "%scommand: %s\n", in, q(d.Command))
+			if len(d.Args) > 0 {
+				qs := make([]string, len(d.Args))
+				for i, a := range d.Args {
+					qs[i] = q(a)
+				}
+				fmt.Fprintf(&b, "%sargs: [%s]\n", in, strings.Join(qs, ", "))
+			}
+			if d.Cwd != "" {
+				fmt.Fprintf(&b, "%scwd: %s\n", in, q(d.Cwd))
+			}
+			if len(d.Env) > 0 {
+				fmt.Fprintf(&b, "%senv:\n", in)
+				for _, kv := range d.Env {
+					fmt.Fprintf(&b, "%s%s%s: %s\n", in, unit, q(kv.Key), q(kv.Value))
+				}
+			}
+		}
+		if d.TimeoutMs > 0 {
+			fmt.Fprintf(&b, "%stimeoutMs: %d\n", in, d.TimeoutMs)
+		}
+	}
+	return b.String()
+}
+
+// q double-quotes s for YAML.
+func q(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimRight(b.String(), "\n")
+}
