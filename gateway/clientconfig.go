@@ -281,6 +281,14 @@ func fingerprint(d clients.Decl) string {
 	return fmt.Sprintf("%q %q %q %q %q %q %q", d.Command, d.Args, d.Cwd, d.Env, d.URL, d.Transport, d.Headers)
 }
 
+// trimLast drops the empty piece SplitAfter leaves after a final newline.
+func trimLast(l []string) []string {
+	if len(l) > 0 && l[len(l)-1] == "" {
+		return l[:len(l)-1]
+	}
+	return l
+}
+
 // changedLines shows the lines an append added, with line numbers.
 func changedLines(before, after []byte) string {
 	bl := strings.SplitAfter(string(before), "\n")
@@ -288,6 +296,7 @@ func changedLines(before, after []byte) string {
 	if len(before) == 0 {
 		bl = nil
 	}
+	bl, al = trimLast(bl), trimLast(al)
 	pre := 0
 	for pre < len(bl) && pre < len(al) && bl[pre] == al[pre] {
 		pre++
@@ -298,10 +307,10 @@ func changedLines(before, after []byte) string {
 	}
 	var b strings.Builder
 	for i := pre; i < len(bl)-suf; i++ {
-		fmt.Fprintf(&b, "%5d - %s\n", i+1, strings.TrimRight(bl[i], "\n"))
+		fmt.Fprintf(&b, "%5d - %s\n", i+1, clients.Mask(strings.TrimRight(bl[i], "\n")))
 	}
 	for i := pre; i < len(al)-suf; i++ {
-		fmt.Fprintf(&b, "%5d + %s\n", i+1, strings.TrimRight(al[i], "\n"))
+		fmt.Fprintf(&b, "%5d + %s\n", i+1, clients.Mask(strings.TrimRight(al[i], "\n")))
 	}
 	return b.String()
 }

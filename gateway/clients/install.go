@@ -648,6 +648,12 @@ func lineChange(a, b []byte) string {
 	if len(b) == 0 {
 		bl = nil
 	}
+	if len(al) > 0 && al[len(al)-1] == "" {
+		al = al[:len(al)-1]
+	}
+	if len(bl) > 0 && bl[len(bl)-1] == "" {
+		bl = bl[:len(bl)-1]
+	}
 	pre := 0
 	for pre < len(al) && pre < len(bl) && al[pre] == bl[pre] {
 		pre++
@@ -658,10 +664,25 @@ func lineChange(a, b []byte) string {
 	}
 	var w strings.Builder
 	for i := pre; i < len(al)-suf; i++ {
-		fmt.Fprintf(&w, "%5d - %s", i+1, strings.TrimRight(al[i], "\n")+"\n")
+		fmt.Fprintf(&w, "%5d - %s\n", i+1, Mask(strings.TrimRight(al[i], "\n")))
 	}
 	for i := pre; i < len(bl)-suf; i++ {
-		fmt.Fprintf(&w, "%5d + %s", pre+1, strings.TrimRight(bl[i], "\n")+"\n")
+		fmt.Fprintf(&w, "%5d + %s\n", i+1, Mask(strings.TrimRight(bl[i], "\n")))
 	}
 	return w.String()
+}
+
+var pairPat = regexp.MustCompile(`"?([A-Za-z0-9_.-]+)"?(\s*[:=]\s*)"((?:[^"\\]|\\.)*)"`)
+
+// Mask hides, in one line of a client's file, every quoted value that
+// looks like a secret (by its key or its shape), so a diff can be shown.
+func Mask(line string) string {
+	return pairPat.ReplaceAllStringFunc(line, func(m string) string {
+		sub := pairPat.FindStringSubmatch(m)
+		if !LooksSecret(sub[1], sub[3]) {
+			return m
+		}
+		i := strings.LastIndex(m, sub[3])
+		return m[:i] + "(hidden)" + m[i+len(sub[3]):]
+	})
 }
