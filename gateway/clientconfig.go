@@ -128,7 +128,7 @@ func (g *Gateway) clientSources(req ImportRequest, root string) ([]*clients.Sour
 			return nil, nil, &Error{Kind: KindBadInput, Message: err.Error(), Err: err}
 		}
 		if req.Progress != nil {
-			req.Progress(fmt.Sprintf("read %s: %s (%d servers)", cd.c.Title, cd.path, len(src.Entries)))
+			req.Progress(fmt.Sprintf("read %s: %s (%d %s)", cd.c.Title, cd.path, len(src.Entries), map[bool]string{true: "server", false: "servers"}[len(src.Entries) == 1]))
 		}
 		read = append(read, cd.path)
 		srcs = append(srcs, src)

@@ -503,11 +503,24 @@ func insertMember(data, b []byte, objStart int, key string, value func(prefix, u
 	return append(out, data[last.ValueEnd:]...), nil
 }
 
-// removeEntry cuts the entry name out of the client's server list.
+// removeEntry cuts the entry name out of the client's server list
+// (every occurrence: a duplicate key would otherwise survive).
 func removeEntry(c *Client, file string, data []byte, name string) ([]byte, error) {
 	if c.Format == FormatTOML {
 		return removeTOML(file, data, c.Key, name)
 	}
+	for {
+		out, err := removeJSON(file, data, c.Key, name)
+		if err != nil || len(out) == len(data) {
+			return out, err
+		}
+		data = out
+	}
+}
+
+// removeJSON cuts the first member name of the key object.
+func removeJSON(file string, data []byte, key, name string) ([]byte, error) {
+	c := &Client{Key: key}
 	b := blank(data)
 	root, _, err := members(b, 0)
 	if err != nil {

@@ -191,7 +191,7 @@ func (s *Source) readServers(b []byte, m member, where string) error {
 			s.Problems = append(s.Problems, fmt.Sprintf("line %d: server %q is not an object; skipped", lineOf(b, sm.KeyStart), sm.Key))
 			continue
 		}
-		e := entryOf(sm.Key, obj)
+		e := entryOf(s.Client, sm.Key, obj)
 		e.Line = lineOf(b, sm.KeyStart)
 		if where != "" {
 			e.Problems = append(e.Problems, "read from "+where+" in this file")
@@ -224,7 +224,7 @@ func (s *Source) readTOML(data []byte) error {
 			s.Problems = append(s.Problems, fmt.Sprintf("server %q is not a table; skipped", name))
 			continue
 		}
-		s.Entries = append(s.Entries, entryOf(name, obj))
+		s.Entries = append(s.Entries, entryOf(s.Client, name, obj))
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ var notImported = map[string]string{
 }
 
 // entryOf converts one server object (JSON with numbers kept, or TOML).
-func entryOf(name string, obj map[string]any) Entry {
+func entryOf(c *Client, name string, obj map[string]any) Entry {
 	e := Entry{Name: name}
 	kind := ""
 	if t, ok := obj["type"].(string); ok {
@@ -304,7 +304,7 @@ func entryOf(name string, obj map[string]any) Entry {
 			switch {
 			case k == "httpUrl":
 				e.Transport = TransportStreamable
-			case k == "url" && obj["httpUrl"] == nil && (kind == "" && isGemini(obj)):
+			case k == "url" && kind == "" && (c.Name == "gemini" || isGemini(obj)):
 				e.Transport = TransportSSE
 			}
 		case "headers", "http_headers":
