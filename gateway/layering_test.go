@@ -60,7 +60,7 @@ var layers = map[string][]string{
 	"cmd/sluice-conformance-client": {"gateway/mcp", "gateway/remote", "gateway/oauth"},
 	"gateway": {"gateway/config", "gateway/trust", "gateway/catalog", "gateway/mcp", "gateway/proc",
 		"gateway/front", "gateway/internal/upstream", "gateway/clitool", "gateway/remote", "gateway/oauth",
-		"gateway/admin", "gateway/clients", "sandbox", "wasm"},
+		"gateway/admin", "gateway/clients", "gateway/internal/files", "sandbox", "wasm"},
 	"gateway/internal/upstream":          {"gateway/mcp", "gateway/proc"},
 	"gateway/internal/files":             {},
 	"gateway/config":                     {"gateway/clitool", "gateway/proc", "gateway/remote", "gateway/internal/files", modYAML},
