@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,6 +161,39 @@ type toolChanges struct {
 	mu     sync.Mutex
 	cache  map[string]cachedBaseline // by baseline path
 	warned map[string]string         // per server, the last changed set logged, so a change is logged once
+	sums   map[string]rememberedSum  // by capability: the hash of its definition when last called
+}
+
+// rememberedSum is a tool definition's hash and (a copy of) the bytes it
+// hashes: a call of a tool whose definition has not changed since its
+// last call compares bytes instead of canonicalising and hashing them.
+type rememberedSum struct {
+	raw json.RawMessage
+	sum catalog.Sum
+}
+
+// maxRememberedSums bounds toolChanges.sums: past it, the map starts over.
+const maxRememberedSums = 4096
+
+// callSum is catalog.SumOf(raw) for a call of server's tool, remembered
+// while the definition stays byte for byte the same.
+func (g *Gateway) callSum(server, tool string, raw json.RawMessage) catalog.Sum {
+	key := server + "\x00" + tool
+	tc := &g.toolChanges
+	tc.mu.Lock()
+	r, ok := tc.sums[key]
+	tc.mu.Unlock()
+	if ok && bytes.Equal(r.raw, raw) {
+		return r.sum
+	}
+	sum := catalog.SumOf(raw)
+	tc.mu.Lock()
+	if tc.sums == nil || len(tc.sums) >= maxRememberedSums {
+		tc.sums = map[string]rememberedSum{}
+	}
+	tc.sums[key] = rememberedSum{raw: append(json.RawMessage(nil), raw...), sum: sum}
+	tc.mu.Unlock()
+	return sum
 }
 
 // cachedBaseline is a loaded baseline and the file it was read from.
@@ -212,7 +246,7 @@ func (g *Gateway) callHold(v ServerView, tool string, raw json.RawMessage, sums 
 		return nil
 	}
 	if err == nil && raw != nil {
-		if bt, ok := b.Tool(tool); ok && bt.Hash == catalog.SumOf(raw).Hash {
+		if bt, ok := b.Tool(tool); ok && bt.Hash == g.callSum(v.ID, tool, raw).Hash {
 			return nil
 		}
 	}

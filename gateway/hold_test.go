@@ -138,3 +138,30 @@ func TestHoldUnreadableBaseline(t *testing.T) {
 		t.Fatalf("find with an unreadable baseline: %v %+v", err, r)
 	}
 }
+
+// TestCallSumFollowsTheDefinition: the remembered hash of a called tool is
+// the hash of the definition as it is now, byte for byte, also when the
+// definition changes in place or another server has a tool of that name.
+func TestCallSumFollowsTheDefinition(t *testing.T) {
+	g := &Gateway{}
+	a := json.RawMessage(`{"name":"t","description":"one","inputSchema":{"type":"object"}}`)
+	b := json.RawMessage(`{"name":"t","description":"two","inputSchema":{"type":"object"}}`)
+	if got := g.callSum("s", "t", a); got != catalog.SumOf(a) {
+		t.Fatalf("first call: %+v, want %+v", got, catalog.SumOf(a))
+	}
+	if got := g.callSum("s", "t", a); got != catalog.SumOf(a) {
+		t.Fatalf("same definition: %+v", got)
+	}
+	if got := g.callSum("s", "t", b); got != catalog.SumOf(b) || got == catalog.SumOf(a) {
+		t.Fatalf("changed definition: %+v, want %+v", got, catalog.SumOf(b))
+	}
+	if got := g.callSum("other", "t", a); got != catalog.SumOf(a) {
+		t.Fatalf("another server: %+v", got)
+	}
+	buf := append(json.RawMessage(nil), a...)
+	g.callSum("s", "u", buf)
+	copy(buf, b) // the caller's bytes change under the memo
+	if got := g.callSum("s", "u", buf); got != catalog.SumOf(b) {
+		t.Fatalf("definition changed in place: %+v, want %+v", got, catalog.SumOf(b))
+	}
+}

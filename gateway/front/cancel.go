@@ -44,10 +44,6 @@ type cancelTransport struct {
 	// bad, when set, answers a message the SDK refused to decode (id null)
 	// and reading goes on; without it such an error ends the session.
 	bad func(problem string)
-	// fast, when set, is offered every tools/call request before the SDK
-	// sees it; when it reports true it has taken the request over (and
-	// answers it with Write), and the SDK never reads it (see fastpath.go).
-	fast func(c *cancelConn, req *jsonrpc.Request) bool
 }
 
 func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -55,7 +51,7 @@ func (t cancelTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &cancelConn{Connection: c, inflight: map[any]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{}), onEOF: t.onEOF, bad: t.bad, fast: t.fast}
+	cc := &cancelConn{Connection: c, inflight: map[any]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{}), onEOF: t.onEOF, bad: t.bad}
 	if t.conn != nil {
 		*t.conn = cc
 	}
@@ -102,7 +98,6 @@ type cancelConn struct {
 	// Only the (single) reading goroutine touches these.
 	onEOF    func(*cancelConn)
 	bad      func(problem string)
-	fast     func(*cancelConn, *jsonrpc.Request) bool
 	initWait chan struct{}
 }
 
@@ -111,36 +106,47 @@ func (c *cancelConn) Close() error {
 	return c.Connection.Close()
 }
 
-func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.read(ctx)
-		if err != nil {
-			return msg, err
-		}
-		if req, ok := msg.(*jsonrpc.Request); ok && c.fast != nil && req.IsCall() && req.Method == "tools/call" && c.fast(c, req) {
-			continue // answered by the fast path, never by the SDK
-		}
-		return msg, nil
-	}
-}
-
-// track registers the cancel function of a request the fast path runs, so
-// notifications/cancelled reaches it; the returned function forgets it.
-func (c *cancelConn) track(id jsonrpc.ID, cancel context.CancelFunc) func() {
+// adopt registers a request the fast path answers instead of the SDK
+// (fastpath.go): it counts as read, so notifications/cancelled cancels it
+// (cancel) and withholds its response, and waitAnswered waits for it. It
+// waits for an unanswered initialize and refuses a duplicate of an id in
+// flight. forget drops the cancel function once the
+// call is over; the request itself is done when its response is written.
+func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget func(), ok bool) {
 	c.mu.Lock()
+	for c.initID != nil {
+		// As the SDK's reader: nothing overtakes an unanswered initialize.
+		wait := c.initDone
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-c.closed:
+			return nil, false
+		}
+		c.mu.Lock()
+	}
+	defer c.mu.Unlock()
+	if _, dup := c.inflight[id.Raw()]; dup {
+		return nil, false
+	}
+	select {
+	case <-c.closed:
+		return nil, false
+	default:
+	}
+	c.inflight[id.Raw()] = false
 	if c.fastRun == nil {
 		c.fastRun = map[any]context.CancelFunc{}
 	}
 	c.fastRun[id.Raw()] = cancel
-	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
 		delete(c.fastRun, id.Raw())
 		c.mu.Unlock()
-	}
+	}, true
 }
 
-func (c *cancelConn) read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if w := c.initWait; w != nil {
 		// The SDK handles initialize in order, but a request read behind it
 		// can still overtake it at the end of input (the SDK cancels what is

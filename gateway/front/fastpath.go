@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,15 +31,26 @@ const stashMetaKey = "sluice.internal/answered"
 // fastStdio is the fast path's state for one stdio connection.
 type fastStdio struct {
 	f    *front
-	base context.Context                   // the connection's context
-	ss   atomic.Pointer[mcp.ServerSession] // set once Connect returned
-	// ready is closed once Connect returned (ss is set unless it failed):
-	// the SDK may read a request before that.
-	ready chan struct{}
+	base context.Context // the connection's context
 	// inject hands a frame to the SDK as if the agent had sent it.
 	inject func(frame []byte) error
+	// ready is closed once Connect returned; ss and conn are set then
+	// (unless it failed). The frame filter may see a request before.
+	ready chan struct{}
+	ss    *mcp.ServerSession
+	conn  *cancelConn
+	name  string // the peer's Conn
 
 	serverInfo []byte // this server's Implementation as JSON (modern _meta)
+
+	idMu sync.Mutex
+	ids  map[string]identity // modern _meta identity -> what the SDK makes of it
+}
+
+// identity is what a request's _meta says about the agent.
+type identity struct {
+	caps   *mcp.ClientCapabilities
+	client string
 }
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
@@ -90,7 +101,7 @@ func (f *front) stashed(req *mcp.CallToolRequest) (json.RawMessage, bool) {
 type fastParams struct {
 	name string
 	args json.RawMessage
-	meta mcp.Meta
+	meta map[string]json.RawMessage
 }
 
 // parseFast reads params, refusing (ok false) anything but name, arguments
@@ -109,7 +120,7 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 		case "arguments":
 			p.args = v
 		case "_meta":
-			if json.Unmarshal(v, &p.meta) != nil {
+			if !isObject(v) || json.Unmarshal(v, &p.meta) != nil {
 				return p, false
 			}
 		default:
@@ -119,33 +130,81 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 	return p, p.name != ""
 }
 
-// connected records the session Connect made (nil when it failed).
-func (s *fastStdio) connected(ss *mcp.ServerSession) {
-	if ss != nil {
-		s.ss.Store(ss)
+// sdkMeta is meta as the SDK decodes it (values as any).
+func sdkMeta(meta map[string]json.RawMessage) mcp.Meta {
+	if meta == nil {
+		return nil
+	}
+	m := make(mcp.Meta, len(meta))
+	for k, v := range meta {
+		var x any
+		_ = json.Unmarshal(v, &x)
+		m[k] = x
+	}
+	return m
+}
+
+// modernIdentity is what the SDK reads from a modern request's client
+// capabilities and client info, remembered by their bytes: an agent sends
+// the same ones on every request.
+func (s *fastStdio) modernIdentity(caps, info json.RawMessage) identity {
+	key := string(caps) + "\x00" + string(info)
+	s.idMu.Lock()
+	id, ok := s.ids[key]
+	s.idMu.Unlock()
+	if ok {
+		return id
+	}
+	meta := map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: caps}
+	if info != nil {
+		meta[mcp.MetaKeyClientInfo] = info
+	}
+	req := &mcp.CallToolRequest{Session: s.ss, Params: &mcp.CallToolParamsRaw{Meta: sdkMeta(meta)}}
+	id.caps = req.ClientCapabilities()
+	if ci := req.ClientInfo(); ci != nil {
+		id.client = ci.Name
+	}
+	s.idMu.Lock()
+	if s.ids == nil || len(s.ids) >= 16 { // bounded: a new set replaces the old
+		s.ids = map[string]identity{}
+	}
+	s.ids[key] = id
+	s.idMu.Unlock()
+	return id
+}
+
+// connected records the session Connect made and its connection (nil
+// when it failed).
+func (s *fastStdio) connected(ss *mcp.ServerSession, c *cancelConn) {
+	if ss != nil && c != nil {
+		s.ss, s.conn = ss, c
+		s.name = fmt.Sprintf("session-%p", ss) // as newPeer names it
 	}
 	close(s.ready)
 }
 
-// hook is the cancelConn's fast hook, nil when the fast path is off.
-func (s *fastStdio) hook() func(*cancelConn, *jsonrpc.Request) bool {
+// hook is the frame filter's fast hook, nil when the fast path is off.
+func (s *fastStdio) hook() func(*jsonrpc.Request) bool {
 	if s.f.opts.noFastPath || s.f.opts.Mode != ModeFlat {
 		return nil
 	}
 	return s.take
 }
 
-// take is the cancelConn's fast hook: it takes req over when the fast
-// path can answer it, and answers it from a goroutine of its own.
-func (s *fastStdio) take(c *cancelConn, req *jsonrpc.Request) bool {
-	f := s.f
-	select {
-	case <-s.ready:
-	case <-c.closed:
+// metaVersion is the _meta protocol version the fast path serves.
+const metaVersion = `"` + modernVersion + `"`
+
+// take is offered every request the frame filter passes, before the SDK
+// decodes it: it takes a tools/call over when the fast path can answer it
+// exactly as the SDK would, and answers it from a goroutine of its own.
+func (s *fastStdio) take(req *jsonrpc.Request) bool {
+	if !req.IsCall() || req.Method != "tools/call" {
 		return false
 	}
-	ss := s.ss.Load()
-	if f.opts.Mode != ModeFlat || ss == nil {
+	f := s.f
+	<-s.ready
+	ss, c := s.ss, s.conn
+	if ss == nil {
 		return false
 	}
 	init := ss.InitializeParams()
@@ -156,31 +215,38 @@ func (s *fastStdio) take(c *cancelConn, req *jsonrpc.Request) bool {
 	if !ok || p.name == flatReadResult {
 		return false
 	}
+	if _, present := p.meta[stashMetaKey]; present {
+		return false
+	}
 	// The era of the request must be the session's, and a modern request's
 	// _meta exactly what the SDK accepts without a word: the version it
 	// speaks, client capabilities, optionally client info, no log level.
+	caps, capsSet := p.meta[mcp.MetaKeyClientCapabilities]
+	info, infoSet := p.meta[mcp.MetaKeyClientInfo]
+	_, levelSet := p.meta[mcp.MetaKeyLogLevel]
+	var who identity
+	version := init.ProtocolVersion
 	modern := false
 	if v, present := p.meta[mcp.MetaKeyProtocolVersion]; present {
-		if v != modernVersion || init.ProtocolVersion != modernVersion {
+		if string(v) != metaVersion || init.ProtocolVersion != modernVersion || !isObject(caps) || (infoSet && !isObject(info)) || levelSet {
 			return false
 		}
-		if _, ok := p.meta[mcp.MetaKeyClientCapabilities].(map[string]any); !ok {
+		modern, version = true, modernVersion
+		who = s.modernIdentity(caps, info)
+	} else {
+		if init.ProtocolVersion >= modernVersion || capsSet || infoSet {
 			return false
 		}
-		if ci, present := p.meta[mcp.MetaKeyClientInfo]; present {
-			if _, ok := ci.(map[string]any); !ok {
-				return false
-			}
+		who.caps = init.Capabilities
+		if init.ClientInfo != nil {
+			who.client = init.ClientInfo.Name
 		}
-		if _, present := p.meta[mcp.MetaKeyLogLevel]; present {
-			return false
-		}
-		modern = true
-	} else if init.ProtocolVersion >= modernVersion {
-		return false
 	}
-	if _, present := p.meta[stashMetaKey]; present {
-		return false
+	var token any
+	if t, ok := p.meta["progressToken"]; ok {
+		if json.Unmarshal(t, &token) != nil {
+			return false
+		}
 	}
 	f.mu.Lock()
 	var ref upstreamRef
@@ -191,10 +257,9 @@ func (s *fastStdio) take(c *cancelConn, req *jsonrpc.Request) bool {
 	if !ok {
 		return false // unlisted: the SDK path explains why
 	}
-	creq := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Meta: p.meta, Name: p.name, Arguments: p.args}}
 	rid := f.newRequestID()
 	ctx, cancel := context.WithCancel(s.base)
-	pr := f.newPeer(ctx, rid, creq)
+	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, version: version, client: who.client}
 	if useBridge(pr) {
 		cancel()
 		return false // a modern agent that can be asked: the input_required bridge
@@ -203,7 +268,12 @@ func (s *fastStdio) take(c *cancelConn, req *jsonrpc.Request) bool {
 		cancel()
 		return false // shutting down: the SDK path answers as such
 	}
-	forget := c.track(req.ID, cancel)
+	forget, adopted := c.adopt(req.ID, cancel)
+	if !adopted {
+		f.inflight.done()
+		cancel()
+		return false // a duplicate id, or behind an unanswered initialize
+	}
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
 	}
@@ -212,7 +282,6 @@ func (s *fastStdio) take(c *cancelConn, req *jsonrpc.Request) bool {
 		defer cancel()
 		stop := context.AfterFunc(f.hard, cancel)
 		defer stop()
-		resp := &jsonrpc.Response{ID: req.ID}
 		defer func() {
 			// As guardMiddleware: a bug answers this request, it does not
 			// end the process.
@@ -222,26 +291,26 @@ func (s *fastStdio) take(c *cancelConn, req *jsonrpc.Request) bool {
 				_ = c.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}})
 			}
 		}()
-		if handed := s.call(ctx, req.ID, creq, rid, ref.capability(), pr, modern, resp); handed {
-			forget()
-			return
-		}
+		resp := &jsonrpc.Response{ID: req.ID}
+		handed := s.call(ctx, req.ID, p, rid, ref.capability(), pr, modern, resp)
 		forget()
-		_ = c.Write(context.Background(), resp)
+		if !handed {
+			_ = c.Write(context.Background(), resp)
+		}
 	}()
 	return true
 }
 
 // call runs one fast-path call and fills resp; it reports true when it
 // handed the request to the SDK instead (resp unused).
-func (s *fastStdio) call(ctx context.Context, id jsonrpc.ID, req *mcp.CallToolRequest, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handed bool) {
+func (s *fastStdio) call(ctx context.Context, id jsonrpc.ID, req fastParams, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handed bool) {
 	f := s.f
-	c := f.invoke(ctx, req.Params.Name, rid, capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
-		args := req.Params.Arguments
+	c := f.invoke(ctx, req.name, rid, capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+		args := req.args
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		return f.b.Call(ctx, f.callRequest(req, capability, args), p)
+		return f.b.Call(ctx, CallRequest{Capability: capability, Arguments: args, Tool: req.name}, p)
 	})
 	var pe *ProtocolError
 	if errors.As(c.err, &pe) {
@@ -252,9 +321,9 @@ func (s *fastStdio) call(ctx context.Context, id jsonrpc.ID, req *mcp.CallToolRe
 		return false
 	}
 	if c.err == nil {
-		if out, outcome, ok := passResult(c.raw); ok {
+		if out, outcome, ok := s.passResult(c.raw, modern); ok {
 			c.finish(ctx, outcome)
-			resp.Result = s.annotate(out, modern)
+			resp.Result = out
 			return false
 		}
 		if bytes.Contains(c.raw, []byte(`"inputRequests"`)) && s.handOver(id, req, c.raw) {
@@ -270,31 +339,41 @@ func (s *fastStdio) call(ctx context.Context, id jsonrpc.ID, req *mcp.CallToolRe
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
+	if modern { // as the SDK annotates a result for a modern request
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(s.serverInfo)
+		}
+	}
 	out, err := json.Marshal(res)
+	if err == nil && modern {
+		out = withMember(out, `"resultType":"complete"`)
+	}
 	if err != nil {
 		c.log.Error("encoding a tool result failed", "err", err)
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
 		return false
 	}
-	resp.Result = s.annotate(out, modern)
+	resp.Result = out
 	return false
 }
 
 // handOver gives req to the SDK with its answer stashed: the SDK's
 // multi round-trip handling then runs as for any call.
-func (s *fastStdio) handOver(id jsonrpc.ID, req *mcp.CallToolRequest, raw json.RawMessage) bool {
+func (s *fastStdio) handOver(id jsonrpc.ID, req fastParams, raw json.RawMessage) bool {
 	tok := s.f.answered.put(raw)
-	meta := mcp.Meta{}
-	for k, v := range req.Params.Meta {
-		meta[k] = v
+	meta := sdkMeta(req.meta)
+	if meta == nil {
+		meta = mcp.Meta{}
 	}
 	meta[stashMetaKey] = tok
-	frame, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id.Raw(),
-		"method":  "tools/call",
-		"params":  map[string]any{"name": req.Params.Name, "arguments": req.Params.Arguments, "_meta": meta},
-	})
+	params := map[string]any{"name": req.name, "_meta": meta}
+	if req.args != nil {
+		params["arguments"] = req.args
+	}
+	frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id.Raw(), "method": "tools/call", "params": params})
 	if err == nil {
 		err = s.inject(append(frame, '\n'))
 	}
@@ -306,17 +385,18 @@ func (s *fastStdio) handOver(id jsonrpc.ID, req *mcp.CallToolRequest, raw json.R
 	return true
 }
 
-// passResult checks that raw (a backend's tool result) is one the SDK
-// would decode and re-encode without changing a byte of its meaning, and
-// returns it with the upstream hop's protocol fields removed and content
-// defaulted to [], plus the outcome label. It accepts only the common
-// shape: content an array of text blocks (type, text and an optional
-// _meta object), isError true when present, structuredContent anything
-// but null, _meta an object. ok is false for anything else (other content
-// types, annotations, unknown members, malformed, input_required ...),
-// which takes the SDK's conversion (toResult).
-func passResult(raw json.RawMessage) (out json.RawMessage, outcome string, ok bool) {
-	raw = bytes.TrimSpace(stripProtocolFields(raw))
+// passResult returns raw (a backend's tool result) as the SDK would send
+// it, without decoding it into the SDK's types, when it has the common
+// shape the SDK passes through unchanged: content an array of text blocks
+// (see textBlocks), isError true when present, structuredContent anything
+// but null, _meta an object. Like stripProtocolFields it drops resultType
+// and the reserved io.modelcontextprotocol/* _meta keys; like the SDK it
+// defaults content to [] and, for a modern request, adds our serverInfo
+// and "resultType":"complete". ok is false for anything else (other
+// content types, annotations, unknown members, malformed, input_required
+// ...), which takes the SDK's conversion (toResult).
+func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMessage, outcome string, ok bool) {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) < 2 || raw[0] != '{' {
 		return nil, "", false
 	}
@@ -325,6 +405,7 @@ func passResult(raw json.RawMessage) (out json.RawMessage, outcome string, ok bo
 		return nil, "", false
 	}
 	outcome = "ok"
+	var meta map[string]json.RawMessage
 	for k, v := range top {
 		switch k {
 		case "content":
@@ -341,17 +422,49 @@ func passResult(raw json.RawMessage) (out json.RawMessage, outcome string, ok bo
 				return nil, "", false
 			}
 		case "_meta":
-			if !isObject(v) {
+			if !isObject(v) || json.Unmarshal(v, &meta) != nil {
 				return nil, "", false
 			}
+			for mk := range meta {
+				if strings.HasPrefix(mk, reservedMetaPrefix) {
+					delete(meta, mk)
+				}
+			}
+		case "resultType":
 		default:
 			return nil, "", false
 		}
 	}
-	if _, has := top["content"]; !has {
-		raw = withMember(raw, `"content":[]`)
+	if modern {
+		if meta == nil {
+			meta = map[string]json.RawMessage{}
+		}
+		meta[mcp.MetaKeyServerInfo] = s.serverInfo
 	}
-	return raw, outcome, true
+	b := make([]byte, 0, len(raw)+len(s.serverInfo)+96)
+	b = append(b, `{"content":`...)
+	if c, has := top["content"]; has {
+		b = append(b, c...)
+	} else {
+		b = append(b, `[]`...)
+	}
+	if sc, has := top["structuredContent"]; has {
+		b = append(append(b, `,"structuredContent":`...), sc...)
+	}
+	if outcome == "tool_error" {
+		b = append(b, `,"isError":true`...)
+	}
+	if len(meta) > 0 {
+		m, err := json.Marshal(meta)
+		if err != nil {
+			return nil, "", false
+		}
+		b = append(append(b, `,"_meta":`...), m...)
+	}
+	if modern {
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, '}'), outcome, true
 }
 
 // textBlocks reports whether v is an array of text content blocks the SDK
@@ -400,35 +513,4 @@ func withMember(obj json.RawMessage, member string) json.RawMessage {
 		out = append(out, body...)
 	}
 	return append(out, '}')
-}
-
-// annotate adds what the SDK adds to a 2026-07-28 result: our serverInfo
-// in _meta (unless the result names one) and resultType "complete".
-func (s *fastStdio) annotate(out json.RawMessage, modern bool) json.RawMessage {
-	if !modern {
-		return out
-	}
-	var top map[string]json.RawMessage
-	if bytes.Contains(out, []byte(`"_meta"`)) && json.Unmarshal(out, &top) == nil {
-		if m, ok := top["_meta"]; ok {
-			var meta map[string]json.RawMessage
-			if json.Unmarshal(m, &meta) == nil {
-				if meta == nil {
-					meta = map[string]json.RawMessage{}
-				}
-				if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
-					meta[mcp.MetaKeyServerInfo] = s.serverInfo
-				}
-				if b, err := json.Marshal(meta); err == nil {
-					top["_meta"] = b
-				}
-			}
-			top["resultType"] = json.RawMessage(`"complete"`)
-			if b, err := json.Marshal(top); err == nil {
-				return b
-			}
-		}
-	}
-	member := `"_meta":{"` + mcp.MetaKeyServerInfo + `":` + string(s.serverInfo) + `},"resultType":"complete"`
-	return withMember(out, member)
 }

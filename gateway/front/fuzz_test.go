@@ -72,7 +72,7 @@ func FuzzStdinFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		pr, pw := io.Pipe()
 		var out bytes.Buffer
-		go filterFrames(bytes.NewReader(in), pw, &out, max, quietLogger())
+		go filterFrames(bytes.NewReader(in), pw, &out, max, quietLogger(), nil)
 		passed, err := io.ReadAll(pr)
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func FuzzStdinFrames(f *testing.F) {
 			if len(line) > max {
 				t.Fatalf("passed a %d-byte line over the %d cap", len(line), max)
 			}
-			if _, problem := checkMessage(line); problem != "" || !json.Valid(line) {
+			if _, _, problem := checkMessage(line); problem != "" || !json.Valid(line) {
 				t.Fatalf("passed a malformed frame %q (%s)", line, problem)
 			}
 		}

@@ -57,13 +57,13 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 	// lines itself; both write whole frames to out.
 	out := &lockedWriter{w: stdout}
 	pr, pw := io.Pipe()
-	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log)
 	// Calls on the fast path drain like the SDK's on shutdown: they end
 	// with the hard bound, not with ctx.
 	fast := newFastStdio(f, context.WithoutCancel(ctx), func(frame []byte) error {
 		_, err := pw.Write(frame)
 		return err
 	})
+	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log, fast.hook())
 	t := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1} // filterFrames caps lines
 	var conn *cancelConn
 	ss, err := f.srv.Connect(ctx, cancelTransport{
@@ -83,9 +83,8 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		bad: func(problem string) {
 			answerBadFrame(out, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, f.log)
 		},
-		fast: fast.hook(),
 	}, nil)
-	fast.connected(ss)
+	fast.connected(ss, conn)
 	if err != nil {
 		_ = pr.Close()
 		return err

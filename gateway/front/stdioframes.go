@@ -35,8 +35,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // max with -32600 (its bytes are discarded, never buffered) — each with id
 // null unless the id could be read — and reading goes on. At the end of r
 // (or a read error, which is logged) dst is closed with io.EOF: the SDK's
-// connection then sees a clean end of input.
-func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger) {
+// connection then sees a clean end of input. take, when set, is offered
+// every well-formed single request first; one it reports taken is not
+// passed on (the stdio fast path answers it).
+func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger, take func(*jsonrpc.Request) bool) {
 	defer dst.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
@@ -64,7 +66,7 @@ func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if !passFrame(line, dst, out, log) {
+			if !passFrame(line, dst, out, log, take) {
 				return // the connection stopped reading: it is closed
 			}
 		}
@@ -84,14 +86,18 @@ func endFrames(err error, log *slog.Logger) {
 
 // passFrame checks one line and forwards it, or answers it. It reports
 // false once dst no longer accepts frames.
-func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger) bool {
+func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, take func(*jsonrpc.Request) bool) bool {
 	line = bytes.TrimSpace(line)
 	if !json.Valid(line) {
 		answerBadFrame(out, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON", log)
 		return true
 	}
-	if id, msg := checkMessage(line); msg != "" {
-		answerBadFrame(out, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+msg, log)
+	msg, id, problem := checkMessage(line)
+	if problem != "" {
+		answerBadFrame(out, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, log)
+		return true
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && take != nil && take(req) {
 		return true
 	}
 	frame := make([]byte, 0, len(line)+1)
@@ -101,33 +107,35 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger) bool
 }
 
 // checkMessage reports why line (valid JSON) is not a JSON-RPC message or
-// batch the SDK can decode, and the request id when one could be read.
-func checkMessage(line []byte) (id json.RawMessage, problem string) {
+// batch the SDK can decode, and the request id when one could be read;
+// a single message that is fine is returned decoded.
+func checkMessage(line []byte) (msg jsonrpc.Message, id json.RawMessage, problem string) {
 	if line[0] == '[' {
 		var batch []json.RawMessage
 		if err := json.Unmarshal(line, &batch); err != nil {
-			return nil, "a batch must be an array of messages"
+			return nil, nil, "a batch must be an array of messages"
 		}
 		if len(batch) == 0 {
-			return nil, "empty batch"
+			return nil, nil, "empty batch"
 		}
 		for _, m := range batch {
 			if _, err := jsonrpc.DecodeMessage(m); err != nil {
-				return nil, "a message in the batch is malformed: " + err.Error()
+				return nil, nil, "a message in the batch is malformed: " + err.Error()
 			}
 		}
-		return nil, ""
+		return nil, nil, ""
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
 		var probe struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if json.Unmarshal(line, &probe) == nil && validID(probe.ID) {
 			id = probe.ID
 		}
-		return id, err.Error()
+		return nil, id, err.Error()
 	}
-	return nil, ""
+	return msg, nil, ""
 }
 
 // validID reports whether raw is a JSON-RPC request id: a string or an
