@@ -352,7 +352,7 @@ func (s *fastStdio) call(ctx context.Context, id jsonrpc.ID, req fastParams, rid
 		out = withMember(out, `"resultType":"complete"`)
 	}
 	if err != nil {
-		c.log.Error("encoding a tool result failed", "err", err)
+		c.log().Error("encoding a tool result failed", "err", err)
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -508,5 +509,52 @@ func TestStdioFastPathAsksTheAgent(t *testing.T) {
 	}
 	if asked.Load() != 2 || taken.Load() != 2 {
 		t.Fatalf("agent asked %d times, fast path took %d calls; want 2 and 2", asked.Load(), taken.Load())
+	}
+}
+
+// TestStdioFastPathLogsAsTheSDKPath: each call writes the same log lines,
+// with the same keys in the same order, on both paths.
+func TestStdioFastPathLogsAsTheSDKPath(t *testing.T) {
+	lines := func(noFast bool) []string {
+		var buf syncBuffer
+		log := slog.New(slog.NewJSONHandler(&buf, nil))
+		p := startStdio(t, fastBackend(), &Options{Mode: ModeFlat, Logger: log, noFastPath: noFast})
+		p.send(legacyInit)
+		p.until(1)
+		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i, n := range []string{"echo", "iserror", "fail", "protoerr", "panic"} {
+			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__%s","arguments":{}}}`, i+2, n))
+			p.until(i + 2)
+		}
+		var out []string
+		for _, l := range strings.Split(string(buf.Bytes()), "\n") {
+			if !strings.Contains(l, `"request_id"`) {
+				continue
+			}
+			// Keys in order, values of the stable ones.
+			dec := json.NewDecoder(strings.NewReader(l))
+			var keys []string
+			_, _ = dec.Token()
+			for dec.More() {
+				k, _ := dec.Token()
+				var v any
+				_ = dec.Decode(&v)
+				switch k {
+				case "time", "request_id", "duration_ms", "stack":
+					keys = append(keys, k.(string))
+				default:
+					keys = append(keys, fmt.Sprintf("%s=%v", k, v))
+				}
+			}
+			out = append(out, strings.Join(keys, " "))
+		}
+		return out
+	}
+	sdk, fast := lines(true), lines(false)
+	if strings.Join(sdk, "\n") != strings.Join(fast, "\n") {
+		t.Fatalf("log lines differ:\n sdk:\n  %s\n fast:\n  %s", strings.Join(sdk, "\n  "), strings.Join(fast, "\n  "))
+	}
+	if len(fast) < 5 {
+		t.Fatalf("only %d call log lines: %q", len(fast), fast)
 	}
 }

@@ -334,22 +334,31 @@ type invoked struct {
 	f          *front
 	raw        json.RawMessage
 	err        error
-	log        *slog.Logger
+	rid, tool  string
 	capability string
 	start      time.Time
+	lg         *slog.Logger
 }
 
-// invoke runs fn under ctx with panic recovery and the per-call logger.
-func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *peer, fn callFunc) invoked {
-	c := invoked{f: f, capability: capability, start: time.Now()}
-	c.log = f.log.With("request_id", rid, "tool", tool, "capability", capability)
-	if c.log.Enabled(ctx, slog.LevelDebug) {
-		c.log.Debug("call started", "session", p.SessionID(), "client", p.ClientName())
+// log is the call's logger (request id, tool, capability), made when a
+// message other than the last needs it: the common call logs one line.
+func (c *invoked) log() *slog.Logger {
+	if c.lg == nil {
+		c.lg = c.f.log.With("request_id", c.rid, "tool", c.tool, "capability", c.capability)
+	}
+	return c.lg
+}
+
+// invoke runs fn under ctx with panic recovery.
+func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *peer, fn callFunc) *invoked {
+	c := &invoked{f: f, rid: rid, tool: tool, capability: capability, start: time.Now()}
+	if f.log.Enabled(ctx, slog.LevelDebug) {
+		c.log().Debug("call started", "session", p.SessionID(), "client", p.ClientName())
 	}
 	c.raw, c.err = func() (raw json.RawMessage, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				c.log.Error("panic in backend call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				c.log().Error("panic in backend call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				raw, err = nil, errPanic
 			}
 		}()
@@ -358,24 +367,53 @@ func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *pee
 	return c
 }
 
-// finish counts and logs the call's outcome.
-func (c invoked) finish(ctx context.Context, outcome string) {
+// finish counts and logs the call's outcome: one line, with the same
+// attributes in the same order as the call's logger would write them.
+func (c *invoked) finish(ctx context.Context, outcome string) {
 	d := time.Since(c.start)
 	c.f.opts.Metrics.ObserveCall(c.capability, outcome, d)
-	if outcome == "invalid" {
-		var pe *ProtocolError
-		errors.As(c.err, &pe)
-		c.log.Info("call answered with a protocol error", "code", pe.Code, "duration_ms", d.Milliseconds())
-		return
-	}
 	lvl := slog.LevelInfo
 	if outcome == "error" {
 		lvl = slog.LevelWarn
 	}
+	if !c.f.log.Enabled(ctx, lvl) {
+		return
+	}
+	if c.lg != nil {
+		c.finishWith(ctx, c.lg, lvl, outcome, d)
+		return
+	}
+	attrs := [...]slog.Attr{slog.String("request_id", c.rid), slog.String("tool", c.tool), slog.String("capability", c.capability), {}, {}, {}}
+	n := 3
+	if outcome == "invalid" {
+		var pe *ProtocolError
+		errors.As(c.err, &pe)
+		attrs[n], attrs[n+1] = slog.Int("code", pe.Code), slog.Int64("duration_ms", d.Milliseconds())
+		c.f.log.LogAttrs(ctx, slog.LevelInfo, "call answered with a protocol error", attrs[:n+2]...)
+		return
+	}
+	attrs[n], attrs[n+1] = slog.String("outcome", outcome), slog.Int64("duration_ms", d.Milliseconds())
+	n += 2
 	if c.err != nil && outcome != "canceled" {
-		c.log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds(), "err", c.err)
+		attrs[n] = slog.Any("err", c.err)
+		n++
+	}
+	c.f.log.LogAttrs(ctx, lvl, "call finished", attrs[:n]...)
+}
+
+// finishWith is finish through a logger that already carries the call's
+// attributes.
+func (c *invoked) finishWith(ctx context.Context, log *slog.Logger, lvl slog.Level, outcome string, d time.Duration) {
+	if outcome == "invalid" {
+		var pe *ProtocolError
+		errors.As(c.err, &pe)
+		log.Info("call answered with a protocol error", "code", pe.Code, "duration_ms", d.Milliseconds())
+		return
+	}
+	if c.err != nil && outcome != "canceled" {
+		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds(), "err", c.err)
 	} else {
-		c.log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
+		log.Log(ctx, lvl, "call finished", "outcome", outcome, "duration_ms", d.Milliseconds())
 	}
 }
 
@@ -383,7 +421,7 @@ var errPanic = errors.New("front: backend panicked")
 
 // toResult converts the backend's answer into a tool result and an outcome
 // label for metrics.
-func (f *front) toResult(ctx context.Context, rid string, raw json.RawMessage, err error, log *slog.Logger) (*mcp.CallToolResult, string) {
+func (f *front) toResult(ctx context.Context, rid string, raw json.RawMessage, err error, log func() *slog.Logger) (*mcp.CallToolResult, string) {
 	if err != nil {
 		var te *ToolError
 		switch {
@@ -401,7 +439,7 @@ func (f *front) toResult(ctx context.Context, rid string, raw json.RawMessage, e
 	}
 	res, derr := decodeToolResult(raw)
 	if derr != nil {
-		log.Error("backend returned a malformed tool result", "err", derr, "bytes", len(raw))
+		log().Error("backend returned a malformed tool result", "err", derr, "bytes", len(raw))
 		return errorResult("The gateway produced a malformed result (request " + rid + "); details are in the gateway log."), "error"
 	}
 	if res.IsError {
