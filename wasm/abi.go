@@ -5,7 +5,9 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -63,9 +65,16 @@ type callState struct {
 	maxOffload int
 	finder     *keyFinder // input_find's last keyword list, kept across calls
 	found      []byte     // input_find's record buffer
+	// gate is held by every mcpf host function while it runs; abandoned
+	// (set under it when a call that cannot be stopped overruns its
+	// deadline) makes the next one trap, so the guest never again reads
+	// the caller's input or meta, nor offloads, after its caller moved on.
+	gate      sync.Mutex
+	abandoned bool
 }
 
 func (s *callState) reset(input, meta []byte, maxOut int) {
+	s.abandoned = false
 	s.input, s.meta = input, meta
 	s.out = s.out[:0]
 	s.outOver = false
@@ -106,11 +115,20 @@ func writeMem(m api.Module, ptr uint32, b []byte, what string) {
 	}
 }
 
-func (h *Host) linkMCPF(ctx context.Context) error {
-	b := h.rt.NewHostModuleBuilder("mcpf")
+func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
+	b := rt.NewHostModuleBuilder("mcpf")
 	fn := func(name string, f api.GoModuleFunc) {
 		sig := mcpfSignatures[name]
-		b.NewFunctionBuilder().WithGoModuleFunction(f, sig.params, sig.results).Export(name)
+		gated := func(ctx context.Context, m api.Module, st []uint64) {
+			s := stateOf(ctx)
+			s.gate.Lock()
+			defer s.gate.Unlock()
+			if s.abandoned {
+				panic(guestTrap(name + ": the call was abandoned after its deadline"))
+			}
+			f(ctx, m, st)
+		}
+		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(gated), sig.params, sig.results).Export(name)
 	}
 	fn("input_len", func(ctx context.Context, m api.Module, st []uint64) {
 		st[0] = api.EncodeI32(int32(len(stateOf(ctx).input)))

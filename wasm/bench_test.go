@@ -108,7 +108,7 @@ func BenchmarkInstance(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := f.call(ctx, in, c.in, Meta{}.encode(f.mode, len(c.in), h.opts.MaxOutputBytes)); err != nil {
+				if _, _, err := f.call(ctx, in, c.in, Meta{}.encode(f.mode, len(c.in), h.opts.MaxOutputBytes)); err != nil {
 					b.Fatal(err)
 				}
 				f.pool.discard(ctx, in)
@@ -133,7 +133,7 @@ func BenchmarkCompile(b *testing.B) {
 		}
 		defer h.Close(ctx)
 		start := time.Now()
-		cm, err := h.compile(ctx, "shape", mod, [32]byte{})
+		cm, err := h.compile(ctx, "shape", mod, [32]byte{}, true) // a built-in
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -195,21 +195,26 @@ func secretResultEvery(n, lines int) []byte {
 // BenchmarkRedact: the built-in redact filter, pooled, deadlines on,
 // against the same code (guest.Redactor) run natively, the two calls
 // alternating so both see the same machine load. x-native = wasm median /
-// native median.
+// native median. The checked-* cases compile the built-in with the
+// termination checks configured modules get (Options.CheckBuiltins).
 func BenchmarkRedact(b *testing.B) {
-	h := newTestHost(b, &Options{Timeout: 60 * time.Second, PoolSize: 1})
-	f := mustLoad(b, h, Spec{Builtin: "redact"})
 	ctx := context.Background()
+	fast := mustLoad(b, newTestHost(b, &Options{Timeout: 60 * time.Second, PoolSize: 1}), Spec{Builtin: "redact"})
+	checked := mustLoad(b, newTestHost(b, &Options{Timeout: 60 * time.Second, PoolSize: 1, CheckBuiltins: true}), Spec{Builtin: "redact"})
 	for _, c := range []struct {
 		name string
 		in   []byte
+		f    *Filter
 	}{
-		{"4KiB", secretResult(4 << 10)},
-		{"64KiB", secretResult(64 << 10)},
-		{"64KiB-clean", proseResult(64 << 10)},
-		{"64KiB-dense", secretResultEvery(64<<10, 1)}, // a secret on every line
-		{"1MiB", secretResult(1 << 20)},
+		{"4KiB", secretResult(4 << 10), fast},
+		{"64KiB", secretResult(64 << 10), fast},
+		{"64KiB-clean", proseResult(64 << 10), fast},
+		{"64KiB-dense", secretResultEvery(64<<10, 1), fast}, // a secret on every line
+		{"1MiB", secretResult(1 << 20), fast},
+		{"checked-64KiB", secretResult(64 << 10), checked},
+		{"checked-1MiB", secretResult(1 << 20), checked},
 	} {
+		f := c.f
 		b.Run(c.name, func(b *testing.B) {
 			native, err := guest.NewRedactor(nil)
 			if err != nil {

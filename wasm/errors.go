@@ -38,17 +38,36 @@ func (e *TrapError) Error() string {
 func (e *TrapError) Is(t error) bool { return t == ErrFilterFailed }
 
 // TimeoutError: the call ran past its deadline; the guest was stopped and
-// its instance discarded.
+// its instance discarded (Abandoned: a built-in, which cannot be stopped,
+// was left to finish on its own and its result will be dropped).
 type TimeoutError struct {
 	Filter     string
 	Timeout    time.Duration // the call's deadline (fixed part + the part for its input size)
 	InputBytes int
+	Abandoned  bool
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("wasm: filter %q exceeded its %v deadline on a %d-byte input and was stopped; raise the filter's timeout or make it cheaper", e.Filter, e.Timeout, e.InputBytes)
+	what := "was stopped"
+	if e.Abandoned {
+		what = "its result will be dropped"
+	}
+	return fmt.Sprintf("wasm: filter %q exceeded its %v deadline on a %d-byte input and %s; raise the filter's timeout or make it cheaper", e.Filter, e.Timeout, e.InputBytes, what)
 }
 func (e *TimeoutError) Is(t error) bool { return t == ErrFilterFailed }
+
+// OverrunError: as many calls of the filter as its pool has instances
+// overran their deadlines and are still running (built-ins cannot be
+// stopped); new calls fail at once until they end.
+type OverrunError struct {
+	Filter  string
+	Running int
+}
+
+func (e *OverrunError) Error() string {
+	return fmt.Sprintf("wasm: filter %q: %d earlier calls overran their deadlines and are still running; try again when they end, or raise the filter's timeout", e.Filter, e.Running)
+}
+func (e *OverrunError) Is(t error) bool { return t == ErrFilterFailed }
 
 // StatusError: mcpf_filter returned a status the ABI does not define.
 type StatusError struct {

@@ -225,18 +225,26 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		return Output{}, err
 	}
 	metaBytes := meta.encode(f.mode, len(input), h.opts.MaxOutputBytes)
-	out, err := f.call(ctx, in, input, metaBytes)
+	out, abandoned, err := f.call(ctx, in, input, metaBytes)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		// The caller gave up; not the filter's fault.
-		f.pool.put(ctx, in, false)
+		if !abandoned {
+			f.pool.put(ctx, in, false)
+		}
 		return Output{}, ctx.Err()
 	}
-	f.pool.put(ctx, in, err == nil)
+	if !abandoned {
+		f.pool.put(ctx, in, err == nil)
+	}
 	f.record(meta.Server, err)
 	return out, err
 }
 
-func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Output, error) {
+// call runs one call on in. A call on an instance compiled without
+// termination checks runs on its own goroutine; when it overruns the
+// deadline (or ctx ends) call returns without it (abandoned: the instance
+// is no longer the caller's to return, see run).
+func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Output, bool, error) {
 	h := f.host
 	in.state.reset(input, meta, h.opts.MaxOutputBytes)
 	in.stderr.Reset()
@@ -244,7 +252,73 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	cctx = context.WithValue(cctx, stateKey{}, &in.state)
-	err := in.filter.CallWithStack(cctx, in.stack)
+	if !f.pool.cm.fast {
+		out, err := f.result(ctx, in, input, deadline, in.filter.CallWithStack(cctx, in.stack))
+		return out, false, err
+	}
+	done, err := f.run(cctx, in)
+	if !done {
+		if ctx.Err() != nil {
+			return Output{}, true, ctx.Err() // the caller gave up first
+		}
+		return Output{}, true, &TimeoutError{Filter: f.name, Timeout: deadline, InputBytes: len(input), Abandoned: true}
+	}
+	out, err := f.result(ctx, in, input, deadline, err)
+	return out, false, err
+}
+
+// run makes a call that cannot be stopped on its own goroutine and waits
+// for it or for ctx. When ctx ends first, the call is abandoned: its host
+// functions trap from then on (callState.gate), its slot is freed, and
+// the instance is closed when the call returns (Host.Close waits for it).
+func (f *Filter) run(ctx context.Context, in *instance) (bool, error) {
+	h := f.host
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return true, ErrClosed
+	}
+	h.inflight.Add(1)
+	h.mu.Unlock()
+	finished := make(chan error, 1)
+	var claim sync.Mutex // whoever takes it first decides: the caller, or the call that ended
+	claimed := false
+	go func() {
+		defer h.inflight.Done()
+		err := in.filter.CallWithStack(ctx, in.stack)
+		claim.Lock()
+		abandoned := claimed
+		claimed = true
+		claim.Unlock()
+		if abandoned {
+			f.pool.ended(in)
+			return
+		}
+		finished <- err
+	}()
+	select {
+	case err := <-finished:
+		return true, err
+	case <-ctx.Done():
+	}
+	claim.Lock()
+	if claimed { // it ended meanwhile: its result is on the way
+		claim.Unlock()
+		return true, <-finished
+	}
+	claimed = true
+	claim.Unlock()
+	in.state.gate.Lock()
+	in.state.abandoned = true
+	in.state.gate.Unlock()
+	f.pool.abandon(in)
+	return false, nil
+}
+
+// result turns a finished call's error and the guest's status into the
+// call's Output.
+func (f *Filter) result(ctx context.Context, in *instance, input []byte, deadline time.Duration, err error) (Output, error) {
+	h := f.host
 	if err != nil {
 		var ee *sys.ExitError
 		if errors.As(err, &ee) {

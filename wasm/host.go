@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -96,6 +97,11 @@ type Options struct {
 	// Logger receives guest log lines (mcpf.log) and guest stderr on
 	// failures. nil = discard.
 	Logger *slog.Logger
+	// CheckBuiltins compiles the built-in filters with the per-loop
+	// termination checks every other module gets, so a built-in that
+	// overruns its deadline is stopped rather than abandoned (see "Why
+	// built-in filters run without termination checks"). About 2× slower.
+	CheckBuiltins bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -148,22 +154,35 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
-// Host runs filters: one wazero runtime, its compilation cache, the compiled
-// modules and the instance pools.
+// Host runs filters: two wazero runtimes (one with termination checks for
+// modules from configuration, one without for the built-ins), their
+// compilation caches, the compiled modules and the instance pools.
 type Host struct {
 	opts   Options
-	rt     wazero.Runtime
-	cache  wazero.CompilationCache
+	rt     wazero.Runtime // every module from configuration (and built-ins with CheckBuiltins)
+	rtFast wazero.Runtime // built-ins: no termination checks; nil with CheckBuiltins
+	caches []wazero.CompilationCache
 	logger *slog.Logger
 
 	mu       sync.Mutex
 	closed   bool
-	compiled map[[32]byte]*compiledModule
+	compiled map[compiledKey]*compiledModule
 	pools    map[poolKey]*pool
+	// inflight counts the calls running on rtFast (abandoned ones
+	// included): Close waits for them before closing the runtimes.
+	inflight sync.WaitGroup
+}
+
+// compiledKey: the same module bytes compiled for either runtime.
+type compiledKey struct {
+	hash [32]byte
+	fast bool
 }
 
 type compiledModule struct {
 	hash     [32]byte
+	fast     bool // compiled by rtFast: calls are not interruptible
+	rt       wazero.Runtime
 	cm       wazero.CompiledModule
 	hasInit  bool
 	hasStart bool
@@ -171,11 +190,41 @@ type compiledModule struct {
 	refs     int
 }
 
-// NewHost creates the runtime (compiler engine on amd64/arm64, interpreter
-// elsewhere) with CloseOnContextDone and the memory cap, links the mcpf host
-// module and the sandboxed WASI subset.
+// NewHost creates the runtimes (see newRuntime): one with termination
+// checks for modules from configuration and, unless Options.CheckBuiltins,
+// one without for the built-in filters.
 func NewHost(ctx context.Context, opts *Options) (*Host, error) {
 	o := opts.withDefaults()
+	h := &Host{opts: o, logger: o.Logger, compiled: map[compiledKey]*compiledModule{}, pools: map[poolKey]*pool{}}
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if h.rt, err = h.newRuntime(ctx, true, o.CacheDir); err != nil {
+		h.Close(ctx)
+		return nil, err
+	}
+	if !o.CheckBuiltins {
+		// Its own cache directory: wazero's cache key is the module's
+		// digest alone, so code compiled without checks must never be
+		// found by the checked runtime (a configured copy of a built-in).
+		dir := ""
+		if o.CacheDir != "" {
+			dir = filepath.Join(o.CacheDir, "unchecked")
+		}
+		if h.rtFast, err = h.newRuntime(ctx, false, dir); err != nil {
+			h.Close(ctx)
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// newRuntime creates one runtime (compiler engine on amd64/arm64,
+// interpreter elsewhere) with the memory cap, termination checks when
+// checked, its compilation cache in dir ("" = none), and links the mcpf
+// host module and the sandboxed WASI subset into it.
+func (h *Host) newRuntime(ctx context.Context, checked bool, dir string) (wazero.Runtime, error) {
 	var cfg wazero.RuntimeConfig
 	switch runtime.GOARCH {
 	case "amd64", "arm64":
@@ -183,29 +232,25 @@ func NewHost(ctx context.Context, opts *Options) (*Host, error) {
 	default:
 		cfg = wazero.NewRuntimeConfigInterpreter()
 	}
-	cfg = cfg.WithCloseOnContextDone(true).WithMemoryLimitPages(o.MaxMemoryPages)
-	h := &Host{opts: o, logger: o.Logger, compiled: map[[32]byte]*compiledModule{}, pools: map[poolKey]*pool{}}
-	if o.CacheDir != "" {
-		c, err := wazero.NewCompilationCacheWithDir(o.CacheDir)
+	cfg = cfg.WithCloseOnContextDone(checked).WithMemoryLimitPages(h.opts.MaxMemoryPages)
+	if dir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("wasm: compilation cache in %s: %w", o.CacheDir, err)
+			return nil, fmt.Errorf("wasm: compilation cache in %s: %w", dir, err)
 		}
-		h.cache = c
+		h.caches = append(h.caches, c)
 		cfg = cfg.WithCompilationCache(c)
 	}
-	if h.logger == nil {
-		h.logger = slog.New(slog.DiscardHandler)
-	}
-	h.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
-		h.Close(ctx)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm: linking WASI: %w", err)
 	}
-	if err := h.linkMCPF(ctx); err != nil {
-		h.Close(ctx)
+	if err := h.linkMCPF(ctx, rt); err != nil {
+		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm: linking the mcpf host module: %w", err)
 	}
-	return h, nil
+	return rt, nil
 }
 
 // Close closes every instance, compiled module and the runtime. Filters
@@ -220,12 +265,22 @@ func (h *Host) Close(ctx context.Context) error {
 	pools := h.pools
 	h.pools = map[poolKey]*pool{}
 	h.mu.Unlock()
+	// Calls on rtFast cannot be stopped: let them end (each is linear in
+	// its input) before their code and memory go.
+	h.inflight.Wait()
 	for _, p := range pools {
 		p.shutdown(ctx)
 	}
-	err := h.rt.Close(ctx)
-	if h.cache != nil {
-		if cerr := h.cache.Close(ctx); err == nil {
+	var err error
+	for _, rt := range []wazero.Runtime{h.rt, h.rtFast} {
+		if rt != nil {
+			if cerr := rt.Close(ctx); err == nil {
+				err = cerr
+			}
+		}
+	}
+	for _, c := range h.caches {
+		if cerr := c.Close(ctx); err == nil {
 			err = cerr
 		}
 	}
@@ -342,11 +397,12 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 		size = h.opts.PoolSize
 	}
 
-	cm, err := h.compile(ctx, name, mod, hash)
+	fast := spec.Builtin != "" && h.rtFast != nil
+	cm, err := h.compile(ctx, name, mod, hash, fast)
 	if err != nil {
 		return nil, err
 	}
-	key := poolKey{module: hash, config: sha256.Sum256(config)}
+	key := poolKey{module: hash, config: sha256.Sum256(config), fast: fast}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -381,26 +437,31 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 
 // compile returns the compiled module for hash, compiling at most once per
 // Host; the wazero cache makes a restart cheap.
-func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]byte) (*compiledModule, error) {
+func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]byte, fast bool) (*compiledModule, error) {
+	key := compiledKey{hash: hash, fast: fast}
+	rt := h.rt
+	if fast {
+		rt = h.rtFast
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if c := h.compiled[hash]; c != nil {
+	if c := h.compiled[key]; c != nil {
 		c.refs++
 		h.mu.Unlock()
 		return c, nil
 	}
 	h.mu.Unlock()
-	cm, err := h.rt.CompileModule(ctx, mod)
+	cm, err := rt.CompileModule(ctx, mod)
 	if err != nil {
 		if strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "exceeds limit") {
 			return nil, &MemoryLimitError{Filter: name, LimitPages: h.opts.MaxMemoryPages, Detail: "the module's declared minimum memory is over the cap: " + err.Error()}
 		}
 		return nil, &CompileError{Filter: name, Err: err}
 	}
-	c := &compiledModule{hash: hash, cm: cm, refs: 1}
+	c := &compiledModule{hash: hash, fast: fast, rt: rt, cm: cm, refs: 1}
 	if err := h.check(name, c); err != nil {
 		cm.Close(ctx)
 		return nil, err
@@ -411,12 +472,12 @@ func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]by
 		cm.Close(ctx)
 		return nil, ErrClosed
 	}
-	if prev := h.compiled[hash]; prev != nil { // compiled concurrently
+	if prev := h.compiled[key]; prev != nil { // compiled concurrently
 		cm.Close(ctx)
 		prev.refs++
 		return prev, nil
 	}
-	h.compiled[hash] = c
+	h.compiled[key] = c
 	return c, nil
 }
 
@@ -424,8 +485,8 @@ func (h *Host) release(ctx context.Context, c *compiledModule) {
 	h.mu.Lock()
 	c.refs--
 	last := c.refs == 0
-	if last && h.compiled[c.hash] == c {
-		delete(h.compiled, c.hash)
+	if k := (compiledKey{hash: c.hash, fast: c.fast}); last && h.compiled[k] == c {
+		delete(h.compiled, k)
 	}
 	closed := h.closed
 	h.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 type poolKey struct {
 	module [32]byte // sha256 of the module bytes
 	config [32]byte // sha256 of the compacted config
+	fast   bool     // compiled without termination checks (a built-in)
 }
 
 // pool is a bounded set of initialised instances of one (module, config).
@@ -33,6 +34,10 @@ type pool struct {
 	mu     sync.Mutex
 	closed bool
 	live   map[*instance]struct{}
+	// overrun counts the abandoned calls still running (rtFast only):
+	// their instances left the pool's slots; at the pool's size, calls
+	// fail fast instead of piling up more.
+	overrun int
 }
 
 type instance struct {
@@ -56,6 +61,12 @@ func newPool(h *Host, key poolKey, cm *compiledModule, config []byte, size int) 
 // get checks out an instance for one call, creating one if the pool is below
 // its size, else waiting for one to come back.
 func (p *pool) get(ctx context.Context, filter string) (*instance, error) {
+	p.mu.Lock()
+	overrun := p.overrun
+	p.mu.Unlock()
+	if overrun >= cap(p.sem) {
+		return nil, &OverrunError{Filter: filter, Running: overrun}
+	}
 	select {
 	case in := <-p.idle:
 		return in, nil
@@ -108,7 +119,7 @@ func (p *pool) instantiateSlot(ctx context.Context, filter string) (*instance, e
 	if p.cm.hasStart {
 		cfg = cfg.WithStartFunctions("_initialize")
 	}
-	mod, err := h.rt.InstantiateModule(ictx, p.cm.cm, cfg)
+	mod, err := p.cm.rt.InstantiateModule(ictx, p.cm.cm, cfg)
 	if err != nil {
 		return nil, p.classifyInit(filter, err, nil, in)
 	}
@@ -163,6 +174,24 @@ func (p *pool) put(ctx context.Context, in *instance, ok bool) {
 		}
 	}
 	p.discard(ctx, in)
+}
+
+// abandon takes in, whose call overran its deadline and is still running,
+// out of its slot; ended is called when the call returns.
+func (p *pool) abandon(in *instance) {
+	p.mu.Lock()
+	p.overrun++
+	p.mu.Unlock()
+	<-p.sem
+}
+
+// ended closes an abandoned instance once its call has returned.
+func (p *pool) ended(in *instance) {
+	p.mu.Lock()
+	p.overrun--
+	delete(p.live, in)
+	p.mu.Unlock()
+	in.mod.Close(context.Background())
 }
 
 func (p *pool) discard(ctx context.Context, in *instance) {
