@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,7 +48,9 @@ func newProtectedServer(t *testing.T) *protectedServer {
 // certificate.
 func newProtectedTLSServer(t *testing.T) *protectedServer {
 	p := &protectedServer{codes: map[string][3]string{}, access: map[string]string{}, refresh: map[string]bool{}}
-	p.srv = httptest.NewTLSServer(http.HandlerFunc(p.serve))
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are tested
+	p.srv.StartTLS()
 	t.Cleanup(p.srv.Close)
 	return p
 }

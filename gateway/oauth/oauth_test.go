@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -74,7 +75,9 @@ func startAuthServer(t *testing.T, useTLS bool) *authServer {
 	a := &authServer{t: t, expiresIn: 3600, clients: map[string]string{"pre": "pre-secret"},
 		codes: map[string]codeGrant{}, access: map[string][]string{}, refresh: map[string]bool{}, issuedBy: map[string]string{}}
 	if useTLS {
-		a.srv = httptest.NewTLSServer(http.HandlerFunc(a.serve))
+		a.srv = httptest.NewUnstartedServer(http.HandlerFunc(a.serve))
+		a.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are tested
+		a.srv.StartTLS()
 	} else {
 		a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	}

@@ -594,7 +594,7 @@ func (c *Conn) post(ctx context.Context, target *url.URL, body []byte, env envel
 				return nil, c.ctxErr(ctx)
 			}
 			var be *BlockedError
-			retry := !last && !errors.As(err, &be) && (!sideEffects || (!connected.Load() && dialErr(err)))
+			retry := !last && !errors.As(err, &be) && !certErr(err) && (!sideEffects || (!connected.Load() && dialErr(err)))
 			if !retry {
 				return nil, unwrapURLError(err)
 			}

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -242,6 +243,15 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 
 // dialErr reports whether err happened while connecting, before anything
 // was written.
+// certErr reports a refused server certificate: retrying cannot help.
+func certErr(err error) bool {
+	var ve *tls.CertificateVerificationError
+	var ue x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ie x509.CertificateInvalidError
+	return errors.As(err, &ve) || errors.As(err, &ue) || errors.As(err, &he) || errors.As(err, &ie)
+}
+
 func dialErr(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -33,7 +36,7 @@ func dialTLS(t *testing.T, url, transport string, cfg *tls.Config) (*Conn, error
 // with a certificate error, and the request still gets its one answer.
 func TestHTTPS(t *testing.T) {
 	deleted := make(chan struct{})
-	streamable := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	streamable := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil {
 			t.Error("a request arrived without TLS")
 		}
@@ -62,6 +65,13 @@ func TestHTTPS(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted)
 		}
 	}))
+	var hellos atomic.Int32 // TLS handshakes begun
+	streamable.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		hellos.Add(1)
+		return nil, nil
+	}}
+	streamable.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	streamable.StartTLS()
 	t.Cleanup(streamable.Close)
 	if !strings.HasPrefix(streamable.URL, "https://127.0.0.1:") {
 		t.Fatalf("not an https loopback server: %s", streamable.URL)
@@ -85,7 +95,9 @@ func TestHTTPS(t *testing.T) {
 
 	var legacy *httptest.Server
 	for _, transport := range []string{TransportSSE, TransportAuto} {
-		legacy = httptest.NewTLSServer(legacySSEHandler(t)) // one stream per server
+		legacy = httptest.NewUnstartedServer(legacySSEHandler(t)) // one stream per server
+		legacy.Config.ErrorLog = log.New(io.Discard, "", 0)       // the refused handshake below
+		legacy.StartTLS()
 		t.Cleanup(legacy.Close)
 		c, err := dialTLS(t, legacy.URL+"/sse", transport, trusting(legacy))
 		if err != nil {
@@ -104,14 +116,19 @@ func TestHTTPS(t *testing.T) {
 		}
 	}
 
-	// Not trusted: the system roots do not include httptest's certificate.
+	// Not trusted: the system roots do not include httptest's
+	// certificate. The refusal is final: no retry handshakes.
 	u, err := dialTLS(t, streamable.URL, TransportStreamable, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := hellos.Load()
 	send(t, u, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`)
 	if m := recv(t, u); !strings.Contains(m, `"id":7`) || !strings.Contains(m, "certificate") {
 		t.Fatalf("untrusted certificate: %s", m)
+	}
+	if n := hellos.Load() - before; n != 1 {
+		t.Fatalf("%d handshakes for one refused request, want 1 (a certificate refusal is not transient)", n)
 	}
 	if _, err := dialTLS(t, legacy.URL+"/sse", TransportSSE, nil); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("legacy SSE with an untrusted certificate: err = %v", err)
