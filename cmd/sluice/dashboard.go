@@ -25,7 +25,7 @@ mode), filters, offloaded results. It answers loopback clients only unless
 for it once. Ends on SIGTERM or SIGINT.
 
 Flags:
-  --admin-remote      allow a non-loopback ADDR and clients (set a token)
+  --admin-remote      allow a non-loopback ADDR and clients (needs a token)
   --token-file FILE   require this token (first line) once, at login
   --project DIR       the project root (default: found from the working
                       directory)
@@ -68,6 +68,9 @@ func runDashboard(e *env) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sluice dashboard: %v\n", err)
 		return exitUsage
+	}
+	if *remote && token == "" {
+		return usageErr(e, "dashboard", "--admin-remote needs a token (the dashboard runs tools and trusts servers): add --token-file FILE or set SLUICE_TOKEN")
 	}
 	lockStderr(e)
 	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: logLevel(e.stderr)}))

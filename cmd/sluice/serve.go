@@ -84,14 +84,15 @@ Flags:
   --allow-remote      HTTP: allow a non-loopback listen address
   --token-file FILE   HTTP: require "Authorization: Bearer TOKEN", TOKEN read
                       from FILE (first line); the environment variable
-                      SLUICE_TOKEN is used when no file is given
+                      SLUICE_TOKEN is used when no file is given. With
+                      stdio and --admin it is the dashboard's login token
   --log-level LEVEL   debug, info, warn or error (default: SLUICE_LOG_LEVEL,
                       else info). At debug every server's stderr is relayed.
   --project DIR       the project root (default: found from the working
                       directory)
   --admin ADDR        serve the dashboard on ADDR (loopback) as well
-  --admin-remote      let non-loopback clients reach the dashboard (set a
-                      token)
+  --admin-remote      let non-loopback clients reach the dashboard (needs a
+                      token: --token-file or SLUICE_TOKEN)
   --approval-timeout DUR
                       how long a call waits for a dashboard decision
                       (default 2m)
@@ -196,8 +197,15 @@ func runServe(e *env) int {
 		fmt.Fprintf(e.stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
-	if token != "" && *httpAddr == "" {
-		return usageErr(e, "serve", "a token applies to --http only (stdio has no authentication: the agent starts sluice itself)")
+	if token != "" && *httpAddr == "" && *adminAddr == "" {
+		return usageErr(e, "serve", "a token applies to --http or --admin only (stdio has no authentication: the agent starts sluice itself)")
+	}
+	if *adminRemote && token == "" {
+		return usageErr(e, "serve", "--admin-remote needs a token (the dashboard runs tools and trusts servers): add --token-file FILE or set SLUICE_TOKEN")
+	}
+	httpToken := token // with stdio and --admin, the token guards the dashboard only
+	if *httpAddr == "" {
+		httpToken = ""
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
 	opts := &gateway.Options{
@@ -221,7 +229,7 @@ func runServe(e *env) int {
 			Mode:        gateway.ModeGateway,
 			NoPrefix:    *noPrefix,
 			AllowRemote: *allowRemote,
-			Token:       token,
+			Token:       httpToken,
 			Version:     versionString(),
 			Logger:      log,
 			HTTPLimits:  limits,

@@ -412,3 +412,47 @@ func TestFormFields(t *testing.T) {
 		t.Errorf("bad JSON: %v", err)
 	}
 }
+
+func TestRemoteNeedsTokenAndOwnOrigin(t *testing.T) {
+	if _, err := New(&Options{Backend: &fakeBackend{}, Remote: true}); !errors.Is(err, ErrRemoteNeedsToken) {
+		t.Fatalf("Remote without a token: %v", err)
+	}
+	hr, _ := newTestHandler(t, Options{Remote: true, Token: "t"})
+	lan := "192.168.1.7:5555"
+	cases := []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"its own origin", map[string]string{"Host": "gw.lan:8765", "Origin": "http://gw.lan:8765"}, 200},
+		{"no Origin", map[string]string{"Host": "gw.lan:8765"}, 200},
+		{"another site", map[string]string{"Host": "gw.lan:8765", "Origin": "http://evil.example"}, 403},
+		{"another port", map[string]string{"Host": "gw.lan:8765", "Origin": "http://gw.lan:9999"}, 403},
+		{"another scheme", map[string]string{"Host": "gw.lan:8765", "Origin": "https://gw.lan:8765"}, 403},
+		{"Sec-Fetch-Site cross-site", map[string]string{"Host": "gw.lan:8765", "Sec-Fetch-Site": "cross-site"}, 403},
+	}
+	for _, c := range cases {
+		if w := do(hr, "GET", "/admin/login", lan, nil, c.hdr); w.Code != c.want {
+			t.Errorf("remote, %s: %d, want %d", c.name, w.Code, c.want)
+		}
+	}
+	// Loopback: another loopback port or scheme is another site too.
+	h, _ := newTestHandler(t, Options{})
+	for _, c := range []struct {
+		origin string
+		want   int
+	}{
+		{"http://127.0.0.1:8765", 200}, {"http://127.0.0.1:9999", 403}, {"https://127.0.0.1:8765", 403},
+		{"http://localhost:8765", 403}, {"http://127.0.0.1:8765/x", 403},
+	} {
+		if w := do(h, "GET", "/admin/servers", loop, nil, map[string]string{"Origin": c.origin}); w.Code != c.want {
+			t.Errorf("loopback, Origin %s: %d, want %d", c.origin, w.Code, c.want)
+		}
+	}
+	if w := do(h, "GET", "/admin/servers", loop, nil, map[string]string{"Sec-Fetch-Site": "cross-site"}); w.Code != 403 {
+		t.Errorf("loopback, Sec-Fetch-Site cross-site: %d", w.Code)
+	}
+	if w := do(h, "GET", "/admin/servers", loop, nil, map[string]string{"Sec-Fetch-Site": "same-origin"}); w.Code != 200 {
+		t.Errorf("loopback, Sec-Fetch-Site same-origin: %d", w.Code)
+	}
+}

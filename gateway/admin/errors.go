@@ -9,6 +9,8 @@ import (
 var (
 	// ErrNoBackend: Options.Backend is nil.
 	ErrNoBackend = errors.New("admin: no backend")
+	// ErrRemoteNeedsToken: Options.Remote without a Token.
+	ErrRemoteNeedsToken = errors.New("a dashboard open to other machines needs a token: it can run tools and trust servers; give one with --token-file FILE or SLUICE_TOKEN")
 	// ErrApprovalTimeout: nobody decided a pending approval in time.
 	ErrApprovalTimeout = errors.New("no decision in time")
 	// ErrApprovalClosed: the approvals queue closed (the process is

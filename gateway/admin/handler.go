@@ -47,7 +47,7 @@ type Options struct {
 	Token string
 	// Remote admits peers that are not loopback (serve --admin-remote).
 	// Without it every request from another address is 403, however the
-	// listener was bound.
+	// listener was bound. Remote needs a Token: New refuses it without.
 	Remote bool
 	// AllowedHosts and AllowedOrigins extend the loopback names accepted
 	// in Host and Origin, as on /mcp.
@@ -76,6 +76,9 @@ type Handler struct {
 func New(o *Options) (*Handler, error) {
 	if o == nil || o.Backend == nil {
 		return nil, ErrNoBackend
+	}
+	if o.Remote && o.Token == "" {
+		return nil, ErrRemoteNeedsToken
 	}
 	h := &Handler{o: *o, b: o.Backend, gate: newGate(o), log: o.Logger, started: time.Now()}
 	if h.log == nil {
@@ -154,8 +157,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: Host header not allowed (DNS rebinding protection)", http.StatusForbidden)
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !h.gate.originAllowed(o) {
-		http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+	if o := r.Header.Get("Origin"); o != "" && !h.gate.originAllowed(r, o) {
+		http.Error(w, "Forbidden: Origin not allowed (it must be this dashboard's own address)", http.StatusForbidden)
+		return
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		http.Error(w, "Forbidden: a request from another site", http.StatusForbidden)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)

@@ -86,22 +86,44 @@ func (g *gate) hostAllowed(host string) bool {
 		}
 	}
 	if g.remote && len(g.hosts) == 0 {
+		// Any name may reach a remote dashboard; the login stands
+		// between it and the dashboard (New refuses Remote without a
+		// token), and Origin must still be the request's own.
 		return true
 	}
 	return isLoopbackName(hostname(host))
 }
 
-func (g *gate) originAllowed(origin string) bool {
+// originAllowed: an Origin named in AllowedOrigins, or exactly the
+// request's own origin (its scheme and Host). Any other Origin, a
+// loopback one on another port or scheme included, is another site.
+func (g *gate) originAllowed(r *http.Request, origin string) bool {
 	for _, a := range g.origins {
 		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
 			return true
 		}
 	}
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
 		return false
 	}
-	return isLoopbackName(u.Hostname()) || (g.remote && len(g.origins) == 0)
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(withPort(u.Host, scheme), withPort(r.Host, scheme))
+}
+
+// withPort spells host with its port, the scheme's default when absent.
+func withPort(host, scheme string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	port := "80"
+	if scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port)
 }
 
 // loggedIn: no token configured, or a live session cookie.
