@@ -287,8 +287,8 @@ func TestShapeOffWithNoCapabilities(t *testing.T) {
 }
 
 const (
-	awsKey   = "AKIAIOSFODNN7EXAMPLE"
-	ghToken  = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	awsKey  = "AKIAIOSFODNN7EXAMPLE"
+	ghToken = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
 	// A generous deadline: redaction is tested here, not the deadline
 	// (TestFilterTimeoutMs is about that).
 	redactUp = "filters:\n  - module: builtin:redact\n    timeoutMs: 30000\n"
