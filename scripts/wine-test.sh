@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Windows build of gateway/proc's tests (job objects, kill-on-close,
 # PATHEXT resolution, command-line quoting, ACLs) under Wine, plus the
-# Windows-only tests of gateway/config, on this Linux machine.
+# Windows-only tests of gateway/config and the Windows end-to-end tests of
+# the sluice binary (cmd/sluice), on this Linux machine.
 #
 # Installs what it needs when missing, from Debian: wine and wine64, and the
 # MinGW binutils used to build one small DLL. Go (1.22 and later) needs
@@ -88,6 +89,8 @@ fi
 
 GOOS=windows GOARCH=amd64 go test -c -o "$work/proc.test.exe" ./gateway/proc
 GOOS=windows GOARCH=amd64 go test -c -o "$work/config.test.exe" ./gateway/config
+GOOS=windows GOARCH=amd64 go test -c -o "$work/sluice.test.exe" ./cmd/sluice
+GOOS=windows GOARCH=amd64 go build -o "$work/sluice.exe" ./cmd/sluice
 
 status=0
 bound=720 # seconds for one test binary under Wine, start-up included
@@ -112,4 +115,9 @@ run() {
 # observed.
 run proc -test.v -test.timeout 10m -test.skip '^TestMkdirPrivate$' "$@"
 run config -test.v -test.run '^TestWindows' "$@"
+# The Windows end-to-end tests of the sluice binary (serve over Windows
+# pipes, teardown, kill-on-close when sluice is killed); the test binary
+# cannot build sluice itself here, so it is handed the one built above.
+export SLUICE_TEST_BIN=sluice.exe
+run sluice -test.v -test.run '^TestWindows' -test.timeout 5m "$@"
 exit $status

@@ -24,6 +24,17 @@ func init() { mcptest.RunIfReexec() }
 var sluiceBin string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("SLUICE_TEST_BIN"); bin != "" {
+		// A prebuilt binary, where no Go toolchain runs (scripts/wine-test.sh
+		// runs the Windows tests of this package under Wine).
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		sluiceBin = abs
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "sluice-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

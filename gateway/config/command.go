@@ -6,7 +6,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+
+	"sluice/gateway/proc"
 )
 
 // perlModuleRe is a module name for perl -M/-m, with an optional import
@@ -367,14 +370,31 @@ func CheckProgram(scope Scope, program string, args []string) string {
 	if err != nil {
 		return ""
 	}
+	var shellFiles []string
 	for _, dir := range []string{"/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"} {
 		for _, sh := range knownShellFiles {
-			if sst, err := os.Stat(filepath.Join(dir, sh)); err == nil && os.SameFile(st, sst) {
-				return fmt.Sprintf("%s is the same file as %s, a shell", program, filepath.Join(dir, sh))
-			}
+			shellFiles = append(shellFiles, filepath.Join(dir, sh))
+		}
+	}
+	if root := os.Getenv("SystemRoot"); runtime.GOOS == "windows" && filepath.IsAbs(root) {
+		for _, sh := range knownWindowsShellFiles {
+			shellFiles = append(shellFiles, filepath.Join(root, sh))
+		}
+	}
+	for _, f := range shellFiles {
+		if sst, err := os.Stat(f); err == nil && os.SameFile(st, sst) {
+			return fmt.Sprintf("%s is the same file as %s, a shell", program, f)
 		}
 	}
 	return ""
+}
+
+// knownWindowsShellFiles, under %SystemRoot%, are compared by file
+// identity in CheckProgram on Windows (a hard link to cmd.exe under
+// another name).
+var knownWindowsShellFiles = []string{
+	`System32\cmd.exe`, `System32\WindowsPowerShell\v1.0\powershell.exe`, `System32\wsl.exe`,
+	`System32\bash.exe`, `System32\wscript.exe`, `System32\cscript.exe`, `System32\mshta.exe`,
 }
 
 // knownShellFiles are compared by file identity in CheckProgram.
@@ -384,10 +404,19 @@ var knownShellFiles = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish
 // absolute command is cleaned and checked; a bare name is looked up in
 // each absolute entry in order (empty and relative entries are skipped,
 // never the working directory). It returns "" when nothing executable is
-// found. The gateway launches exactly the path returned here.
+// found. The gateway launches exactly the path returned here. On Windows
+// it is proc's resolution (PATHEXT, .exe and .com files only; Windows
+// has no execute bit to check).
 func ResolveProgram(command, path string) string {
 	if command == "" {
 		return ""
+	}
+	if runtime.GOOS == "windows" {
+		p, err := proc.ResolveCommand(command, path)
+		if err != nil {
+			return ""
+		}
+		return p
 	}
 	if filepath.IsAbs(command) {
 		c := filepath.Clean(command)

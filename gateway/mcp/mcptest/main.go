@@ -102,6 +102,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if opts.Has(ModeIgnoreSIGTERM) {
 		signal.Ignore(syscall.SIGTERM)
 	}
+	if opts.ignoreEOF() {
+		// Staying up after EOF is a wait on nothing but a signal. On
+		// Windows no goroutine waits for signals, so without this sleeper
+		// the runtime would end the process as deadlocked.
+		go func() {
+			for {
+				time.Sleep(time.Hour)
+			}
+		}()
+	}
 	if opts.Has(ModeGrandchild) {
 		pid, err := opts.Spawn()
 		if err != nil {
