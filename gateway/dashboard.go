@@ -304,10 +304,10 @@ func (g *Gateway) stderrTail(id string) string {
 	return ""
 }
 
-func (b *dashBackend) TrustPrompt(_ context.Context, id string) (string, error) {
+func (b *dashBackend) TrustPrompt(_ context.Context, id string) (*admin.TrustOffer, error) {
 	p, err := b.g.PlanTrust(id, "")
 	if err != nil {
-		return "", errors.New(errMessage(err))
+		return nil, errors.New(errMessage(err))
 	}
 	// The values of env and headers are masked, as everywhere on the
 	// dashboard; the rest is the CLI's text.
@@ -322,16 +322,25 @@ func (b *dashBackend) TrustPrompt(_ context.Context, id string) (string, error) 
 	v.Env, v.Headers = env, hdr
 	shown := *p
 	shown.Server = v
+	offer := &admin.TrustOffer{Digest: p.Server.Digest, Program: p.Server.Program}
 	if b.planText != nil {
-		return b.planText(&shown), nil
+		offer.Text = b.planText(&shown)
+	} else {
+		offer.Text = fmt.Sprintf("Trusting project server %s\n  declared at: %s:%d\n  digest: %s\n  trust file: %s\n", v.ID, v.File, v.Line, v.Digest, p.TrustFile)
 	}
-	return fmt.Sprintf("Trusting project server %s\n  declared at: %s:%d\n  digest: %s\n  trust file: %s\n", v.ID, v.File, v.Line, v.Digest, p.TrustFile), nil
+	return offer, nil
 }
 
-func (b *dashBackend) Trust(_ context.Context, id string) error {
+// Trust plans afresh and records it only when the plan binds what the
+// person was shown: a declaration swapped between the view and the click
+// is refused, not trusted.
+func (b *dashBackend) Trust(_ context.Context, id, digest, program string) error {
 	p, err := b.g.PlanTrust(id, "")
 	if err != nil {
 		return errors.New(errMessage(err))
+	}
+	if p.Server.Digest != digest || p.Server.Program != program {
+		return admin.ErrTrustChanged
 	}
 	if err := b.g.Trust(p); err != nil {
 		return errors.New(errMessage(err))

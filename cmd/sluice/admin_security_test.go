@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"html"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +66,58 @@ func filterEnv(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+var (
+	digestField  = regexp.MustCompile(`<input type="hidden" name="digest" value="([0-9a-f]+)">`)
+	programField = regexp.MustCompile(`<input type="hidden" name="program" value="([^"]*)">`)
+)
+
+// TestDashboardTrustBindsWhatWasShown: the trust page's confirmation
+// carries the digest it showed; a declaration changed between the view
+// and the click is refused with 409, and nothing is trusted.
+func TestDashboardTrustBindsWhatWasShown(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "proj"))
+	addr, _, stop := startHTTPServeProc(t, nil)
+	defer stop()
+	d := newDash(t, addr)
+	trustFile := filepath.Join(w.home, "trust.json")
+	var program string
+	view := func() string {
+		resp, body := d.get("/admin/servers/proj/trust")
+		m, p := digestField.FindStringSubmatch(body), programField.FindStringSubmatch(body)
+		if resp.StatusCode != http.StatusOK || m == nil || p == nil || p[1] == "" {
+			t.Fatalf("trust page: %d, no digest or program field:\n%s", resp.StatusCode, body)
+		}
+		program = html.UnescapeString(p[1])
+		return m[1]
+	}
+	shown := view()
+	// Swapped after the view: the click must not trust the new one.
+	w.writeProject("servers:\n" + fixture(t, "proj") + "    env: {INJECTED: \"yes\"}\n")
+	resp, body := d.post("/admin/servers/proj/trust", url.Values{"_csrf": {d.csrf}, "digest": {shown}, "program": {program}}, false)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "the declaration changed since you viewed it; review again") {
+		t.Fatalf("a swapped declaration: %d\n%s", resp.StatusCode, body)
+	}
+	if _, err := os.Stat(trustFile); !os.IsNotExist(err) {
+		b, _ := os.ReadFile(trustFile)
+		t.Fatalf("the swapped declaration was trusted: %v %s", err, b)
+	}
+	// A form without the digest trusts nothing either.
+	if resp, _ := d.post("/admin/servers/proj/trust", url.Values{"_csrf": {d.csrf}}, false); resp.StatusCode == http.StatusOK {
+		if _, err := os.Stat(trustFile); !os.IsNotExist(err) {
+			t.Fatal("a trust form without a digest trusted the server")
+		}
+	}
+	// Reviewed again: trusted.
+	again := view()
+	if again == shown {
+		t.Fatal("the digest did not change with the declaration")
+	}
+	resp, _ = d.post("/admin/servers/proj/trust", url.Values{"_csrf": {d.csrf}, "digest": {again}, "program": {program}}, false)
+	b, err := os.ReadFile(trustFile)
+	if resp.StatusCode != http.StatusOK || err != nil || !strings.Contains(string(b), again) {
+		t.Fatalf("trust after review: %d %v %s", resp.StatusCode, err, b)
+	}
 }

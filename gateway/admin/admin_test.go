@@ -18,18 +18,28 @@ import (
 // behaviour (gate, forms, JSON); the gateway's Backend is tested end to
 // end through the sluice binary.
 type fakeBackend struct {
-	calls []string // capability + args, as called
+	calls   []string // capability + args, as called
+	digest  string   // the declaration's digest now
+	trusted []string
 }
 
 func (f *fakeBackend) Servers(context.Context) ([]Server, []string, error) {
 	return []Server{{ID: "fx", Scope: "user", Trust: "trusted", Run: "idle", Env: map[string]string{"API_KEY": "s3cr3t", "REF": "${env:HOME}"},
 		Headers: map[string]string{"Authorization": "Bearer abc"}}}, nil, nil
 }
-func (f *fakeBackend) TrustPrompt(context.Context, string) (string, error) { return "prompt", nil }
-func (f *fakeBackend) Trust(context.Context, string) error                 { return nil }
-func (f *fakeBackend) Untrust(context.Context, string) error               { return nil }
-func (f *fakeBackend) Refresh(context.Context, string) error               { return nil }
-func (f *fakeBackend) Restart(context.Context, string) error               { return nil }
+func (f *fakeBackend) TrustPrompt(context.Context, string) (*TrustOffer, error) {
+	return &TrustOffer{Text: "prompt", Digest: f.digest}, nil
+}
+func (f *fakeBackend) Trust(_ context.Context, id, digest, _ string) error {
+	if digest != f.digest {
+		return ErrTrustChanged
+	}
+	f.trusted = append(f.trusted, id)
+	return nil
+}
+func (f *fakeBackend) Untrust(context.Context, string) error { return nil }
+func (f *fakeBackend) Refresh(context.Context, string) error { return nil }
+func (f *fakeBackend) Restart(context.Context, string) error { return nil }
 func (f *fakeBackend) Find(context.Context, string, int) ([]Tool, error) {
 	return []Tool{{Capability: "fx__add", Server: "fx"}}, nil
 }

@@ -13,9 +13,13 @@ type Backend interface {
 	// Servers lists every declaration with its trust and run state;
 	// diagnostics are the declaration and trust files' problems.
 	Servers(ctx context.Context) (servers []Server, diagnostics []string, err error)
-	// TrustPrompt is the text 'sluice trust ID' shows before asking.
-	TrustPrompt(ctx context.Context, id string) (string, error)
-	Trust(ctx context.Context, id string) error
+	// TrustPrompt is what 'sluice trust ID' shows before asking, with the
+	// digest and program it binds.
+	TrustPrompt(ctx context.Context, id string) (*TrustOffer, error)
+	// Trust records the trust the person was shown: it plans afresh and
+	// refuses with ErrTrustChanged unless the plan still binds the digest
+	// and program of the offer they saw.
+	Trust(ctx context.Context, id, digest, program string) error
 	Untrust(ctx context.Context, id string) error
 	// Refresh launches the server and records its catalog.
 	Refresh(ctx context.Context, id string) error
@@ -73,6 +77,13 @@ type Server struct {
 	Provenance  string            `json:"provenance"` // live, cached, missing, declared
 	Tools       int               `json:"tools"`
 	RecordedAt  time.Time         `json:"recordedAt,omitzero"` // the catalog's
+}
+
+// TrustOffer is a trust prompt and what it binds.
+type TrustOffer struct {
+	Text    string `json:"text"`
+	Digest  string `json:"digest"`
+	Program string `json:"program,omitempty"`
 }
 
 // Tool is one search hit.

@@ -9,6 +9,9 @@ import (
 var (
 	// ErrNoBackend: Options.Backend is nil.
 	ErrNoBackend = errors.New("admin: no backend")
+	// ErrTrustChanged: the declaration changed between the trust page
+	// and its confirmation.
+	ErrTrustChanged = errors.New("the declaration changed since you viewed it; review again")
 	// ErrRemoteNeedsToken: Options.Remote without a Token.
 	ErrRemoteNeedsToken = errors.New("a dashboard open to other machines needs a token: it can run tools and trust servers; give one with --token-file FILE or SLUICE_TOKEN")
 	// ErrApprovalTimeout: nobody decided a pending approval in time.

@@ -296,10 +296,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p string) {
 		h.serversPage(w, r, "", nil)
 	case strings.HasPrefix(p, "/servers/") && strings.HasSuffix(p, "/trust"):
 		id := strings.TrimSuffix(strings.TrimPrefix(p, "/servers/"), "/trust")
-		text, err := h.b.TrustPrompt(ctx, id)
-		pg := page{Title: "trust " + id, Data: map[string]any{"ID": id, "Prompt": text}}
+		offer, err := h.b.TrustPrompt(ctx, id)
+		pg := page{Title: "trust " + id, Data: map[string]any{"ID": id}}
 		if err != nil {
 			pg.Error = err.Error()
+		} else {
+			pg.Data = map[string]any{"ID": id, "Prompt": offer.Text, "Digest": offer.Digest, "Program": offer.Program}
 		}
 		h.render(w, "trust", pg)
 	case p == "/tools":
@@ -441,7 +443,22 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 		case "refresh":
 			err = h.b.Refresh(ctx, id)
 		case "trust":
-			err = h.b.Trust(ctx, id)
+			// The trust shown, not whatever the file says now.
+			digest := r.PostFormValue("digest")
+			if digest == "" {
+				err = errors.New("the trust form lacks the digest of the declaration you viewed; open its trust page and confirm there")
+				break
+			}
+			err = h.b.Trust(ctx, id, digest, r.PostFormValue("program"))
+			if errors.Is(err, ErrTrustChanged) {
+				if api {
+					apiErr(w, http.StatusConflict, err)
+					return
+				}
+				w.WriteHeader(http.StatusConflict)
+				h.render(w, "trust", page{Title: "trust " + id, Error: err.Error() + ": " + Path + "/servers/" + id + "/trust", Data: map[string]any{"ID": id}})
+				return
+			}
 		case "untrust":
 			err = h.b.Untrust(ctx, id)
 		case "restart":
