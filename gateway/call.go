@@ -144,7 +144,9 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error
 			return nil, e
 		}
 	}
+	t0 := time.Now()
 	raw, err := l.Client().CallTool(ctx, tool, args, &mcp.CallOptions{Timeout: l.Timeout(tool, req.Timeout), OnProgress: req.OnProgress, Meta: req.Meta})
+	g.noteCall(ctx, server, tool, len(args), raw, err, time.Since(t0))
 	if err != nil {
 		return nil, callErr(server, req.Capability, err)
 	}

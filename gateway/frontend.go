@@ -204,7 +204,8 @@ func (f *frontend) Features() front.Features {
 }
 
 // Find searches the catalogs (never launching, except a scoped refresh).
-func (f *frontend) Find(ctx context.Context, req front.FindRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *frontend) Find(ctx context.Context, req front.FindRequest, p front.Peer) (json.RawMessage, error) {
+	ctx = withPeer(ctx, p)
 	limit := req.Limit
 	if limit <= 0 || limit > f.o.FindLimit {
 		limit = f.o.FindLimit
@@ -262,7 +263,8 @@ type findAnswer struct {
 // Describe returns full metadata for each named capability; names that
 // fail are reported beside the others. With a server instead, it returns
 // that server's code-mode docs (Gateway.Docs).
-func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p front.Peer) (json.RawMessage, error) {
+	ctx = withPeer(ctx, p)
 	if req.Server != "" {
 		// One server's code-mode docs, as plain text (.pyi style).
 		docs, err := f.g.Docs(ctx, req.Server)
@@ -306,6 +308,7 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, _ fr
 // 2026-07-28 input_required result is relayed as is and its retry sent
 // back upstream.
 func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (json.RawMessage, error) {
+	ctx = withPeer(ctx, p)
 	server, _, _ := SplitCapability(req.Capability)
 	done := f.track(server, p)
 	defer done()
@@ -434,7 +437,8 @@ func (f *frontend) scriptApprover(p front.Peer) func(context.Context, ScriptAppr
 // ReadResult pages a stored result. A page is held to the context budget:
 // a longer (or, once encoded, larger) one is shortened and the note says
 // where to continue.
-func (f *frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, _ front.Peer) (json.RawMessage, error) {
+func (f *frontend) ReadResult(ctx context.Context, req front.ReadResultRequest, p front.Peer) (json.RawMessage, error) {
+	ctx = withPeer(ctx, p)
 	h := req.Handle
 	if h == "" {
 		h = req.Ref
@@ -493,6 +497,7 @@ const ExecuteFilename = "execute.star"
 
 // Execute runs a code-mode script.
 func (f *frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (json.RawMessage, error) {
+	ctx = withPeer(ctx, p)
 	ctx = withCaller(ctx, f, p) // the script's calls are this agent's
 	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename, ForModel: true}
 	if p != nil {
@@ -587,6 +592,7 @@ func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 
 // forward sends one request to a trusted server, launching it if needed.
 func (f *frontend) forward(ctx context.Context, server, method string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
+	ctx = withPeer(ctx, p)
 	v, err := f.g.server(server)
 	if err != nil {
 		return nil, f.toFront(ctx, err)
@@ -931,4 +937,13 @@ func topMember(obj json.RawMessage, name string) json.RawMessage {
 		return nil
 	}
 	return m[name]
+}
+
+// withPeer puts the agent request's id on ctx, so the gateway's log lines
+// for it carry request_id.
+func withPeer(ctx context.Context, p front.Peer) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return WithRequestID(ctx, p.RequestID())
 }

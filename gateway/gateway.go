@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"sluice/gateway/config"
+	"sluice/gateway/front"
 	"sluice/gateway/internal/upstream"
 	"sluice/gateway/proc"
 	"sluice/gateway/trust"
@@ -60,6 +61,10 @@ type Options struct {
 	// Open refuses a profile that is not declared.
 	Profile string
 
+	// SlowCall is the slow-call threshold: an upstream call that takes
+	// longer logs a "slow call" warning. 0 = DefaultSlowCall; < 0 = off.
+	SlowCall time.Duration
+
 	testKnobs // set only by this package's tests
 }
 
@@ -94,8 +99,10 @@ type Gateway struct {
 	nextW       int
 	hooks       upstreamHooks
 	pipeline    *pipeline
-	toolChanges toolChanges               // baseline cache and change log state (hold.go)
-	dash        atomic.Pointer[dashState] // the dashboard, when one is served
+	toolChanges toolChanges                   // baseline cache and change log state (hold.go)
+	dash        atomic.Pointer[dashState]     // the dashboard, when one is served
+	metrics     atomic.Pointer[front.Metrics] // per-upstream metrics while serving (observe.go)
+	stats       stats                         // counters for the shutdown summary (observe.go)
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}
@@ -186,6 +193,7 @@ func Open(opts *Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	log = slog.New(requestIDHandler{log.Handler()})
 	configDir, err := config.ConfigDir(o.Getenv)
 	if err != nil {
 		return nil, &Error{Kind: KindGateway, Message: err.Error() + "; set SLUICE_HOME to a directory", Err: err}
@@ -199,6 +207,7 @@ func Open(opts *Options) (*Gateway, error) {
 		return nil, &Error{Kind: KindGateway, Message: err.Error() + "; set XDG_STATE_HOME to a directory", Err: err}
 	}
 	g := &Gateway{
+		stats:     stats{start: time.Now()},
 		opts:      o,
 		log:       log,
 		configDir: configDir,

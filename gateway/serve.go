@@ -70,6 +70,8 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		}
 	}
 	metrics := front.NewMetrics(nil)
+	g.setMetrics(metrics)
+	defer g.logSummary() // after the teardown: the counters are final
 	fo := o.Front
 	fo.Metrics = metrics
 	if fo.Logger == nil {

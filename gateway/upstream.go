@@ -53,11 +53,16 @@ func (g *Gateway) slotFor(d config.Server) (*upstream.Slot, error) {
 	timeout := declTimeout(d)
 	var slot *upstream.Slot
 	slot = upstream.New(upstream.Config{
-		Server:            d.ID,
-		Digest:            d.Digest,
-		CallTimeout:       timeout,
-		ToolTimeout:       func(tool string) (time.Duration, bool) { return cliCallTimeout(d, tool) },
-		Launch:            func(ctx context.Context) (*mcp.Client, *mcp.ToolList, error) { return g.start(ctx, d, slot) },
+		Server:      d.ID,
+		Digest:      d.Digest,
+		CallTimeout: timeout,
+		ToolTimeout: func(tool string) (time.Duration, bool) { return cliCallTimeout(d, tool) },
+		Launch: func(ctx context.Context) (*mcp.Client, *mcp.ToolList, error) {
+			c, tl, err := g.start(ctx, d, slot)
+			g.noteLaunch(d.ID, err == nil)
+			return c, tl, err
+		},
+		Died:              func() { g.noteCrash(d.ID) },
 		Listed:            func(c *mcp.Client, tl *mcp.ToolList) { g.recordCatalog(d, c, tl) },
 		Changed:           g.changed,
 		Outcome:           func(out proc.Outcome) { g.reportOutcome(d.ID, out) },

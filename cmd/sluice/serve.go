@@ -23,6 +23,7 @@ func init() {
                     [--project DIR] [--profile NAME] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
                     [--admin ADDR] [--admin-remote] [--approval-timeout DUR]
+                    [--slow-call DUR]
 
 Serves sluice as an MCP server for agents, in both protocol eras (2025-11-25
 and older with initialize, 2026-07-28 without). Servers are launched on
@@ -97,6 +98,16 @@ Flags:
                       how long a call waits for a dashboard decision
                       (default 2m)
   --profile NAME      serve only what profile NAME exposes (see Profiles)
+  --slow-call DUR     log a "slow call" warning for every upstream call that
+                      takes longer (default 10s; 0 turns it off)
+
+Observability: over HTTP every response carries X-Request-ID: the one the
+client sent (or its X-Correlation-ID) when it matches [A-Za-z0-9_-]{1,64},
+else a generated one; the request's log lines carry it as request_id.
+/livez answers without any I/O, /healthz checks nothing but the listener,
+/readyz asks the gateway, /metrics has per-upstream calls, durations,
+launches, crashes, restarts and bytes. At shutdown one "summary" log line
+gives uptime, calls, failures and per-server counts.
 
 HTTP limits (slow or greedy clients cannot hold the gateway):
   --read-timeout DUR  a whole request (headers and body) must arrive within
@@ -141,6 +152,7 @@ func runServe(e *env) int {
 	adminAddr := fs.String("admin", "", "")
 	adminRemote := fs.Bool("admin-remote", false, "")
 	approvalTimeout := fs.Duration("approval-timeout", 0, "")
+	slowCall := fs.Duration("slow-call", gateway.DefaultSlowCall, "")
 	pos, code, ok := flagsOrExit(e, "serve", fs)
 	if !ok {
 		return code
@@ -197,6 +209,12 @@ func runServe(e *env) int {
 		fmt.Fprintf(e.stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
+	if *slowCall < 0 {
+		return usageErr(e, "serve", "--slow-call must be a duration such as 5s (0 turns the warning off)")
+	}
+	if *slowCall == 0 {
+		*slowCall = -1 // off
+	}
 	if token != "" && *httpAddr == "" && *adminAddr == "" {
 		return usageErr(e, "serve", "a token applies to --http or --admin only (stdio has no authentication: the agent starts sluice itself)")
 	}
@@ -211,6 +229,7 @@ func runServe(e *env) int {
 	opts := &gateway.Options{
 		Profile:       *profile,
 		Project:       *project,
+		SlowCall:      *slowCall,
 		Logger:        log,
 		ClientName:    "sluice",
 		ClientVersion: versionString(),

@@ -257,7 +257,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	if !ok {
 		return false // unlisted: the SDK path explains why
 	}
-	rid := f.newRequestID()
+	rid := f.newRequestID(nil) // stdio: no headers
 	ctx, cancel := context.WithCancel(s.base)
 	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, version: version, client: who.client}
 	if useBridge(pr) {

@@ -273,7 +273,7 @@ func (f *front) flatToolHandler(ref upstreamRef) mcp.ToolHandler {
 // runRequest wraps non-tool forwarded requests (resources/read,
 // prompts/get): request id, tracking, cancellation, panic recovery, logs.
 func (f *front) runRequest(ctx context.Context, method, label string, req mcp.Request, fn callFunc) (json.RawMessage, error) {
-	rid := f.newRequestID()
+	rid := f.newRequestID(req)
 	if !f.inflight.add() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
 	}
@@ -403,7 +403,7 @@ func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Co
 	if err != nil {
 		return nil, err
 	}
-	rid := f.newRequestID()
+	rid := f.newRequestID(req)
 	raw, err := f.b.Complete(ctx, server, params)
 	if err != nil {
 		f.log.Log(ctx, levelFor(ctx), "completion failed", "request_id", rid, "server", server, "err", err)

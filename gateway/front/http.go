@@ -33,7 +33,8 @@ const AdminPath = "/admin"
 const maxHeaderBytes = 64 << 10
 
 // Handler is the HTTP front: /mcp (streamable HTTP, both protocol eras),
-// /healthz, /readyz and /metrics, behind Host, Origin and token checks.
+// /livez, /healthz, /readyz and /metrics, behind Host, Origin and token
+// checks. Every response carries the request's X-Request-ID.
 // Create it with NewHTTPHandler and end it with Shutdown.
 type Handler struct {
 	f         *front
@@ -108,13 +109,14 @@ func (h *Handler) Shutdown(ctx context.Context) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rid := tagRequestID(w, r)
 	if !h.hostAllowed(r.Host) {
-		h.f.log.Warn("rejected request: Host not allowed", "host", r.Host, "remote", r.RemoteAddr)
+		h.f.log.Warn("rejected request: Host not allowed", "host", r.Host, "remote", r.RemoteAddr, "request_id", rid)
 		reject(w, "Forbidden: Host header not allowed (DNS rebinding protection)", http.StatusForbidden)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
-		h.f.log.Warn("rejected request: Origin not allowed", "origin", o, "remote", r.RemoteAddr)
+		h.f.log.Warn("rejected request: Origin not allowed", "origin", o, "remote", r.RemoteAddr, "request_id", rid)
 		reject(w, "Forbidden: Origin not allowed", http.StatusForbidden)
 		return
 	}
@@ -127,6 +129,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// before answering, and after. Answer and close instead.
 		w.Header().Set("Connection", "close")
 		defer dropBody(w)
+	}
+	if r.URL.Path == "/livez" {
+		// Liveness: the process answers HTTP. No I/O, no backend, no token.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "live\n")
+		return
 	}
 	if r.URL.Path == "/healthz" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -201,7 +209,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			reject(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
 		case errors.As(err, &ne) && ne.Timeout():
 			h.f.opts.Metrics.HTTPLimit("read_timeout")
-			h.f.log.Warn("rejected request: body not received within the read timeout", "remote", r.RemoteAddr, "read_timeout", h.f.opts.ReadTimeout.String())
+			h.f.log.Warn("rejected request: body not received within the read timeout", "remote", r.RemoteAddr, "read_timeout", h.f.opts.ReadTimeout.String(), "request_id", r.Header.Get(RequestIDHeader))
 			reject(w, fmt.Sprintf("Request Timeout: the request was not received within %s", h.f.opts.ReadTimeout), http.StatusRequestTimeout)
 		default:
 			reject(w, "cannot read request body", http.StatusBadRequest)

@@ -50,6 +50,9 @@ type Metrics struct {
 	filterCaps *labelCap
 	httpLimits *prometheus.CounterVec
 
+	upOnce sync.Once
+	up     *upstreamMetrics // metrics_upstream.go
+
 	srcMu   sync.Mutex
 	sources map[int]func() int // session counters of live fronts
 	nextSrc int
@@ -102,6 +105,7 @@ func NewMetrics(o *MetricsOptions) *Metrics {
 	}
 	m.reg.MustRegister(m.calls, m.durations, m.states, m.filters, m.sandbox, active, m.httpLimits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.upstream() // present from the start
 	return m
 }
 

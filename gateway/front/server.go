@@ -196,7 +196,15 @@ func truncateUTF8(s string, max int) string {
 	return s[:cut] + ell
 }
 
-func (f *front) newRequestID() string {
+func (f *front) newRequestID(req mcp.Request) string {
+	if req != nil {
+		if x := req.GetExtra(); x != nil && x.Header != nil {
+			// Set by the HTTP handler, already sanitized (requestid.go).
+			if id := x.Header.Get(RequestIDHeader); id != "" && validRequestID(id) {
+				return id
+			}
+		}
+	}
 	return fmt.Sprintf("%s-%d", f.prefix, f.seq.Add(1))
 }
 
@@ -207,7 +215,7 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				rid := f.newRequestID()
+				rid := f.newRequestID(req)
 				f.log.Error("panic in handler", "request_id", rid, "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
 			}
@@ -264,7 +272,7 @@ func (f *front) callUnlisted(ctx context.Context, req *mcp.CallToolRequest) (mcp
 				raw, err = nil, errPanic
 			}
 		}()
-		return f.b.Describe(dctx, DescribeRequest{Capabilities: []string{name}}, f.newPeer(ctx, f.newRequestID(), req))
+		return f.b.Describe(dctx, DescribeRequest{Capabilities: []string{name}}, f.newPeer(ctx, f.newRequestID(req), req))
 	}()
 	var te *ToolError
 	if errors.As(err, &te) {
@@ -287,7 +295,7 @@ func (f *front) runTool(ctx context.Context, req *mcp.CallToolRequest, capabilit
 	if res, err, ok := f.resumeJob(ctx, req); ok {
 		return res, err
 	}
-	rid := f.newRequestID()
+	rid := f.newRequestID(req)
 	p := f.newPeer(ctx, rid, req)
 	if useBridge(p) {
 		res, err := f.startJob(ctx, req, p, func(jctx context.Context) (*mcp.CallToolResult, error) {

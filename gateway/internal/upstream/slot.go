@@ -42,6 +42,9 @@ type Config struct {
 	// Changed runs after a launch or a relist changed what the server
 	// offers.
 	Changed func()
+	// Died runs when a running client died (the slot retires it); nil:
+	// nothing.
+	Died func()
 	// Outcome receives the teardown of every client the slot closes on
 	// its own (death, idle, a launch that finished after Shutdown).
 	Outcome func(proc.Outcome)
@@ -248,6 +251,9 @@ func (s *Slot) retireLocked(c *mcp.Client, err error) {
 	s.lastErr = err
 	s.nextTry = s.cfg.Now().Add(s.backoff())
 	s.cfg.Log.Warn("server died", "server", s.cfg.Server, "error", errString(err), "failures", s.failures)
+	if s.cfg.Died != nil {
+		s.cfg.Died()
+	}
 	s.cfg.Go(func() { s.cfg.Outcome(c.Close()) })
 }
 

@@ -1,0 +1,66 @@
+package front
+
+// This file is the HTTP request id: the id a client or a proxy in front
+// of sluice sends (X-Request-ID, else X-Correlation-ID), or one sluice
+// makes up, echoed on every response and carried on every log line of
+// the request (front's and the gateway's, through Peer.RequestID).
+//
+// # Why the id is sanitized rather than escaped
+//
+// The id lands in log lines, response headers and upstream requests'
+// _meta. A value limited to [A-Za-z0-9_-]{1,64} needs no escaping in any
+// of them and cannot forge a log field or a header; anything else is
+// replaced by a generated id rather than repaired, so a client never
+// sees its garbage echoed back.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+)
+
+// Request id headers: RequestIDHeader is read first and always answered;
+// CorrelationIDHeader is read when the first is absent or invalid.
+const (
+	RequestIDHeader     = "X-Request-ID"
+	CorrelationIDHeader = "X-Correlation-ID"
+	maxRequestIDLen     = 64
+)
+
+// validRequestID reports whether id matches [A-Za-z0-9_-]{1,64}.
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// requestIDOf returns the request's id: a valid X-Request-ID, else a
+// valid X-Correlation-ID, else a new random one.
+func requestIDOf(h http.Header) string {
+	for _, k := range []string{RequestIDHeader, CorrelationIDHeader} {
+		if vs := h.Values(k); len(vs) == 1 && validRequestID(vs[0]) {
+			return vs[0]
+		}
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// tagRequestID settles the request's id, answers it on the response and
+// leaves it, sanitized, as the request's only X-Request-ID (the SDK hands
+// the request's headers to the tool handlers, which log it).
+func tagRequestID(w http.ResponseWriter, r *http.Request) string {
+	id := requestIDOf(r.Header)
+	r.Header.Del(CorrelationIDHeader)
+	r.Header.Set(RequestIDHeader, id)
+	w.Header().Set(RequestIDHeader, id)
+	return id
+}
