@@ -2,6 +2,8 @@ package admin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -464,5 +466,69 @@ func TestRemoteNeedsTokenAndOwnOrigin(t *testing.T) {
 	}
 	if w := do(h, "GET", "/admin/servers", loop, nil, map[string]string{"Sec-Fetch-Site": "same-origin"}); w.Code != 200 {
 		t.Errorf("loopback, Sec-Fetch-Site same-origin: %d", w.Code)
+	}
+}
+
+// TestApprovalCardShowsAllArguments: the card shows a call's whole
+// arguments up to MaxShown; beyond, it says how much is not shown and
+// approving needs the explicit extra confirmation. The audit line carries
+// the sha256 of the whole arguments.
+func TestApprovalCardShowsAllArguments(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	q, err := NewApprovals(ApprovalOptions{Timeout: time.Hour, AuditFile: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newTestHandler(t, Options{Approvals: q})
+	ask := func(args string) (chan bool, Pending) {
+		ch := make(chan bool, 1)
+		go func() { ok, _ := q.Ask(context.Background(), ApprovalRequest{Kind: "call", Capabilities: []string{"fx__w"}, Arguments: args}); ch <- ok }()
+		for {
+			if p := q.Pending(); len(p) == 1 {
+				return ch, p[0]
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	decide := func(id string, extra url.Values) int {
+		v := url.Values{"_csrf": {h.gate.csrf}, "decision": {"approve"}}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return do(h, "POST", "/admin/approvals/"+id, loop, v, nil).Code
+	}
+	// 5000 bytes: all of it shown, the tail included.
+	mid := `{"path":"notes.txt","text":"` + strings.Repeat("a", 5000) + `","then":"rm -rf TAIL-MARK"}`
+	ch, p := ask(mid)
+	page := do(h, "GET", "/admin/activity", loop, nil, nil).Body.String()
+	if !strings.Contains(page, "TAIL-MARK") || strings.Contains(page, "TRUNCATED") || p.Request.Hidden != 0 {
+		t.Fatalf("arguments under the cap are not shown whole (hidden %d)", p.Request.Hidden)
+	}
+	if c := decide(p.ID, nil); c != http.StatusSeeOther || !<-ch {
+		t.Fatalf("approving shown arguments: %d", c)
+	}
+	// Beyond the cap: marked, and approving needs the confirmation.
+	big := `{"text":"` + strings.Repeat("b", MaxShown) + `","then":"HIDDEN-MARK"}`
+	ch, p = ask(big)
+	page = do(h, "GET", "/admin/activity", loop, nil, nil).Body.String()
+	hidden := len(big) - MaxShown
+	if p.Request.Hidden != hidden || !strings.Contains(page, "TRUNCATED — "+itoa(hidden)+" bytes not shown") || strings.Contains(page, "HIDDEN-MARK") {
+		t.Fatalf("over the cap: hidden %d, want %d; marked: %v", p.Request.Hidden, hidden, strings.Contains(page, "TRUNCATED"))
+	}
+	if c := decide(p.ID, nil); c != http.StatusBadRequest {
+		t.Fatalf("approving unseen bytes without the confirmation: %d", c)
+	}
+	if _, still := q.Get(p.ID); !still {
+		t.Fatal("the refused approval left the queue")
+	}
+	if c := decide(p.ID, url.Values{ConfirmUnseenField: {"yes"}}); c != http.StatusSeeOther || !<-ch {
+		t.Fatalf("approving with the confirmation: %d", c)
+	}
+	b, _ := os.ReadFile(audit)
+	for _, a := range []string{mid, big} {
+		sum := sha256.Sum256([]byte(a))
+		if !strings.Contains(string(b), `"argumentsSha256":"`+hex.EncodeToString(sum[:])+`"`) {
+			t.Errorf("the audit log lacks the arguments' sha256:\n%s", b)
+		}
 	}
 }

@@ -6,6 +6,7 @@ package admin
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,13 @@ const (
 	maxPending             = 64
 	maxAuditMemory         = 200     // decisions kept for the Activity page
 	maxAuditFileBytes      = 4 << 20 // the log rotates to <file>.1 beyond this
-	maxPreview             = 2000    // bytes of arguments or script shown
+	// MaxShown is how much of a call's arguments or a script an approval
+	// card shows; beyond it the card says how much is not shown, and
+	// approving needs an explicit extra confirmation.
+	MaxShown = 256 << 10
+	// ConfirmUnseenField is the form field (value "yes") that approves
+	// a request with bytes not shown.
+	ConfirmUnseenField = "confirm-unseen"
 )
 
 // ApprovalRequest is one call, or one script's whole set of calls, that
@@ -34,10 +41,16 @@ type ApprovalRequest struct {
 	Capabilities []string `json:"capabilities"` // one for a call; the script's set
 	Class        string   `json:"class,omitempty"`
 	Reason       string   `json:"reason,omitempty"`
-	Arguments    string   `json:"arguments,omitempty"` // a call's, as JSON (preview)
-	Script       string   `json:"script,omitempty"`    // a script's source (preview)
+	Arguments    string   `json:"arguments,omitempty"` // a call's, as JSON (up to MaxShown)
+	Script       string   `json:"script,omitempty"`    // a script's source (up to MaxShown)
 	Digest       string   `json:"digest,omitempty"`    // sha256 of the script the approval is bound to
 	RequestID    string   `json:"requestId,omitempty"`
+	// ArgumentsSHA256 is the sha256 of the whole arguments (set by Ask).
+	ArgumentsSHA256 string `json:"argumentsSha256,omitempty"`
+	// Bytes is the size of the whole arguments or script; Hidden is how
+	// many of them the card does not show (set by Ask).
+	Bytes  int `json:"bytes,omitempty"`
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // Pending is a request waiting for a decision.
@@ -54,7 +67,9 @@ type Decision struct {
 	Kind         string    `json:"kind"`
 	Capabilities []string  `json:"capabilities"`
 	Digest       string    `json:"digest,omitempty"`
-	RequestID    string    `json:"requestId,omitempty"`
+	// ArgumentsSHA256 is the sha256 of the call's whole arguments.
+	ArgumentsSHA256 string `json:"argumentsSha256,omitempty"`
+	RequestID       string `json:"requestId,omitempty"`
 	// Via is who decided: dashboard, elicitation, form (the dashboard's
 	// own call form), timeout, cancelled.
 	Via      string `json:"via"`
@@ -151,8 +166,15 @@ func (a *Approvals) URL() string {
 // Ask queues r and waits for a decision, ctx, or the timeout. A timeout
 // returns ErrApprovalTimeout; every outcome is audited.
 func (a *Approvals) Ask(ctx context.Context, r ApprovalRequest) (bool, error) {
-	r.Arguments = clip(r.Arguments, maxPreview)
-	r.Script = clip(r.Script, maxPreview)
+	if r.Arguments != "" {
+		sum := sha256.Sum256([]byte(r.Arguments))
+		r.ArgumentsSHA256 = hex.EncodeToString(sum[:])
+	}
+	r.Bytes = len(r.Arguments) + len(r.Script)
+	var hidA, hidS int
+	r.Arguments, hidA = clip(r.Arguments, MaxShown)
+	r.Script, hidS = clip(r.Script, MaxShown)
+	r.Hidden = hidA + hidS
 	var idb [8]byte
 	_, _ = rand.Read(idb[:])
 	now := a.o.Now()
@@ -199,7 +221,7 @@ func (a *Approvals) Ask(ctx context.Context, r ApprovalRequest) (bool, error) {
 	}
 	if via != "dashboard" {
 		// A dashboard decision is audited by Decide, with who decided.
-		a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, RequestID: r.RequestID, Via: via, Approved: false, Waited: a.o.Now().Sub(now).Round(time.Millisecond).String()})
+		a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, ArgumentsSHA256: r.ArgumentsSHA256, RequestID: r.RequestID, Via: via, Approved: false, Waited: a.o.Now().Sub(now).Round(time.Millisecond).String()})
 	}
 	return yes && err == nil, err
 }
@@ -219,6 +241,20 @@ func (a *Approvals) Pending() []Pending {
 	return out
 }
 
+// Get is the pending request id.
+func (a *Approvals) Get(id string) (Pending, bool) {
+	if a == nil {
+		return Pending{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w, ok := a.pending[id]
+	if !ok {
+		return Pending{}, false
+	}
+	return w.p, true
+}
+
 // Decide answers the pending request id.
 func (a *Approvals) Decide(id string, approve bool) error {
 	a.mu.Lock()
@@ -232,7 +268,7 @@ func (a *Approvals) Decide(id string, approve bool) error {
 	}
 	w.done <- approve
 	r := w.p.Request
-	a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, RequestID: r.RequestID, Via: "dashboard", Approved: approve, Waited: a.o.Now().Sub(w.p.Asked).Round(time.Millisecond).String()})
+	a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, ArgumentsSHA256: r.ArgumentsSHA256, RequestID: r.RequestID, Via: "dashboard", Approved: approve, Waited: a.o.Now().Sub(w.p.Asked).Round(time.Millisecond).String()})
 	return nil
 }
 
@@ -323,12 +359,14 @@ func (a *Approvals) WaitText(err error) string {
 	return fmt.Sprintf("it was declined in %s", where)
 }
 
-func clip(s string, n int) string {
+// clip cuts s to at most n bytes on a rune boundary; it returns how
+// many bytes were cut.
+func clip(s string, n int) (string, int) {
 	if len(s) <= n {
-		return s
+		return s, 0
 	}
 	for n > 0 && s[n]&0xC0 == 0x80 {
 		n--
 	}
-	return s[:n] + "…"
+	return s[:n], len(s) - n
 }

@@ -498,6 +498,16 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 		id := strings.TrimPrefix(p, "/approvals/")
 		yes := r.PostFormValue("decision") == "approve"
 		err := errors.New("no approvals queue in this process")
+		if pd, ok := h.o.Approvals.Get(id); ok && yes && pd.Request.Hidden > 0 && r.PostFormValue(ConfirmUnseenField) != "yes" {
+			// What is approved must have been seen, or knowingly not.
+			err = fmt.Errorf("%d bytes of this request are not shown; approving it needs %s=yes (tick \"approve without seeing them\")", pd.Request.Hidden, ConfirmUnseenField)
+			if api {
+				apiErr(w, http.StatusBadRequest, err)
+			} else {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+			}
+			return
+		}
 		if h.o.Approvals != nil {
 			err = h.o.Approvals.Decide(id, yes)
 		}
