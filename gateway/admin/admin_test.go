@@ -482,7 +482,10 @@ func TestApprovalCardShowsAllArguments(t *testing.T) {
 	h, _ := newTestHandler(t, Options{Approvals: q})
 	ask := func(args string) (chan bool, Pending) {
 		ch := make(chan bool, 1)
-		go func() { ok, _ := q.Ask(context.Background(), ApprovalRequest{Kind: "call", Capabilities: []string{"fx__w"}, Arguments: args}); ch <- ok }()
+		go func() {
+			ok, _ := q.Ask(context.Background(), ApprovalRequest{Kind: "call", Capabilities: []string{"fx__w"}, Arguments: args})
+			ch <- ok
+		}()
 		for {
 			if p := q.Pending(); len(p) == 1 {
 				return ch, p[0]
