@@ -485,7 +485,7 @@ func (b *dashBackend) Filters(context.Context) ([]admin.Filter, error) {
 	var out []admin.Filter
 	for _, f := range b.g.FilterStatuses() {
 		out = append(out, admin.Filter{Name: f.Name, Module: f.Module, Stage: f.Stage, State: f.State, Calls: f.Calls, Failures: f.Failures,
-			LastError: f.LastError, DisabledFor: f.DisabledFor})
+			LastError: f.LastError, DisabledFor: f.DisabledFor, P50: f.P50})
 	}
 	return out, nil
 }

@@ -91,6 +91,9 @@ type FilterStatus struct {
 	ReenabledAt         time.Time `json:"reenabledAt,omitzero"`  // last came back after a cool-down or by command
 	File                string    `json:"file,omitempty"`
 	Line                int       `json:"line,omitempty"`
+
+	// P50 is the median of the filter's recent runs in this process.
+	P50 time.Duration `json:"p50Ns,omitempty"`
 }
 
 // pipeline runs the result filters of one gateway: the current filter set
@@ -150,6 +153,7 @@ type filterEntry struct {
 
 	filter  *wasm.Filter // set by load
 	loadErr error
+	runs    latencies // recent run times, for FilterStatus.P50
 }
 
 func (e *filterEntry) inactive() bool { return len(e.cfg.Capabilities) == 0 }
@@ -627,6 +631,7 @@ func (g *Gateway) FilterStatuses() []FilterStatus {
 				s.State = FilterDisabled
 			}
 		}
+		s.P50 = e.runs.p50()
 		out = append(out, s)
 	}
 	return out
@@ -707,7 +712,9 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 	if e.isShape && len(data) > wasm.DefaultMaxInputBytes {
 		o, err = p.shapeNative(e, data)
 	} else {
+		start := time.Now()
 		o, err = f.Apply(ctx, data, meta)
+		e.runs.add(time.Since(start))
 	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {

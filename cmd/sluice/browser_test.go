@@ -148,6 +148,29 @@ func (b *browser) screenshot(name string) {
 	b.t.Logf("screenshot: %s", path)
 }
 
+// submit clicks click (a form's button) and waits until the page it posts
+// to has loaded and shows waitSel: the page before is marked, so an
+// element the old page has too does not count.
+func (b *browser) submit(what, click, waitSel string) {
+	b.t.Helper()
+	b.run(what, chromedp.Evaluate[chromedp.Void](`window.sluiceOld = true`), chromedp.Click(css(click)))
+	deadline := time.Now().Add(stepTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.sluiceOld !== true && document.readyState === "complete"`))
+		cancel()
+		if err == nil && loaded {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.screenshot("failed-" + strings.ReplaceAll(what, " ", "-"))
+			b.t.Fatalf("%s: the page did not load after the click (%v)\n%s", what, err, b.dump())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.run(what, chromedp.WaitVisible(css(waitSel)))
+}
+
 // dump is where the tab is and what it shows, for a failure's message.
 func (b *browser) dump() string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
@@ -243,16 +266,15 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// Tools: search, describe, the generated call form, a call the person
 	// approves on the form.
-	b.run("tools search", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("#tool-query")),
-		chromedp.SendKeys(css("#tool-query"), "add"), chromedp.Click(css("#tool-search")),
-		chromedp.WaitVisible(css(`a[href*="capability=fx__add"]`)), chromedp.Click(css(`a[href*="capability=fx__add"]`)),
-		chromedp.WaitVisible(css("#call-form")))
+	b.run("tools page", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("#tool-query")), chromedp.SendKeys(css("#tool-query"), "add"))
+	b.submit("tools search", "#tool-search", `a[href*="capability=fx__add"]`)
+	b.submit("describe", `a[href*="capability=fx__add"]`, "#call-form")
 	if adm := b.text("#admission"); adm != "approval-required" {
 		t.Errorf("fx__add admission: %q", adm)
 	}
-	b.run("call from the form", chromedp.SendKeys(css("#arg-a"), "12345678901234567890"), chromedp.SendKeys(css("#arg-b"), "1"),
-		chromedp.Click(css("#approve-call")), chromedp.Click(css("#call")),
-		chromedp.WaitVisible(css("#call-result")))
+	b.run("fill the call form", chromedp.SendKeys(css("#arg-a"), "12345678901234567890"), chromedp.SendKeys(css("#arg-b"), "1"),
+		chromedp.Click(css("#approve-call")))
+	b.submit("call from the form", "#call", "#call-result")
 	if res := b.text("#call-result"); !strings.Contains(res, "12345678901234567891") {
 		t.Errorf("the call's result: %s", res)
 	}
@@ -264,8 +286,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the playground's signatures lack fx.add: %.300s", sig)
 	}
 	script := "print(\"adding\")\nr = parallel([{\"tool\": \"fx__add\", \"args\": {\"a\": 1, \"b\": 2}}, {\"tool\": \"fx__echo\", \"args\": {\"text\": \"e\"}}])\nresult = {\"sum\": fx.add(a=40, b=2), \"ok\": [x.ok for x in r]}\n"
-	b.run("run a script", chromedp.SetValue(css("#script"), script), chromedp.Click(css("#approve-script")),
-		chromedp.Click(css("#run")), chromedp.WaitVisible(css("#run-result")))
+	b.run("write a script", chromedp.SetValue(css("#script"), script), chromedp.Click(css("#approve-script")))
+	b.submit("run a script", "#run", "#run-result")
 	if v := b.text("#run-value"); !strings.Contains(v, `"sum": 42`) || !strings.Contains(v, "true") {
 		t.Errorf("the script's value: %s", v)
 	}
@@ -280,21 +302,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	if f := b.text("#filters"); !strings.Contains(f, "builtin:redact") {
 		t.Errorf("the filters page: %s", f)
 	}
-	b.run("test a filter", chromedp.SetValue(css("#filter-module"), "builtin:redact"),
-		chromedp.SetValue(css("#filter-input"), "key AKIAIOSFODNN7EXAMPLE here"),
-		chromedp.Click(css("#filter-run")), chromedp.WaitVisible(css("#filter-output")))
+	if p50 := b.text("#filters td.p50"); p50 == "—" || !strings.HasSuffix(p50, "s") {
+		t.Errorf("the redact filter ran for the agent's calls, but its p50 is %q", p50)
+	}
+	b.run("fill the filter test", chromedp.SetValue(css("#filter-module"), "builtin:redact"),
+		chromedp.SetValue(css("#filter-input"), "key AKIAIOSFODNN7EXAMPLE here"))
+	b.submit("test a filter", "#filter-run", "#filter-output")
 	if out := b.text("#filter-output"); strings.Contains(out, "AKIAIOSFODNN7EXAMPLE") {
 		t.Errorf("the redact filter's test output still has the key: %s", out)
 	}
 	b.screenshot("filters")
 
 	// Results: the stored result, paged.
-	b.run("results page", chromedp.Navigate(base+"/results"), chromedp.WaitVisible(css(`#results a`)),
-		chromedp.Click(css(`#results a`)), chromedp.WaitVisible(css("#result-page")))
+	b.run("results page", chromedp.Navigate(base+"/results"), chromedp.WaitVisible(css(`#results a`)))
+	b.submit("open a result", `#results a`, "#result-page")
 	if p := b.text("#result-page"); !strings.Contains(p, "aaaa") {
 		t.Errorf("the result viewer: %.300s", p)
 	}
-	b.run("next page", chromedp.Click(css("#next-page")), chromedp.WaitVisible(css("#result-page")))
+	b.submit("next page", "#next-page", "#result-page")
 	b.screenshot("results")
 
 	// Activity: an agent without elicitation waits; the person approves
@@ -306,7 +331,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the pending card: %s", card)
 	}
 	b.screenshot("activity-pending")
-	b.run("approve", chromedp.Click(css(`button.approve`)), chromedp.WaitVisible(css("#decisions")))
+	b.submit("approve", `button.approve`, "#decisions")
 	select {
 	case r := <-pending:
 		if r == nil || r.IsError || !strings.Contains(toolText(r), "5") {
@@ -359,12 +384,14 @@ func TestDashboardLoginInBrowser(t *testing.T) {
 	if !strings.HasSuffix(loc, "/admin/login") {
 		t.Errorf("before login the browser is at %s", loc)
 	}
-	b.run("wrong token", chromedp.SendKeys(css("#token"), "nope"), chromedp.Click(css("#login")), chromedp.WaitVisible(css("p.error")))
+	b.run("type a wrong token", chromedp.SendKeys(css("#token"), "nope"))
+	b.submit("wrong token", "#login", "p.error")
 	b.mu.Lock()
 	b.problems = nil // the 401 of the wrong token is logged by the browser, as it should be
 	b.mu.Unlock()
 	b.screenshot("login-refused")
-	b.run("log in", chromedp.SendKeys(css("#token"), "tok-browser"), chromedp.Click(css("#login")), chromedp.WaitVisible(css("#server-fx")))
+	b.run("type the token", chromedp.SendKeys(css("#token"), "tok-browser"))
+	b.submit("log in", "#login", "#server-fx")
 	cookies, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.cookie`))
 	if err != nil {
 		t.Fatal(err)
