@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -298,4 +299,78 @@ func TestDashboardLogin(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/mcp with the dashboard cookie: %d, want 401", resp.StatusCode)
 	}
+}
+
+// TestDashboardApprovalTimeout: nobody decides, so the waiting call ends
+// after --approval-timeout with an error that names the dashboard, and the
+// timeout is in the audit log.
+func TestDashboardApprovalTimeout(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx") + "    actionClass: execute\n")
+	addr, _, stop := startHTTPServeProc(t, nil, "--approval-timeout", "2s")
+	defer stop()
+	cs := agentSession(t, "http://"+addr+"/mcp", "agent", "file:///tmp")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"capability": "fx__add", "arguments": map[string]any{"a": 1, "b": 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := toolText(r); !r.IsError || !strings.Contains(txt, "nobody approved it within 2s") || !strings.Contains(txt, "http://"+addr+"/admin/activity") {
+		t.Fatalf("the timed-out call: %q", txt)
+	}
+	logs, _ := filepath.Glob(filepath.Join(w.state, "*", "audit.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("audit logs: %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	if !strings.Contains(string(b), `"via":"timeout"`) || !strings.Contains(string(b), `"capabilities":["fx__add"]`) {
+		t.Errorf("the audit log lacks the timeout:\n%s", b)
+	}
+	if r := sluiceProc(t, "", "serve", "--approval-timeout", "-1s"); r.code != exitUsage || !strings.Contains(r.stderr, "--approval-timeout") {
+		t.Errorf("a negative --approval-timeout: %s", r)
+	}
+}
+
+// TestDashboardGateWithAllowRemote: 'serve --allow-remote' opens /mcp to
+// other hosts, not the dashboard: a request from a non-loopback address of
+// this machine is refused until --admin-remote opens it on purpose.
+func TestDashboardGateWithAllowRemote(t *testing.T) {
+	ip := nonLoopbackIP(t)
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	for _, open := range []bool{false, true} {
+		args := []string{"--allow-remote"}
+		if open {
+			args = append(args, "--admin-remote")
+		}
+		cmd := append([]string{"--http", net.JoinHostPort(ip, "0")}, args...)
+		addr, _, stop := startHTTPServeProc(t, []string{"SLUICE_TOKEN=tok-remote"}, cmd...) // the later --http wins
+		_, port, _ := net.SplitHostPort(addr)
+		d := newDash(t, net.JoinHostPort(ip, port))
+		resp, body := d.get("/admin/login", "Host", "127.0.0.1:"+port)
+		switch {
+		case !open && (resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "loopback clients only")):
+			t.Errorf("from %s with --allow-remote only: %d %s", ip, resp.StatusCode, body)
+		case open && resp.StatusCode != http.StatusOK:
+			t.Errorf("from %s with --admin-remote: %d %s", ip, resp.StatusCode, body)
+		}
+		stop()
+	}
+}
+
+// nonLoopbackIP is an address of this machine that is not loopback.
+func nonLoopbackIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no non-loopback IPv4 address to connect from")
+	return ""
 }
