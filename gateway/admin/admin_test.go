@@ -535,3 +535,42 @@ func TestApprovalCardShowsAllArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideRacesTheWaitEnding: a caller that stops waiting right after
+// Decide took its request still gets the decision Decide reported, and
+// the audit log holds one line for it.
+func TestDecideRacesTheWaitEnding(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	q, err := NewApprovals(ApprovalOptions{Timeout: time.Hour, AuditFile: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	type res struct {
+		ok  bool
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		ok, err := q.Ask(ctx, ApprovalRequest{Kind: "call", Capabilities: []string{"fx__w"}})
+		ch <- res{ok, err}
+	}()
+	var p []Pending
+	for len(p) == 0 {
+		time.Sleep(5 * time.Millisecond)
+		p = q.Pending()
+	}
+	var got res
+	// The wait ends between Decide taking the request and returning.
+	q.afterDecide = func() { cancel(); got = <-ch }
+	if err := q.Decide(p[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if !got.ok || got.err != nil {
+		t.Fatalf("Decide approved it, the caller was told %+v", got)
+	}
+	b, _ := os.ReadFile(audit)
+	if n := strings.Count(string(b), "\n"); n != 1 || !strings.Contains(string(b), `"approved":true`) {
+		t.Fatalf("audit lines: %d\n%s", n, b)
+	}
+}

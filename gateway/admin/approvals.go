@@ -94,6 +94,8 @@ type Approvals struct {
 	closed  bool
 	quit    chan struct{} // closed by Close
 	fileMu  sync.Mutex
+	// afterDecide, in tests, runs once Decide released the lock.
+	afterDecide func()
 }
 
 type waiter struct {
@@ -260,13 +262,19 @@ func (a *Approvals) Decide(id string, approve bool) error {
 	a.mu.Lock()
 	w, ok := a.pending[id]
 	if ok {
+		// Removed and answered under one lock: an Ask that stops waiting
+		// (timeout, cancel) either still finds its entry, or finds the
+		// answer in its buffered channel; never neither.
 		delete(a.pending, id)
+		w.done <- approve
 	}
 	a.mu.Unlock()
 	if !ok {
 		return ErrUnknownApproval
 	}
-	w.done <- approve
+	if a.afterDecide != nil {
+		a.afterDecide()
+	}
 	r := w.p.Request
 	a.Audit(Decision{Kind: r.Kind, Capabilities: r.Capabilities, Digest: r.Digest, ArgumentsSHA256: r.ArgumentsSHA256, RequestID: r.RequestID, Via: "dashboard", Approved: approve, Waited: a.o.Now().Sub(w.p.Asked).Round(time.Millisecond).String()})
 	return nil
