@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Windows build of gateway/proc's tests (job objects, kill-on-close,
 # PATHEXT resolution, command-line quoting, ACLs) under Wine, plus the
-# Windows-only tests of gateway/config and the Windows end-to-end tests of
+# Windows-only tests of gateway/config and gateway/internal/files (replacing
+# a file a reader holds open) and the Windows end-to-end tests of
 # the sluice binary (cmd/sluice), on this Linux machine.
 #
 # Installs what it needs when missing, from Debian: wine and wine64, and the
@@ -89,6 +90,7 @@ fi
 
 GOOS=windows GOARCH=amd64 go test -c -o "$work/proc.test.exe" ./gateway/proc
 GOOS=windows GOARCH=amd64 go test -c -o "$work/config.test.exe" ./gateway/config
+GOOS=windows GOARCH=amd64 go test -c -o "$work/files.test.exe" ./gateway/internal/files
 GOOS=windows GOARCH=amd64 go test -c -o "$work/sluice.test.exe" ./cmd/sluice
 GOOS=windows GOARCH=amd64 go build -o "$work/sluice.exe" ./cmd/sluice
 
@@ -115,6 +117,7 @@ run() {
 # observed.
 run proc -test.v -test.timeout 10m -test.skip '^TestMkdirPrivate$' "$@"
 run config -test.v -test.run '^TestWindows' "$@"
+run files -test.v -test.run '^TestWindows' "$@"
 # The Windows end-to-end tests of the sluice binary (serve over Windows
 # pipes, teardown, kill-on-close when sluice is killed); the test binary
 # cannot build sluice itself here, so it is handed the one built above.

@@ -50,7 +50,7 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = rename(tmp, path); err != nil {
 		return err
 	}
 	if d, derr := os.Open(dir); derr == nil {
