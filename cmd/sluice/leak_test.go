@@ -41,7 +41,7 @@ func serveFrames(t *testing.T, args []string, frames []string) []map[string]any 
 	t.Cleanup(func() { killGroup(cmd) })
 	io.WriteString(stdin, strings.Join(init, "\n")+"\n")
 	waitFor := func(id string) {
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(3 * time.Minute) // a loaded machine starts serve slowly
 		for !strings.Contains(out.String(), `"id":`+id+`,`) && !strings.Contains(out.String(), `"id":`+id+`}`) {
 			if time.Now().After(deadline) {
 				t.Fatalf("no answer to request %s:\nstdout:\n%.4000s\nstderr:\n%.4000s", id, out.String(), errb.String())
@@ -120,11 +120,15 @@ func TestServeRedactsEveryPath(t *testing.T) {
 		call(14, "fx__leak_split", ""),
 		call(15, "fx__leak_structured", ""),
 		call(16, "fx__leak_huge_text", ""),
+		call(17, "fx__leak_escaped_content", ""),
 		tool(20, "find", `{"query":"leak"}`),
-		tool(21, "describe", `{"capabilities":["fx__leak_fields","fx__leak_error"]}`),
+		tool(21, "describe", `{"capabilities":["fx__leak_fields","fx__leak_error","fx__leak_long_title"]}`),
+		tool(22, "find", `{"query":"long title"}`),
 		tool(30, "execute", `{"script":"r = fx.leak_fields()\nprint(r)\nprint(fx.leak_split())\nresult = {\"v\": fx.leak_structured()}"}`),
 		tool(31, "execute", `{"script":"e = call(\"fx__leak_error\", {})\nprint(e)\nfail(\"boom AKIA\" + \"IOSFODNN7EXAMPLE \" + \"x\" * 3000000)"}`),
 		tool(32, "execute", `{"script":"for i in range(300):\n    print(\"line %d AKIA\" % i + \"IOSFODNN7EXAMPLE\")\nresult = \"y\" * 20000"}`),
+		// an exception whose text carries the key, after calls that failed
+		tool(33, "execute", `{"script":"for i in range(3):\n    call(\"fx__leak_big_error\", {})\nd = {}\nx = d[\"AKIA\" + \"IOSFODNN7EXAMPLE \" + \"z\" * 100000]"}`),
 	}
 	got := serveFrames(t, nil, frames)
 	budget := 16384
@@ -143,6 +147,11 @@ func TestServeRedactsEveryPath(t *testing.T) {
 		if id >= 10 && f["_bytes"].(int) > budget+2048 {
 			t.Errorf("answer %v is %d bytes, over the %d budget (plus the envelope)", id, f["_bytes"], budget)
 		}
+		if id == 17 {
+			if b, _ := json.Marshal(f); !strings.Contains(string(b), "handle r-") {
+				t.Errorf("the result with escaped member names was not shortened and stored: %.1500s", b)
+			}
+		}
 		if id == 16 {
 			b, _ := json.Marshal(f)
 			if i := strings.Index(string(b), "handle r-"); i >= 0 {
@@ -153,7 +162,7 @@ func TestServeRedactsEveryPath(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []float64{10, 11, 12, 13, 14, 15, 16, 20, 21, 30, 31, 32} {
+	for _, id := range []float64{10, 11, 12, 13, 14, 15, 16, 17, 20, 21, 22, 30, 31, 32, 33} {
 		if !seen[id] {
 			t.Errorf("no answer to %v", id)
 		}
@@ -336,7 +345,9 @@ func grepLines(s, sub string) string {
 // TestToolsListBytes measures what tools/list costs an agent in each mode
 // with 13 (the fixture's built-in tools alone), 100 and 600 upstream tools (the fixture's generated tools, ~190
 // bytes each, plus its 13 built-in ones). It asserts only what each mode
-// promises: gateway mode's list does not grow with the upstream tools.
+// promises: gateway mode's list does not grow with the upstream tools, and
+// auto mode lists what flat mode lists while the definitions fit its
+// 16 KiB budget and what gateway mode lists above it.
 // The figures go to BENCHMARKS.md (go test -run TestToolsListBytes -v).
 func TestToolsListBytes(t *testing.T) {
 	var gwSizes []int
@@ -344,7 +355,7 @@ func TestToolsListBytes(t *testing.T) {
 		w := newWorld(t)
 		w.writeUser("servers:\n" + fixture(t, "fx", "-tools", fmt.Sprint(n-13)))
 		sizes := map[string]int{}
-		for _, mode := range []string{"flat", "gateway"} {
+		for _, mode := range []string{"flat", "gateway", "auto"} {
 			got := serveFrames(t, []string{"--mode", mode}, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
 			for _, f := range got {
 				if id, _ := f["id"].(float64); id == 2 {
@@ -352,7 +363,15 @@ func TestToolsListBytes(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("tools/list with %d upstream tools: flat %d bytes, gateway %d bytes (gateway/flat %.2f)", n, sizes["flat"], sizes["gateway"], float64(sizes["gateway"])/float64(sizes["flat"]))
+		t.Logf("tools/list with %d upstream tools: flat %d bytes, gateway %d bytes (gateway/flat %.2f), auto %d bytes", n, sizes["flat"], sizes["gateway"], float64(sizes["gateway"])/float64(sizes["flat"]), sizes["auto"])
+		// flat's listing is the definitions plus its envelope: the budget
+		// is met or not by a margin wider than that envelope here.
+		switch {
+		case sizes["flat"] <= 16<<10 && sizes["auto"] != sizes["flat"]:
+			t.Errorf("%d tools (%d bytes flat): auto listed %d bytes, want flat's", n, sizes["flat"], sizes["auto"])
+		case sizes["flat"] > 20<<10 && sizes["auto"] != sizes["gateway"]:
+			t.Errorf("%d tools (%d bytes flat): auto listed %d bytes, want gateway's %d", n, sizes["flat"], sizes["auto"], sizes["gateway"])
+		}
 		gwSizes = append(gwSizes, sizes["gateway"])
 	}
 	if gwSizes[0] != gwSizes[2] {

@@ -25,8 +25,15 @@ func leakyDefs() []toolDef {
 		def("leak_split", "Returns the key split across two adjacent text items."),
 		def("leak_structured", "Returns 100 KB of structuredContent (keys carrying the key) and no content."),
 		def("leak_huge_text", "Returns 1 MiB of text with the key in it."),
+		def("leak_escaped_content", "Returns 200 KB of text whose member names are escaped (\"cont\\u0065nt\", \"t\\u0065xt\"), the key in it."),
+		{Name: "leak_long_title", Title: "title " + LeakKey + " " + strings.Repeat("long title ", 135<<10/11),
+			Description: "A tool whose 135 KB title carries the key.", InputSchema: raw(noArgs), Annotations: raw(readOnly)},
 	}
 }
+
+// escapedContent stands for the member name "cont\u0065nt" in a result
+// until frame writes it: encoding/json cannot write an escaped name.
+const escapedContent = "mcptest-escaped-content"
 
 // leakyTool runs a ModeLeaky tool; ok is false for other names.
 func (s *server) leakyTool(c call) (res map[string]any, e *rpcErr, ok bool) {
@@ -62,6 +69,12 @@ func (s *server) leakyTool(c call) (res map[string]any, e *rpcErr, ok bool) {
 			m[k+"-"+strings.Repeat("k", 8)+string(rune('a'+i%26))+strings.Repeat("z", i/26)] = strings.Repeat("v", 40) + " " + k
 		}
 		return map[string]any{"structuredContent": m}, nil, true
+	case "leak_escaped_content":
+		text := "head " + k + " " + strings.Repeat("padding words ", 200<<10/14) + " tail " + k
+		b, _ := json.Marshal(text)
+		return map[string]any{escapedContent: json.RawMessage(`[{"type":"t\u0065xt","t\u0065xt":` + string(b) + `}]`)}, nil, true
+	case "leak_long_title":
+		return textResult("titled"), nil, true
 	case "leak_huge_text":
 		line := strings.Repeat("log line without secrets, just words and numbers 12345\n", 10)
 		var b strings.Builder

@@ -237,6 +237,9 @@ func (s *server) frame(v any) error {
 	if err != nil {
 		return fmt.Errorf("mcptest: encoding frame: %w", err)
 	}
+	if s.opts.Has(ModeLeaky) {
+		b = bytes.ReplaceAll(b, []byte(`"`+escapedContent+`"`), []byte(`"cont\u0065nt"`))
+	}
 	return s.writeLine(b)
 }
 
