@@ -167,6 +167,27 @@ func (f *frontend) Prepare(ctx context.Context) {
 	f.updateStates()
 }
 
+// autoMode decides ModeAuto after Prepare: flat when the trusted
+// catalogs' tool definitions (what flat mode lists) total at most budget
+// bytes (0 = DefaultAutoFlatBytes), else gateway mode.
+func (f *frontend) autoMode(ctx context.Context, budget int, log *slog.Logger) front.Mode {
+	if budget <= 0 {
+		budget = DefaultAutoFlatBytes
+	}
+	items, _ := f.List(ctx, front.KindTools) // the tools list never fails
+	size := 0
+	for _, it := range items {
+		size += len(it.Raw) + 1
+	}
+	mode := front.ModeFlat
+	if size > budget {
+		mode = front.ModeGateway
+		f.o.Flat = false
+	}
+	log.Info("mode auto: chose "+string(mode), "tools", len(items), "definitionBytes", size, "budgetBytes", budget)
+	return mode
+}
+
 // ---------------------------------------------------------------------------
 // front.Backend
 

@@ -37,6 +37,8 @@ type ServeOptions struct {
 	// Stdin and Stdout carry stdio frames; nil = os.Stdin, os.Stdout.
 	Stdin  io.Reader
 	Stdout io.Writer
+	// AutoFlatBytes is ModeAuto's budget (0 = DefaultAutoFlatBytes).
+	AutoFlatBytes int
 }
 
 // FrontOptions are the MCP server surface's options (front.Options).
@@ -50,7 +52,17 @@ type HTTPLimits = front.HTTPLimits
 const (
 	ModeGateway = front.ModeGateway // find, describe, call, execute, read_result
 	ModeFlat    = front.ModeFlat    // every capability as its own tool
+	// ModeAuto is decided by Serve at start, once the trusted catalogs are
+	// known: flat while their tool definitions total at most
+	// ServeOptions.AutoFlatBytes, gateway mode above (direct tools cost
+	// an agent less than the gateway's own tools only while they are few).
+	ModeAuto front.Mode = "auto"
 )
+
+// DefaultAutoFlatBytes is ModeAuto's budget for flat tool definitions:
+// about 85 tools of a typical size, where the gateway tools begin to cost
+// the agent less.
+const DefaultAutoFlatBytes = 16 << 10
 
 // Serve serves g as an MCP server until ctx ends, stdin reaches EOF
 // (stdio), or SIGTERM or SIGINT arrives; it then drains within
@@ -80,7 +92,8 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	if o.Server != "" {
 		fo.Mode, fo.NoPrefix = front.ModeFlat, true
 	}
-	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat, Metrics: metrics, Server: o.Server})
+	auto := fo.Mode == ModeAuto
+	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat || auto, Metrics: metrics, Server: o.Server})
 	if !fo.NoSignals {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
@@ -101,6 +114,9 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	if ctx.Err() != nil {
 		fe.Close()
 		return nil
+	}
+	if auto {
+		fo.Mode = fe.autoMode(ctx, o.AutoFlatBytes, fo.Logger)
 	}
 	// The live filter status for 'sluice filter list' (a unix socket
 	// under the state directory); serving goes on without it.

@@ -18,7 +18,7 @@ const maxTokenBytes = 4096
 func init() {
 	register("serve", &command{
 		summary: "serve the gateway to agents as an MCP server (stdio or HTTP)",
-		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat] [--no-prefix] [--server ID]
+		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat|auto] [--no-prefix] [--server ID]
                     [--allow-remote] [--token-file FILE] [--log-level LEVEL]
                     [--project DIR] [--profile NAME] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
@@ -44,6 +44,9 @@ Modes:
   gateway (default)  a small fixed tool surface: find, describe, call,
                      read_result and execute (code mode). The tool list stays
                      small however many servers are configured.
+  auto               flat while the trusted servers' tool definitions total
+                     at most 16 KiB (about 85 tools), gateway above; decided
+                     once at start (logged as "mode auto: chose ...")
   flat               every trusted capability is its own tool, named
                      SERVER__TOOL (or the bare tool name with --no-prefix when
                      no other server uses it); resources, prompts, completions
@@ -79,7 +82,7 @@ is logged to <state dir>/audit.jsonl (JSON lines, 0600).
 
 Flags:
   --http ADDR         serve streamable HTTP on ADDR instead of stdio
-  --mode MODE         gateway or flat (default gateway)
+  --mode MODE         gateway, flat or auto (default gateway)
   --no-prefix         flat mode: keep upstream tool names when unambiguous
   --server ID         serve only server ID, flat, with its own tool names
   --allow-remote      HTTP: allow a non-loopback listen address
@@ -160,8 +163,8 @@ func runServe(e *env) int {
 	if len(pos) > 0 {
 		return usageErr(e, "serve", "unexpected argument %q", pos[0])
 	}
-	if *mode != "gateway" && *mode != "flat" {
-		return usageErr(e, "serve", "--mode must be gateway or flat, not %q", *mode)
+	if *mode != "gateway" && *mode != "flat" && *mode != "auto" {
+		return usageErr(e, "serve", "--mode must be gateway, flat or auto, not %q", *mode)
 	}
 	if *server != "" {
 		modeSet := false
@@ -171,8 +174,8 @@ func runServe(e *env) int {
 		}
 		*mode, *noPrefix = "flat", true
 	}
-	if *noPrefix && *mode != "flat" {
-		return usageErr(e, "serve", "--no-prefix applies to --mode flat only")
+	if *noPrefix && *mode != "flat" && *mode != "auto" {
+		return usageErr(e, "serve", "--no-prefix applies to --mode flat (or auto) only")
 	}
 	limits := gateway.HTTPLimits{ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, MaxConnsPerClient: *maxConns, MaxSessions: *maxSessions}
 	for _, c := range []struct {
@@ -256,8 +259,11 @@ func runServe(e *env) int {
 		Stdin:  e.stdin,
 		Stdout: e.stdout,
 	}
-	if *mode == "flat" {
+	switch *mode {
+	case "flat":
 		so.Front.Mode = gateway.ModeFlat
+	case "auto":
+		so.Front.Mode = gateway.ModeAuto
 	}
 	if *approvalTimeout < 0 {
 		return usageErr(e, "serve", "--approval-timeout must be a positive duration such as 2m")

@@ -17,8 +17,8 @@ import (
 
 func TestServeFlags(t *testing.T) {
 	newWorld(t)
-	want(t, sluice(t, "", "serve", "--mode", "fancy"), exitUsage, "--mode must be gateway or flat")
-	want(t, sluice(t, "", "serve", "--no-prefix"), exitUsage, "--mode flat only")
+	want(t, sluice(t, "", "serve", "--mode", "fancy"), exitUsage, "--mode must be gateway, flat or auto")
+	want(t, sluice(t, "", "serve", "--no-prefix"), exitUsage, "--mode flat (or auto) only")
 	want(t, sluice(t, "", "serve", "--log-level", "loud"), exitUsage, "--log-level")
 	want(t, sluice(t, "", "serve", "extra"), exitUsage, "unexpected argument")
 	empty := filepath.Join(t.TempDir(), "token")
