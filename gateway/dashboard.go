@@ -309,22 +309,13 @@ func (b *dashBackend) TrustPrompt(_ context.Context, id string) (*admin.TrustOff
 	if err != nil {
 		return nil, errors.New(errMessage(err))
 	}
-	// The values of env and headers are masked, as everywhere on the
-	// dashboard; the rest is the CLI's text.
+	// Exactly the CLI's text: a project declaration's literal values are
+	// in a repository file and are what is being trusted, so they are
+	// shown as declared (references unexpanded).
 	v := p.Server
-	env, hdr := map[string]string{}, map[string]string{}
-	for k, x := range v.Env {
-		env[k] = admin.Mask(x)
-	}
-	for k, x := range v.Headers {
-		hdr[k] = admin.Mask(x)
-	}
-	v.Env, v.Headers = env, hdr
-	shown := *p
-	shown.Server = v
 	offer := &admin.TrustOffer{Digest: p.Server.Digest, Program: p.Server.Program}
 	if b.planText != nil {
-		offer.Text = b.planText(&shown)
+		offer.Text = b.planText(p)
 	} else {
 		offer.Text = fmt.Sprintf("Trusting project server %s\n  declared at: %s:%d\n  digest: %s\n  trust file: %s\n", v.ID, v.File, v.Line, v.Digest, p.TrustFile)
 	}

@@ -121,3 +121,49 @@ func TestDashboardTrustBindsWhatWasShown(t *testing.T) {
 		t.Fatalf("trust after review: %d %v %s", resp.StatusCode, err, b)
 	}
 }
+
+var promptPre = regexp.MustCompile(`(?s)<pre id="trust-prompt" class="card">(.*?)</pre>`)
+
+// TestDashboardTrustPageIsTheCLIPrompt: the trust page shows what 'sluice
+// trust' shows, a project declaration's literal values included (they are
+// in a repository file and are what is trusted), references unexpanded.
+func TestDashboardTrustPageIsTheCLIPrompt(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "proj") + "    env: {LIT_VALUE: \"literal-v4lue\", FROM_ENV: \"${env:SLUICE_TEST_REF}\"}\n")
+	fakeTerminal(t)
+	cli := sluice(t, "n\n", "trust", "proj")
+	if !strings.Contains(cli.stdout+cli.stderr, "literal-v4lue") {
+		t.Fatalf("the CLI prompt lacks the literal:\n%s", cli)
+	}
+	addr, _, stop := startHTTPServeProc(t, nil)
+	defer stop()
+	d := newDash(t, addr)
+	_, body := d.get("/admin/servers/proj/trust")
+	m := promptPre.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no prompt on the trust page:\n%s", body)
+	}
+	page := html.UnescapeString(m[1])
+	for _, s := range []string{"literal-v4lue", "${env:SLUICE_TEST_REF}"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("the trust page lacks %q:\n%s", s, page)
+		}
+	}
+	lines := 0
+	for _, l := range strings.Split(page, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		lines++
+		if !strings.Contains(cli.stdout+cli.stderr, l) {
+			t.Errorf("the trust page shows a line the CLI does not: %q\nCLI:\n%s", l, cli)
+		}
+	}
+	if lines < 3 {
+		t.Fatalf("the trust page's prompt is short:\n%s", page)
+	}
+	// The servers page shows the project's values as declared too.
+	if _, servers := d.get("/admin/servers"); !strings.Contains(servers, "LIT_VALUE=literal-v4lue") {
+		t.Errorf("the servers page masks a project literal")
+	}
+}

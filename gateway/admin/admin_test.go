@@ -397,7 +397,9 @@ func TestActivityAndMetrics(t *testing.T) {
 }
 
 func TestMask(t *testing.T) {
-	for in, want := range map[string]string{"": "", "abc": "•••• (3 chars)", "${env:TOKEN}": "${env:TOKEN}", "x${env:A}": "•••• (9 chars)", "${env:A}${env:B}": "•••• (16 chars)"} {
+	for in, want := range map[string]string{"": "", "abc": "••••", strings.Repeat("k", 40): "••••", "${env:TOKEN}": "${env:TOKEN}",
+		"Bearer ${env:GITHUB_TOKEN}": "••••${env:GITHUB_TOKEN}", "x${env:A}y": "••••${env:A}••••", "${env:A}${env:B}": "${env:A}${env:B}",
+		"$${env:A}": "••••", "a${unterminated": "••••"} {
 		if got := Mask(in); got != want {
 			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
 		}

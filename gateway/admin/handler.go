@@ -117,7 +117,6 @@ var funcs = template.FuncMap{
 		return d.Round(10 * time.Microsecond).String()
 	},
 	"join": strings.Join,
-	"mask": maskMap,
 	"keys": func(m map[string]string) []string {
 		k := make([]string, 0, len(m))
 		for x := range m {
@@ -324,10 +323,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p string) {
 			apiErr(w, http.StatusInternalServerError, err)
 			return
 		}
-		for i := range s {
-			s[i].Env, s[i].Headers = maskMap(s[i].Env), maskMap(s[i].Headers)
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"servers": s, "diagnostics": diags})
+		writeJSON(w, http.StatusOK, map[string]any{"servers": masked(s), "diagnostics": diags})
 	case p == "/api/tools":
 		limit, _ := strconv.Atoi(q.Get("limit"))
 		t, err := h.b.Find(ctx, q.Get("q"), clampLimit(limit))
@@ -525,6 +521,20 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 	}
 }
 
+// masked hides the literal env and header values of user declarations
+// (the user's own file, where secrets live). A project declaration's
+// values are shown as declared: its file is in the repository, and what
+// it says is exactly what trusting it means; 'sluice trust' shows the
+// same.
+func masked(s []Server) []Server {
+	for i := range s {
+		if s[i].Scope != "project" {
+			s[i].Env, s[i].Headers = maskMap(s[i].Env), maskMap(s[i].Headers)
+		}
+	}
+	return s
+}
+
 func errorsNew(s string) error {
 	if s == "" {
 		return nil
@@ -536,7 +546,7 @@ func (h *Handler) serversPage(w http.ResponseWriter, r *http.Request, flash stri
 	ctx, cancel := h.ctx(r)
 	defer cancel()
 	s, diags, err := h.b.Servers(ctx)
-	pg := page{Flash: flash, Data: map[string]any{"Servers": s, "Diagnostics": diags}}
+	pg := page{Flash: flash, Data: map[string]any{"Servers": masked(s), "Diagnostics": diags}}
 	if perr != nil {
 		pg.Error = perr.Error()
 	} else if err != nil {

@@ -196,16 +196,40 @@ func isLoopbackName(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Mask hides a declared value: a reference to a variable is shown by
-// name (it holds no value), anything else as dots with its length.
+// Mask hides a declared value's literal parts and keeps its references
+// to variables (they hold no value): "Bearer ${env:TOKEN}" is shown as
+// "••••${env:TOKEN}". A hidden part is shown as four dots whatever its
+// length, so the length is not told either.
 func Mask(v string) string {
-	if strings.HasPrefix(v, "${env:") && strings.HasSuffix(v, "}") && strings.Count(v, "${") == 1 {
-		return v
+	var b strings.Builder
+	lit := false
+	hide := func() {
+		if !lit {
+			b.WriteString("••••")
+			lit = true
+		}
 	}
-	if v == "" {
-		return ""
+	for i := 0; i < len(v); {
+		switch {
+		case strings.HasPrefix(v[i:], "$${"):
+			hide()
+			i += 3
+		case strings.HasPrefix(v[i:], "${"):
+			end := strings.IndexByte(v[i:], '}')
+			if end < 0 {
+				hide()
+				i = len(v)
+				continue
+			}
+			b.WriteString(v[i : i+end+1])
+			lit = false
+			i += end + 1
+		default:
+			hide()
+			i++
+		}
 	}
-	return "•••• (" + itoa(len(v)) + " chars)"
+	return b.String()
 }
 
 func maskMap(m map[string]string) map[string]string {
