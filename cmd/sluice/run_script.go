@@ -53,6 +53,9 @@ built-in.
 Output:
   The script's log goes to stderr, then its result, pretty JSON, to stdout,
   then one line summing up the tool calls and the run's counters (stderr).
+  A result a context filter shortened is shown as text: the shortened
+  answer, the note saying what was left out and the handle of the full
+  value ('sluice result HANDLE' reads it in pages).
   A failed run prints its kind, message, line:column, backtrace, problems
   and the fix on stderr. --json prints the whole run object on stdout:
   {"result", "resultFiltered", "resultBytes", "logs", "calls", "stats",
@@ -190,13 +193,20 @@ func printRun(e *env, res *gateway.ExecuteResult) {
 		fmt.Fprintln(e.stderr, clean(l))
 	}
 	if res.Error == nil {
-		body := pretty(res.Result, "")
-		if term {
-			body = clean(body)
-		}
-		fmt.Fprintln(e.stdout, body)
 		if res.ResultFiltered {
-			fmt.Fprintf(e.stderr, "sluice run: the result (%s) was shortened by a context filter; the note in it says where the full value is\n", sizeText(res.ResultBytes))
+			// A shortened value is an MCP result: show its text (the
+			// answer, then the note naming the handle) as a person reads
+			// it, not as the JSON a model gets (that is --json).
+			if err := printResult(e.stdout, res.Result, term); err != nil {
+				fmt.Fprintln(e.stdout, pretty(res.Result, ""))
+			}
+			fmt.Fprintf(e.stderr, "sluice run: the result (%s) was shortened by a context filter; read the full value with 'sluice result HANDLE' (the handle is in the note above)\n", sizeText(res.ResultBytes))
+		} else {
+			body := pretty(res.Result, "")
+			if term {
+				body = clean(body)
+			}
+			fmt.Fprintln(e.stdout, body)
 		}
 	}
 	for _, n := range res.Notes {
