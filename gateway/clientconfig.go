@@ -19,6 +19,10 @@ import (
 	"sluice/gateway/internal/files"
 )
 
+// Suggest returns the candidate closest to s when it is likely a typo
+// of it ("" otherwise): for "did you mean" in messages.
+func Suggest(s string, candidates []string) string { return clients.Suggest(s, candidates) }
+
 // ClientNames lists the clients import and install know.
 func ClientNames() []string { return clients.Names() }
 

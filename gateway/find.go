@@ -468,6 +468,9 @@ func unknownToolErr(server, tool string, tools []toolInfo, truncated bool) error
 	if len(names) > 0 && len(names) <= 30 {
 		msg += " (tools: " + strings.Join(names, ", ") + ")"
 	}
+	if near := Suggest(tool, names); near != "" {
+		msg += "; did you mean " + Capability(server, near) + "?"
+	}
 	if truncated {
 		msg += "; " + truncatedNote(server, len(tools))
 	}

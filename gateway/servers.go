@@ -221,6 +221,9 @@ func (g *Gateway) server(id string) (ServerView, error) {
 		if len(known) > 0 {
 			msg += " (declared: " + strings.Join(known, ", ") + ")"
 		}
+		if near := Suggest(id, known); near != "" {
+			msg += "; did you mean " + near + "?"
+		}
 		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: Remedy{Step: StepServers}}
 	}
 	return g.view(d, l, g.trustState()), nil

@@ -218,3 +218,13 @@ func TestImportIntoExistingFile(t *testing.T) {
 	}
 	want(t, sluiceProc(t, "", "check"), 0, "2 servers declared")
 }
+
+// TestDidYouMean: a mistyped command, server id or capability is met
+// with the likely intended one.
+func TestDidYouMean(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	want(t, sluice(t, "", "sevre"), exitUsage, "did you mean serve?")
+	want(t, sluice(t, "", "find", "--server", "fy"), exitUsage, "did you mean fx?")
+	want(t, sluice(t, "", "call", "fx__ecoh", "text=x"), exitUsage, "did you mean fx__echo?")
+}

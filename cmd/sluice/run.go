@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime/debug"
 	"sort"
+
+	"sluice/gateway"
 )
 
 // version is set at link time (-ldflags "-X main.version=...") and falls back
@@ -89,6 +91,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		if near := gateway.Suggest(name, names); near != "" {
+			fmt.Fprintf(stderr, "sluice: unknown command %q; did you mean %s? run 'sluice help' for the list\n", name, near)
+			return exitUsage
+		}
 		fmt.Fprintf(stderr, "sluice: unknown command %q; run 'sluice help' for the list\n", name)
 		return exitUsage
 	}

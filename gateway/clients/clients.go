@@ -172,7 +172,7 @@ func Suggest(s string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
 		d := distance(strings.ToLower(s), strings.ToLower(c))
-		if bestD < 0 || d < bestD {
+		if bestD < 0 || d < bestD || d == bestD && c < best {
 			best, bestD = c, d
 		}
 	}
