@@ -167,3 +167,27 @@ func TestDashboardTrustPageIsTheCLIPrompt(t *testing.T) {
 		t.Errorf("the servers page masks a project literal")
 	}
 }
+
+// TestDashboardRefusalsCarryCSP: on the MCP listener, a refused /admin
+// request (foreign Host or Origin) is answered by the dashboard's own gate,
+// with its security headers.
+func TestDashboardRefusalsCarryCSP(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	addr, _, stop := startHTTPServeProc(t, nil)
+	defer stop()
+	d := newDash(t, addr)
+	for _, hdr := range [][]string{{"Host", "evil.example"}, {"Origin", "http://evil.example"}} {
+		resp, _ := d.get("/admin/servers", hdr...)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("%v: %d, want 403", hdr, resp.StatusCode)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%v: the refusal has no dashboard headers: %v", hdr, resp.Header)
+		}
+	}
+	// /mcp keeps the MCP listener's own checks.
+	if resp, _ := d.get("/mcp", "Host", "evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/mcp with a foreign Host: %d", resp.StatusCode)
+	}
+}
