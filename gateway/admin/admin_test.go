@@ -353,9 +353,12 @@ func TestAuditRefusesSymlinkAndRotates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("x", 64<<10)
-	for range (maxAuditFileBytes / (64 << 10)) + 4 {
-		if err := q.Audit(Decision{Kind: "call", Capabilities: []string{big}, Via: "dashboard"}); err != nil {
+	var big []string // a line of about 8 KiB, the most one line holds
+	for range maxAuditCaps {
+		big = append(big, strings.Repeat("x", maxAuditCapName))
+	}
+	for range (maxAuditFileBytes / (8 << 10)) + 4 {
+		if err := q.Audit(Decision{Kind: "call", Capabilities: big, Via: "dashboard"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -574,5 +577,85 @@ func TestDecideRacesTheWaitEnding(t *testing.T) {
 	b, _ := os.ReadFile(audit)
 	if n := strings.Count(string(b), "\n"); n != 1 || !strings.Contains(string(b), `"approved":true`) {
 		t.Fatalf("audit lines: %d\n%s", n, b)
+	}
+}
+
+// TestLoginBackoffAndLogout: wrong tokens from one address make it wait,
+// doubling, before its next try (another address is not slowed); logout
+// ends the session.
+func TestLoginBackoffAndLogout(t *testing.T) {
+	h, _ := newTestHandler(t, Options{Token: "tok-1"})
+	now := time.Unix(1_000_000, 0)
+	h.gate.now = func() time.Time { return now }
+	login := func(remote, tok string) *httptest.ResponseRecorder {
+		return do(h, "POST", "/admin/login", remote, url.Values{"token": {tok}, "_csrf": {h.gate.csrf}}, nil)
+	}
+	for range freeLogins + 1 {
+		if w := login(loop, "nope"); w.Code != 401 {
+			t.Fatalf("a wrong token: %d", w.Code)
+		}
+	}
+	if w := login(loop, "tok-1"); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("right after a wrong token: %d, want 429", w.Code)
+	}
+	if w := login("[::1]:5555", "nope"); w.Code != 401 {
+		t.Fatalf("another address is slowed too: %d", w.Code)
+	}
+	now = now.Add(1500 * time.Millisecond)
+	if w := login(loop, "nope"); w.Code != 401 {
+		t.Fatalf("after the wait: %d", w.Code)
+	}
+	now = now.Add(1500 * time.Millisecond) // the second wait is 2s
+	if w := login(loop, "tok-1"); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("the wait did not double: %d", w.Code)
+	}
+	now = now.Add(time.Second)
+	w := login(loop, "tok-1")
+	ck := w.Result().Cookies()
+	if w.Code != http.StatusSeeOther || len(ck) != 1 {
+		t.Fatalf("login after the wait: %d", w.Code)
+	}
+	cookie := map[string]string{"Cookie": ck[0].Name + "=" + ck[0].Value}
+	if w := do(h, "GET", "/admin/servers", loop, nil, cookie); w.Code != 200 || !strings.Contains(w.Body.String(), `id="logout"`) {
+		t.Fatalf("logged in: %d", w.Code)
+	}
+	if w := do(h, "POST", "/admin/logout", loop, url.Values{}, cookie); w.Code != 403 {
+		t.Fatalf("logout without CSRF: %d", w.Code)
+	}
+	w = do(h, "POST", "/admin/logout", loop, url.Values{"_csrf": {h.gate.csrf}}, cookie)
+	if w.Code != http.StatusSeeOther || len(w.Result().Cookies()) != 1 || w.Result().Cookies()[0].MaxAge >= 0 {
+		t.Fatalf("logout: %d %v", w.Code, w.Result().Cookies())
+	}
+	if w := do(h, "GET", "/admin/servers", loop, nil, cookie); w.Code != http.StatusSeeOther {
+		t.Fatalf("the session outlived logout: %d", w.Code)
+	}
+}
+
+// TestAuditLineIsBounded: a script naming thousands of capabilities, or
+// a huge request id, makes one bounded audit line that still identifies
+// the whole list.
+func TestAuditLineIsBounded(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	q, err := NewApprovals(ApprovalOptions{AuditFile: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps []string
+	for i := range 5000 {
+		caps = append(caps, "srv__tool_"+strings.Repeat("x", 40)+itoa(i))
+	}
+	if err := q.Audit(Decision{Kind: "script", Capabilities: caps, RequestID: strings.Repeat("r", 100000), Via: "dashboard"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(audit)
+	if len(b) > 16<<10 {
+		t.Fatalf("one audit line is %d bytes", len(b))
+	}
+	var d Decision
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Capabilities)+d.More != 5000 || d.CapabilitiesSHA256 == "" {
+		t.Fatalf("the bounded line does not account for the list: %d + %d, sha %q", len(d.Capabilities), d.More, d.CapabilitiesSHA256)
 	}
 }

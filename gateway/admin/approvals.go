@@ -75,6 +75,47 @@ type Decision struct {
 	Via      string `json:"via"`
 	Approved bool   `json:"approved"`
 	Waited   string `json:"waited,omitempty"`
+	// A long capability list is kept to its first maxAuditCaps; More
+	// counts the rest and CapabilitiesSHA256 hashes the whole list
+	// (names joined by newlines).
+	More               int    `json:"more,omitempty"`
+	CapabilitiesSHA256 string `json:"capabilitiesSha256,omitempty"`
+}
+
+// Audit line bounds.
+const (
+	maxAuditCaps    = 32
+	maxAuditCapName = 256
+)
+
+// boundDecision keeps one audit line bounded in size.
+func boundDecision(d Decision) Decision {
+	for _, s := range []*string{&d.Kind, &d.RequestID, &d.Via, &d.Waited, &d.Digest, &d.ArgumentsSHA256} {
+		*s, _ = clip(*s, maxAuditCapName)
+	}
+	long := len(d.Capabilities) > maxAuditCaps
+	for _, c := range d.Capabilities {
+		long = long || len(c) > maxAuditCapName
+	}
+	if !long {
+		return d
+	}
+	var all []byte
+	for _, c := range d.Capabilities {
+		all = append(append(all, c...), '\n')
+	}
+	sum := sha256.Sum256(all)
+	d.CapabilitiesSHA256 = hex.EncodeToString(sum[:])
+	caps := d.Capabilities
+	if len(caps) > maxAuditCaps {
+		d.More = len(caps) - maxAuditCaps
+		caps = caps[:maxAuditCaps]
+	}
+	d.Capabilities = make([]string, len(caps))
+	for i, c := range caps {
+		d.Capabilities[i], _ = clip(c, maxAuditCapName)
+	}
+	return d
 }
 
 // ApprovalOptions configures NewApprovals.
@@ -300,6 +341,7 @@ func (a *Approvals) Audit(d Decision) error {
 	if d.Time.IsZero() {
 		d.Time = a.o.Now()
 	}
+	d = boundDecision(d)
 	a.mu.Lock()
 	a.recent = append(a.recent, d)
 	if len(a.recent) > maxAuditMemory {

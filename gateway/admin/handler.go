@@ -224,12 +224,19 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Forbidden: missing or wrong CSRF token (reload the page)", http.StatusForbidden)
 			return
 		}
+		if wait := h.gate.loginWait(r); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
+			http.Error(w, fmt.Sprintf("Too many wrong tokens from your address: wait %s before trying again", wait.Round(time.Second)), http.StatusTooManyRequests)
+			return
+		}
 		if h.gate.tokenOK(r.PostFormValue("token")) {
+			h.gate.loginSucceeded(r)
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.gate.newSession(), Path: Path, HttpOnly: true,
 				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(loginTTL / time.Second)})
 			http.Redirect(w, r, Path+"/servers", http.StatusSeeOther)
 			return
 		}
+		h.gate.loginFailed(r)
 		h.log.Warn("dashboard: a login with a wrong token", "remote", r.RemoteAddr)
 		msg = "That is not the token this sluice was started with."
 		w.WriteHeader(http.StatusUnauthorized)
@@ -247,6 +254,7 @@ type page struct {
 	Flash   string
 	Error   string
 	Data    any
+	Logout  bool // a token is configured: offer to log out
 }
 
 func (h *Handler) render(w http.ResponseWriter, name string, data any) {
@@ -258,6 +266,7 @@ func (h *Handler) render(w http.ResponseWriter, name string, data any) {
 		}
 		p = pp
 	}
+	p.Logout = h.gate.hasTok && name != "login"
 	var b bytes.Buffer
 	if err := h.tmpl[name].Execute(&b, p); err != nil {
 		h.log.Error("dashboard: rendering failed", "page", name, "error", err.Error())
@@ -431,6 +440,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 	}
 	servers := func(flash, et string) { h.serversPage(w, r, flash, errorsNew(et)) }
 	switch {
+	case p == "/logout" && !api:
+		h.gate.endSession(r)
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Path, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+		http.Redirect(w, r, Path+"/login", http.StatusSeeOther)
 	case strings.HasPrefix(p, "/servers/"):
 		rest := strings.TrimPrefix(p, "/servers/")
 		id, action, _ := strings.Cut(rest, "/")

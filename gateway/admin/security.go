@@ -41,10 +41,92 @@ type gate struct {
 
 	mu       sync.Mutex
 	sessions map[[32]byte]time.Time // sha256(cookie) -> expiry
+	failed   map[string]*failures   // remote IP -> its failed logins
+	now      func() time.Time
+}
+
+// failures is one peer's run of wrong tokens: beyond freeLogins each doubles the wait
+// before its next attempt, up to maxLoginWait.
+type failures struct {
+	n    int
+	next time.Time
+}
+
+const (
+	maxLoginWait    = time.Minute
+	maxFailedPeers  = 1024
+	firstLoginDelay = time.Second
+	freeLogins      = 3 // wrong tokens before the first wait
+)
+
+// loginWait is how long the peer must still wait before trying a token.
+func (g *gate) loginWait(r *http.Request) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f := g.failed[peerIP(r)]
+	if f == nil {
+		return 0
+	}
+	return max(f.next.Sub(g.now()), 0)
+}
+
+// loginFailed records a wrong token from the peer.
+func (g *gate) loginFailed(r *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ip := peerIP(r)
+	f := g.failed[ip]
+	if f == nil {
+		if len(g.failed) >= maxFailedPeers {
+			// Bounded: forget the peer whose wait ends first.
+			var drop string
+			var at time.Time
+			for k, x := range g.failed {
+				if drop == "" || x.next.Before(at) {
+					drop, at = k, x.next
+				}
+			}
+			delete(g.failed, drop)
+		}
+		f = &failures{}
+		g.failed[ip] = f
+	}
+	f.n++
+	if f.n <= freeLogins {
+		return // a typo or two costs nothing
+	}
+	wait := firstLoginDelay << min(f.n-freeLogins-1, 10)
+	f.next = g.now().Add(min(wait, maxLoginWait))
+}
+
+func (g *gate) loginSucceeded(r *http.Request) {
+	g.mu.Lock()
+	delete(g.failed, peerIP(r))
+	g.mu.Unlock()
+}
+
+// endSession forgets the request's session.
+func (g *gate) endSession(r *http.Request) {
+	c, err := r.Cookie(cookieName)
+	if err != nil || c.Value == "" {
+		return
+	}
+	k := sha256.Sum256([]byte(c.Value))
+	g.mu.Lock()
+	delete(g.sessions, k)
+	g.mu.Unlock()
+}
+
+func peerIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 func newGate(o *Options) *gate {
-	g := &gate{remote: o.Remote, hosts: o.AllowedHosts, origins: o.AllowedOrigins, sessions: map[[32]byte]time.Time{}}
+	g := &gate{remote: o.Remote, hosts: o.AllowedHosts, origins: o.AllowedOrigins, sessions: map[[32]byte]time.Time{},
+		failed: map[string]*failures{}, now: time.Now}
 	if o.Token != "" {
 		g.token, g.hasTok = sha256.Sum256([]byte(o.Token)), true
 	}
