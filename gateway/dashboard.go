@@ -117,7 +117,7 @@ func listenDashboard(ctx context.Context, g *Gateway, d *dashState, o *Dashboard
 	}
 	srv := &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	go func() { _ = srv.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
+	base := dashboardBase(ln.Addr().String())
 	d.approvals.SetURL(base)
 	g.log.Info("serving the dashboard", "url", base+admin.Path+"/")
 	if o.OnListen != nil {
@@ -145,6 +145,23 @@ func listenDashboard(ctx context.Context, g *Gateway, d *dashState, o *Dashboard
 		}
 	}()
 	return stop, nil
+}
+
+// dashboardBase is the URL a person opens for a dashboard bound to addr:
+// a wildcard bind (0.0.0.0, ::) is reached at loopback, the address the
+// dashboard's gate admits without --admin-remote.
+func dashboardBase(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Dashboard serves the dashboard alone ('sluice dashboard') until ctx ends

@@ -149,7 +149,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 			fo.Admin = d.handler
 			onListen := o.OnListen
 			o.OnListen = func(addr string) {
-				base := "http://" + addr
+				base := dashboardBase(addr)
 				d.approvals.SetURL(base)
 				fo.Logger.Info("serving the dashboard", "url", base+admin.Path+"/")
 				if o.Dashboard.OnListen != nil {
