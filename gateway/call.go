@@ -10,6 +10,7 @@ import (
 
 	"sluice/gateway/catalog"
 	"sluice/gateway/mcp"
+	"sluice/gateway/trace"
 )
 
 // ApprovalRequest is what a surface shows when asking a person (or the
@@ -53,9 +54,13 @@ type CallResult struct {
 // validates the tool against the live listing, admits the call, calls it
 // with the declaration's timeout and returns the result faithfully. (Call,
 // in dashboard.go, records it for the dashboard when one is served.)
-func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error) {
+func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err error) {
 	start := time.Now()
 	server, tool, ok := SplitCapability(req.Capability)
+	ctx, span := g.tracer.Start(ctx, "call "+req.Capability, trace.KindInternal,
+		trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"}, trace.Attr{Key: "gen_ai.tool.name", Value: tool},
+		trace.Attr{Key: "sluice.server", Value: server})
+	defer func() { span.End(err) }()
 	if !ok {
 		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: fmt.Sprintf("%q is not a capability name", req.Capability), Remedy: Remedy{Before: "capabilities are SERVER__TOOL;", Step: StepFind, After: "to list them"}}
 	}
@@ -126,7 +131,10 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error
 		}
 		return nil, unknownToolErr(server, tool, all, l.Truncated())
 	}
+	_, aspan := g.tracer.Start(ctx, "admission", trace.KindInternal)
 	a := g.admission(v, fromMCP(t))
+	aspan.Set(trace.Attr{Key: "sluice.approved", Value: a.Approved || req.Yes}, trace.Attr{Key: "sluice.action_class", Value: string(a.Class)})
+	aspan.End(nil)
 	if !a.Approved && !req.Yes {
 		if req.Approve == nil {
 			return nil, refusal(req.Capability, a)
@@ -145,7 +153,12 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (*CallResult, error
 		}
 	}
 	t0 := time.Now()
-	raw, err := l.Client().CallTool(ctx, tool, args, &mcp.CallOptions{Timeout: l.Timeout(tool, req.Timeout), OnProgress: req.OnProgress, Meta: req.Meta})
+	uctx, uspan := g.tracer.Start(ctx, "tools/call "+tool, trace.KindClient,
+		trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: tool},
+		trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"}, trace.Attr{Key: "sluice.server", Value: server})
+	raw, err := l.Client().CallTool(uctx, tool, args, &mcp.CallOptions{Timeout: l.Timeout(tool, req.Timeout), OnProgress: req.OnProgress, Meta: withTraceMeta(uctx, req.Meta)})
+	uspan.Set(trace.Attr{Key: "sluice.bytes_in", Value: len(raw)}, trace.Attr{Key: "sluice.bytes_out", Value: len(args)})
+	uspan.End(err)
 	g.noteCall(ctx, server, tool, len(args), raw, err, time.Since(t0))
 	if err != nil {
 		return nil, callErr(server, req.Capability, err)

@@ -35,6 +35,7 @@ import (
 	"sluice/gateway/catalog"
 	"sluice/gateway/front"
 	"sluice/gateway/mcp"
+	"sluice/gateway/trace"
 	"sluice/sandbox"
 )
 
@@ -225,8 +226,10 @@ func (f *frontend) Features() front.Features {
 }
 
 // Find searches the catalogs (never launching, except a scoped refresh).
-func (f *frontend) Find(ctx context.Context, req front.FindRequest, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) Find(ctx context.Context, req front.FindRequest, p front.Peer) (_ json.RawMessage, err error) {
 	ctx = withPeer(ctx, p)
+	ctx, span := f.g.startRequest(ctx, p, "tools/call find", trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: "find"})
+	defer func() { span.End(err) }()
 	limit := req.Limit
 	if limit <= 0 || limit > f.o.FindLimit {
 		limit = f.o.FindLimit
@@ -284,8 +287,10 @@ type findAnswer struct {
 // Describe returns full metadata for each named capability; names that
 // fail are reported beside the others. With a server instead, it returns
 // that server's code-mode docs (Gateway.Docs).
-func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p front.Peer) (_ json.RawMessage, err error) {
 	ctx = withPeer(ctx, p)
+	ctx, span := f.g.startRequest(ctx, p, "tools/call describe", trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: "describe"})
+	defer func() { span.End(err) }()
 	if req.Server != "" {
 		// One server's code-mode docs, as plain text (.pyi style).
 		docs, err := f.g.Docs(ctx, req.Server)
@@ -328,8 +333,10 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p fr
 // elicitation, progress and upstream traffic go to the agent's request, a
 // 2026-07-28 input_required result is relayed as is and its retry sent
 // back upstream.
-func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (_ json.RawMessage, err error) {
 	ctx = withPeer(ctx, p)
+	ctx, span := f.g.startRequest(ctx, p, "tools/call "+req.Capability, trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: req.Capability}, trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"})
+	defer func() { span.End(err) }()
 	server, _, _ := SplitCapability(req.Capability)
 	done := f.track(server, p)
 	defer done()
@@ -517,8 +524,10 @@ func readResultAnswer(page *ResultPage) (json.RawMessage, error) {
 const ExecuteFilename = "execute.star"
 
 // Execute runs a code-mode script.
-func (f *frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (json.RawMessage, error) {
+func (f *frontend) Execute(ctx context.Context, req front.ExecuteRequest, p front.Peer) (_ json.RawMessage, err error) {
 	ctx = withPeer(ctx, p)
+	ctx, span := f.g.startRequest(ctx, p, "tools/call execute", trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: "execute"}, trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"})
+	defer func() { span.End(err) }()
 	ctx = withCaller(ctx, f, p) // the script's calls are this agent's
 	er := ExecuteRequest{Script: req.Script, Filename: ExecuteFilename, ForModel: true}
 	if p != nil {

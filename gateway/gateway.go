@@ -16,6 +16,7 @@ import (
 	"sluice/gateway/front"
 	"sluice/gateway/internal/upstream"
 	"sluice/gateway/proc"
+	"sluice/gateway/trace"
 	"sluice/gateway/trust"
 )
 
@@ -103,6 +104,7 @@ type Gateway struct {
 	dash        atomic.Pointer[dashState]     // the dashboard, when one is served
 	metrics     atomic.Pointer[front.Metrics] // per-upstream metrics while serving (observe.go)
 	stats       stats                         // counters for the shutdown summary (observe.go)
+	tracer      *trace.Tracer                 // nil: tracing off (no OTLP endpoint set); set before any request
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}
@@ -222,6 +224,11 @@ func Open(opts *Options) (*Gateway, error) {
 	}
 	if err := checkProfile(o.Profile, g.reload()); err != nil {
 		return nil, err
+	}
+	if tr, err := trace.Open(&trace.Options{Getenv: o.Getenv, ServiceVersion: o.ClientVersion}); err != nil {
+		g.log.Warn("tracing is off: the OTLP exporter could not be set up", "error", err.Error())
+	} else {
+		g.tracer = tr
 	}
 	if err := g.initPipeline(); err != nil {
 		return nil, err
@@ -387,6 +394,14 @@ func (g *Gateway) Close() []Teardown {
 	g.bg.Wait()
 	if g.pipeline != nil {
 		g.pipeline.close()
+	}
+	if g.tracer != nil {
+		// Spans still batched go out now, within a bound.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := g.tracer.Shutdown(ctx); err != nil {
+			g.log.Warn("spans not exported at shutdown", "error", err.Error())
+		}
+		cancel()
 	}
 	sort.Slice(bad, func(i, j int) bool { return bad[i].Server < bad[j].Server })
 	for _, t := range bad {

@@ -33,6 +33,7 @@ const (
 	modPrometheus = "github.com/prometheus/client_golang"
 	modOAuth2     = "golang.org/x/oauth2"
 	modTOML       = "github.com/BurntSushi/toml"
+	modOTel       = "go.opentelemetry.io/otel" // the API, the SDK and the OTLP exporter
 )
 
 // modules maps each third-party module to the packages that may use it
@@ -47,6 +48,7 @@ var modules = map[string][]string{
 	modPrometheus: {"gateway/front"},
 	modOAuth2:     {"gateway/oauth"},
 	modTOML:       {"gateway/clients"},
+	modOTel:       {"gateway/trace"},
 }
 
 // layers is the allow-list: package (relative to the module root; a
@@ -60,7 +62,7 @@ var layers = map[string][]string{
 	"cmd/sluice-conformance-client": {"gateway/mcp", "gateway/remote", "gateway/oauth"},
 	"gateway": {"gateway/config", "gateway/trust", "gateway/catalog", "gateway/mcp", "gateway/proc",
 		"gateway/front", "gateway/internal/upstream", "gateway/clitool", "gateway/remote", "gateway/oauth",
-		"gateway/admin", "gateway/clients", "gateway/internal/files", "sandbox", "wasm"},
+		"gateway/admin", "gateway/clients", "gateway/internal/files", "gateway/trace", "sandbox", "wasm"},
 	"gateway/internal/upstream":          {"gateway/mcp", "gateway/proc"},
 	"gateway/internal/files":             {},
 	"gateway/config":                     {"gateway/clitool", "gateway/proc", "gateway/remote", "gateway/internal/files", modYAML},
@@ -76,6 +78,7 @@ var layers = map[string][]string{
 	"gateway/clitool":                    {"gateway/proc"},
 	"gateway/admin":                      {},
 	"gateway/clients":                    {"gateway/internal/files", modTOML},
+	"gateway/trace":                      {modOTel},
 	"sandbox":                            {modStarlark},
 	"wasm":                               {modWazero},
 	"wasm/guest":                         {},

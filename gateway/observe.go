@@ -16,6 +16,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sort"
@@ -24,6 +25,7 @@ import (
 
 	"sluice/gateway/front"
 	"sluice/gateway/mcp"
+	"sluice/gateway/trace"
 )
 
 // DefaultSlowCall is the slow-call threshold when Options.SlowCall is 0.
@@ -238,4 +240,46 @@ func (g *Gateway) logSummary() {
 	s := g.Summary()
 	g.log.LogAttrs(context.Background(), slog.LevelInfo, "summary", slog.Int64("uptime_ms", s.UptimeMs),
 		slog.Int64("calls", s.Calls), slog.Int64("failures", s.Failures), slog.Any("servers", s.Servers))
+}
+
+// withTraceMeta adds the W3C trace context of the span in ctx to an
+// upstream request's _meta (meta: a JSON object or empty), so the
+// upstream's own spans join the agent's trace.
+func withTraceMeta(ctx context.Context, meta json.RawMessage) json.RawMessage {
+	tp, ts := trace.Inject(ctx)
+	if tp == "" {
+		return meta
+	}
+	m := map[string]json.RawMessage{}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &m); err != nil {
+			return meta // not an object: the client refuses it as before
+		}
+	}
+	m["traceparent"], _ = json.Marshal(tp)
+	if ts != "" {
+		m["tracestate"], _ = json.Marshal(ts)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return meta
+	}
+	return out
+}
+
+// startRequest starts the span of one agent request (front's peer p
+// names the agent's trace context, if it sent one).
+func (g *Gateway) startRequest(ctx context.Context, p front.Peer, name string, attrs ...trace.Attr) (context.Context, *trace.Span) {
+	if g.tracer == nil {
+		return ctx, nil
+	}
+	if p != nil {
+		tp, ts := front.TraceContext(p)
+		ctx = trace.Extract(ctx, tp, ts)
+		attrs = append(attrs, trace.Attr{Key: "jsonrpc.request.id", Value: p.RequestID()})
+		if s := p.SessionID(); s != "" {
+			attrs = append(attrs, trace.Attr{Key: "mcp.session.id", Value: s})
+		}
+	}
+	return g.tracer.Start(ctx, name, trace.KindServer, attrs...)
 }

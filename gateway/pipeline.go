@@ -21,6 +21,7 @@ import (
 
 	"sluice/gateway/config"
 	"sluice/gateway/proc"
+	"sluice/gateway/trace"
 	"sluice/wasm"
 )
 
@@ -669,7 +670,10 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 				p.outcome(e, wasm.Output{Status: wasm.StatusPass}, nil)
 				continue // shape passes results within its budget unchanged
 			}
+			_, fspan := g.tracer.Start(ctx, "filter "+e.cfg.Module, trace.KindInternal, trace.Attr{Key: "sluice.filter.stage", Value: stage})
 			out, blocked, err := p.run(ctx, s, e, data, wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID}, capability)
+			fspan.Set(trace.Attr{Key: "sluice.filter.blocked", Value: blocked})
+			fspan.End(err)
 			if err != nil {
 				return nil, err
 			}

@@ -110,7 +110,12 @@ else a generated one; the request's log lines carry it as request_id.
 /livez answers without any I/O, /healthz checks nothing but the listener,
 /readyz asks the gateway, /metrics has per-upstream calls, durations,
 launches, crashes, restarts and bytes. At shutdown one "summary" log line
-gives uptime, calls, failures and per-server counts.
+gives uptime, calls, failures and per-server counts. With the standard
+OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set,
+spans go out over OTLP/HTTP: one per agent request (under the traceparent
+the agent sent in _meta or as an HTTP header), with children for the
+call, admission, each filter and the upstream call, whose _meta carries
+the traceparent on. Unset, tracing is off and costs nothing.
 
 HTTP limits (slow or greedy clients cannot hold the gateway):
   --read-timeout DUR  a whole request (headers and body) must arrive within

@@ -260,6 +260,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	rid := f.newRequestID(nil) // stdio: no headers
 	ctx, cancel := context.WithCancel(s.base)
 	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, version: version, client: who.client}
+	pr.traceparent, pr.tracestate = metaString(p.meta, "traceparent", 128), metaString(p.meta, "tracestate", 512)
 	if useBridge(pr) {
 		cancel()
 		return false // a modern agent that can be asked: the input_required bridge
@@ -513,4 +514,13 @@ func withMember(obj json.RawMessage, member string) json.RawMessage {
 		out = append(out, body...)
 	}
 	return append(out, '}')
+}
+
+// metaString is _meta[key] when it is a JSON string of at most max bytes.
+func metaString(meta map[string]json.RawMessage, key string, max int) string {
+	var v string
+	if raw, ok := meta[key]; ok && len(raw) <= max+2 && json.Unmarshal(raw, &v) == nil {
+		return v
+	}
+	return ""
 }

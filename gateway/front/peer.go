@@ -22,13 +22,15 @@ type peer struct {
 	ss     *mcp.ServerSession
 	token  any
 
-	conn     string // the agent connection (see Conn)
-	caps     *mcp.ClientCapabilities
-	version  string
-	client   string
-	progMu   sync.Mutex
-	lastProg float64
-	sentProg bool
+	conn string // the agent connection (see Conn)
+
+	traceparent, tracestate string // W3C trace context the agent sent (see TraceContext)
+	caps                    *mcp.ClientCapabilities
+	version                 string
+	client                  string
+	progMu                  sync.Mutex
+	lastProg                float64
+	sentProg                bool
 }
 
 func (f *front) newPeer(ctx context.Context, rid string, req mcp.Request) *peer {
@@ -45,6 +47,7 @@ func (f *front) newPeer(ctx context.Context, rid string, req mcp.Request) *peer 
 	if rp, ok := req.GetParams().(mcp.RequestParams); ok && rp != nil {
 		p.token = rp.GetProgressToken()
 	}
+	p.traceparent, p.tracestate = traceContextOf(req)
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
 		p.caps, p.version = r.ClientCapabilities(), r.ProtocolVersion()
@@ -251,4 +254,34 @@ func (p *peer) Request(ctx context.Context, method string, params json.RawMessag
 		return nil, fmt.Errorf("front: %s failed: %w", method, err)
 	}
 	return json.Marshal(res)
+}
+
+// traceContextOf is the W3C trace context of an agent's request: the
+// traceparent (and tracestate) in its params' _meta, else in its HTTP
+// headers. Values are bounded; the tracer validates them.
+func traceContextOf(req mcp.Request) (traceparent, tracestate string) {
+	if params := req.GetParams(); params != nil {
+		if m := params.GetMeta(); m != nil {
+			traceparent, _ = m["traceparent"].(string)
+			tracestate, _ = m["tracestate"].(string)
+		}
+	}
+	if traceparent == "" {
+		if x := req.GetExtra(); x != nil && x.Header != nil {
+			traceparent, tracestate = x.Header.Get("traceparent"), x.Header.Get("tracestate")
+		}
+	}
+	if len(traceparent) > 128 || len(tracestate) > 512 {
+		return "", ""
+	}
+	return traceparent, tracestate
+}
+
+// TraceContext returns the W3C traceparent and tracestate the agent sent
+// with the request p serves ("" when none, or when p is not front's).
+func TraceContext(p Peer) (traceparent, tracestate string) {
+	if pp, ok := p.(*peer); ok && pp != nil {
+		return pp.traceparent, pp.tracestate
+	}
+	return "", ""
 }
