@@ -208,9 +208,20 @@ func TestServeRequestIDsMetricsAndSummary(t *testing.T) {
 			t.Errorf("an upstream call log line without its request id or server: %v", l)
 		}
 	}
-	slow := logLines(t, all, "slow call")
-	if len(slow) != 1 || slow[0]["request_id"] != "slow-7" || slow[0]["tool"] != "slow" || slow[0]["threshold_ms"] != float64(150) {
-		t.Errorf("slow call lines: %v\n%s", slow, all)
+	// The 400ms call is logged as slow; on a loaded machine another call
+	// may cross the threshold too, so only what a slow line says is checked.
+	sawSlow := false
+	for _, l := range logLines(t, all, "slow call") {
+		d, _ := l["duration_ms"].(float64)
+		if l["threshold_ms"] != float64(150) || d < 150 || l["request_id"] == nil {
+			t.Errorf("slow call line: %v", l)
+		}
+		if l["request_id"] == "slow-7" && l["tool"] == "slow" {
+			sawSlow = true
+		}
+	}
+	if !sawSlow {
+		t.Errorf("no slow call line for the 400ms call:\n%s", all)
 	}
 	sum := logLines(t, all, "summary")
 	if len(sum) != 1 {
