@@ -38,6 +38,7 @@ type pool struct {
 	// their instances left the pool's slots; at the pool's size, calls
 	// fail fast instead of piling up more.
 	overrun int
+	ends    sync.Cond // on mu: an abandoned call ended (overrun went down)
 }
 
 type instance struct {
@@ -50,12 +51,14 @@ type instance struct {
 }
 
 func newPool(h *Host, key poolKey, cm *compiledModule, config []byte, size int) *pool {
-	return &pool{
+	p := &pool{
 		h: h, key: key, cm: cm, config: config,
 		sem:  make(chan struct{}, size),
 		idle: make(chan *instance, size),
 		live: map[*instance]struct{}{},
 	}
+	p.ends.L = &p.mu
+	return p
 }
 
 // get checks out an instance for one call, creating one if the pool is below
@@ -187,11 +190,12 @@ func (p *pool) abandon(in *instance) {
 
 // ended closes an abandoned instance once its call has returned.
 func (p *pool) ended(in *instance) {
+	in.mod.Close(context.Background())
 	p.mu.Lock()
 	p.overrun--
 	delete(p.live, in)
+	p.ends.Broadcast()
 	p.mu.Unlock()
-	in.mod.Close(context.Background())
 }
 
 func (p *pool) discard(ctx context.Context, in *instance) {
@@ -203,7 +207,8 @@ func (p *pool) discard(ctx context.Context, in *instance) {
 }
 
 // shutdown closes every instance; instances in a call are closed too (their
-// call fails).
+// call fails), after the abandoned calls, which cannot be stopped, have
+// ended (each closes its own instance).
 func (p *pool) shutdown(ctx context.Context) {
 	p.mu.Lock()
 	if p.closed {
@@ -211,6 +216,9 @@ func (p *pool) shutdown(ctx context.Context) {
 		return
 	}
 	p.closed = true
+	for p.overrun > 0 {
+		p.ends.Wait()
+	}
 	live := make([]*instance, 0, len(p.live))
 	for in := range p.live {
 		live = append(live, in)

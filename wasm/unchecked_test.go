@@ -17,7 +17,8 @@ func heavyResult() []byte { return secretResultEvery(1<<20, 1) }
 // find every slot taken by running abandoned calls fail fast with
 // OverrunError, and the pool serves again once the call has ended.
 func TestBuiltinOverrunAbandoned(t *testing.T) {
-	h := newTestHost(t, &Options{PoolSize: 1})
+	// Never disabled: the OverrunErrors below count as failures.
+	h := newTestHost(t, &Options{PoolSize: 1, DisableAfter: -1})
 	ctx := context.Background()
 	short := mustLoad(t, h, Spec{Builtin: "redact", Timeout: time.Millisecond, TimeoutPerMiB: -1})
 	roomy := mustLoad(t, h, Spec{Builtin: "redact"}) // same pool, the test's generous deadline
@@ -69,6 +70,7 @@ func TestBuiltinOverrunCloseWaits(t *testing.T) {
 	if _, err := f.Run(context.Background(), heavyResult(), Meta{}); !errors.Is(err, ErrFilterFailed) {
 		t.Fatalf("Run = %v, want a timeout", err)
 	}
+	f.Close(context.Background()) // waits for the abandoned call: no close under it
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

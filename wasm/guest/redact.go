@@ -1074,7 +1074,9 @@ func pairMatch(r *Redactor, s []byte, p int) []int {
 	}
 	v := i
 	i = r.run(s, i, clsPairValue)
-	if i-v < 6 {
+	// {6,} counts characters: a run of 6 to 23 bytes may hold fewer
+	// (an invalid byte counts as one, as the regexp reads it).
+	if i-v < 6 || i-v < 24 && utf8.RuneCount(s[v:i]) < 6 {
 		return nil
 	}
 	return []int{p, i, p, v}
