@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -53,8 +54,10 @@ func TestServeExportsTraces(t *testing.T) {
 	const agentTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 	in := rpcLines(initLines,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"traced"},"_meta":{"traceparent":"00-`+agentTrace+`-00f067aa0ba902b7-01"}}}`,
+		// The fixture's meta tool answers with the _meta it received.
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__meta","arguments":{},"_meta":{"traceparent":"00-`+agentTrace+`-00f067aa0ba902b8-01"}}}`,
 	)
-	r := serveSession(t, in, []string{"1", "2"}, "serve", "--mode", "flat")
+	r := serveSession(t, in, []string{"1", "2", "3"}, "serve", "--mode", "flat")
 	if r.code != 0 || !strings.Contains(r.stdout, "traced") {
 		t.Fatal(r)
 	}
@@ -64,7 +67,13 @@ func TestServeExportsTraces(t *testing.T) {
 	for _, s := range rcv.spans {
 		by[s.Name] = s
 	}
-	root, call, adm, up := by["tools/call fx__echo"], by["call fx__echo"], by["admission"], by["tools/call echo"]
+	root, call, up := by["tools/call fx__echo"], by["call fx__echo"], by["tools/call echo"]
+	var adm *tracepb.Span // one per call: the echo call's
+	for _, s := range rcv.spans {
+		if s.Name == "admission" && call != nil && string(s.ParentSpanId) == string(call.SpanId) {
+			adm = s
+		}
+	}
 	if root == nil || call == nil || adm == nil || up == nil {
 		var names []string
 		for n := range by {
@@ -94,9 +103,33 @@ func TestServeExportsTraces(t *testing.T) {
 	if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] != "echo" || attrs["sluice.server"] != "fx" {
 		t.Errorf("upstream span attributes: %v", attrs)
 	}
+	metaCall := by["call fx__meta"]
 	for _, s := range rcv.spans {
-		if strings.HasPrefix(s.Name, "filter ") {
+		if strings.HasPrefix(s.Name, "filter ") && (metaCall == nil || string(s.ParentSpanId) != string(metaCall.SpanId)) {
 			parent(s, call)
 		}
+	}
+	// The upstream fixture received a traceparent naming the upstream
+	// call's span, in the agent's trace.
+	var got string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result struct {
+				StructuredContent struct {
+					Meta map[string]any `json:"meta"`
+				} `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == "3" {
+			got, _ = m.Result.StructuredContent.Meta["traceparent"].(string)
+		}
+	}
+	upMeta := by["tools/call meta"]
+	if upMeta == nil {
+		t.Fatal("no upstream span for fx__meta")
+	}
+	if want := "00-" + agentTrace + "-" + hex.EncodeToString(upMeta.SpanId) + "-01"; got != want {
+		t.Fatalf("the upstream received traceparent %q, want %q (the upstream call's span)", got, want)
 	}
 }
