@@ -74,7 +74,7 @@ var layers = map[string][]string{
 	"gateway/proc":                       {modSys},
 	"gateway/front":                      {modSDK, modPrometheus},
 	"gateway/remote":                     {"gateway/mcp", modSDK},
-	"gateway/oauth":                      {"gateway/remote", "gateway/proc", modOAuth2},
+	"gateway/oauth":                      {"gateway/remote", "gateway/proc", "gateway/internal/files", modOAuth2},
 	"gateway/clitool":                    {"gateway/proc"},
 	"gateway/admin":                      {},
 	"gateway/clients":                    {"gateway/internal/files", modTOML},

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"sluice/gateway/internal/files"
 	"sluice/gateway/proc"
 )
 
@@ -99,28 +100,9 @@ func (s store) save(r *record) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, ".tok-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(name, s.file())
+	// Temp file, fsync, rename, directory fsync; on Windows the rename
+	// is retried while a reader holds the token file open.
+	return files.WriteAtomic(s.file(), b, 0o600)
 }
 
 func (s store) remove() (bool, error) {
