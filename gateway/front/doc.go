@@ -155,6 +155,37 @@
 // runs as for any call. A test runs one conversation both ways and
 // requires the same frames.
 //
+// # Why tools/call has a fast path on HTTP too
+//
+// Over streamable HTTP the SDK's handler re-reads every POST, builds a
+// stream per request, routes the call through its connection's queues and
+// (for a 2026-07-28 request) a whole session per request, then decodes and
+// re-encodes the result: several times the upstream hop. The handler sees
+// each POST first, so it answers a flat-mode tools/call itself
+// (httpfast.go) when every check the SDK's handler makes passes (method,
+// Content-Type, Accept, Last-Event-ID, MCP-Protocol-Version against the
+// session's or the request's era, Mcp-Method and Mcp-Name for 2026-07-28,
+// a single message with exactly the members and id forms the SDK's
+// decoder reads the same way), for a live initialized legacy session or a
+// modern request, a listed tool, and no bridge. The call runs through the
+// same pieces as the SDK path (request id from X-Request-ID, trace
+// context, in-flight tracking, drain, panic recovery, one log line,
+// metrics) and is answered on an SSE stream as the SDK answers it:
+// progress and log messages first (a legacy session's logging/setLevel
+// level is remembered for this), then the response; a modern protocol
+// error the SDK maps to an HTTP status gets that status. Cancellation
+// works as on the SDK path: notifications/cancelled for a legacy session,
+// the POST's end for a modern request (a legacy call outlives its POST,
+// as it does on the SDK's session connection). roots/list asked during a
+// legacy call goes out on the POST's stream with an id of the fast path's
+// own, and the agent's answer POST is taken before the SDK sees it; an
+// agent that declared elicitation or sampling (approvals, forwarded
+// sampling, validated by the SDK) takes the SDK path, and an upstream
+// input_required result is handed to the SDK with its answer stashed.
+// Because the SDK never sees those POSTs, the handler (not the SDK) closes
+// idle sessions. A test runs one conversation both ways and requires the
+// same answers; sluice_http_fast_path_calls_total counts the calls taken.
+//
 // # Why upstream results lose resultType and io.modelcontextprotocol/* meta
 //
 // Those fields describe the upstream hop's protocol era (a modern server's

@@ -44,6 +44,7 @@ type Handler struct {
 	hasToken  bool
 	posts     atomic.Int64 // /mcp POSTs being served
 	sessions  *sessionTable
+	fast      *fastHTTP // the tools/call fast path (httpfast.go); nil when off
 }
 
 // NewHTTPHandler builds the HTTP front for b and registers its initial
@@ -54,18 +55,20 @@ func NewHTTPHandler(b Backend, opts *Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{f: f, sessions: newSessionTable(f.opts.MaxSessions)}
+	h := &Handler{f: f}
 	if f.opts.Token != "" {
 		h.token, h.hasToken = sha256.Sum256([]byte(f.opts.Token)), true
 	}
-	sessionTimeout := f.opts.SessionTimeout
-	if sessionTimeout < 0 {
-		sessionTimeout = 0 // the SDK's "never"
+	// Idle sessions are closed by the session table, not by the SDK: the
+	// fast path serves POSTs the SDK never sees, which must keep a session
+	// alive as any other POST does.
+	h.sessions = newSessionTable(f.opts.MaxSessions, max(f.opts.SessionTimeout, 0), h.closeSession)
+	if h.fast = newFastHTTP(f, h); h.fast != nil {
+		f.opts.Metrics.fastCounter() // present at 0 from the start
 	}
 	getServer := func(*http.Request) *mcp.Server { return f.srv }
 	sdkLog := sdkLogger(f.log, "mcp-http")
 	h.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: sessionTimeout,
 		// Host and Origin are checked by Handler itself, with the
 		// configured allow-lists, before the SDK sees the request.
 		DisableLocalhostProtection: true,
@@ -222,6 +225,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		defer h.sessions.use(id, r.Method == http.MethodPost)()
+		if r.Method == http.MethodPost && h.fast.serveSession(w, r, id, body) {
+			return
+		}
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
@@ -235,6 +241,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion || modernBody(body) {
+		if h.fast.serveModern(w, r, body) {
+			return
+		}
 		h.stateless.ServeHTTP(w, r)
 		return
 	}

@@ -108,11 +108,15 @@ func remoteIP(a net.Addr) string {
 	return s
 }
 
-// sessionTable caps legacy HTTP sessions. It knows each session's last
-// request and how many POSTs it has in flight; a new session over the cap
-// evicts the one idle the longest.
+// sessionTable caps legacy HTTP sessions and closes idle ones. It knows
+// each session's last request and how many POSTs it has in flight; a new
+// session over the cap evicts the one idle the longest. A session with no
+// POST in flight for the idle timeout is closed (a GET stream does not
+// keep it alive), as the SDK would close it.
 type sessionTable struct {
-	max int
+	max     int
+	timeout time.Duration   // 0: never
+	expire  func(id string) // closes an idle session
 
 	mu      sync.Mutex
 	s       map[string]*sessionUse
@@ -122,10 +126,11 @@ type sessionTable struct {
 type sessionUse struct {
 	last  time.Time
 	posts int
+	idle  *time.Timer // closes the session once idle for the timeout
 }
 
-func newSessionTable(max int) *sessionTable {
-	return &sessionTable{max: max, s: map[string]*sessionUse{}}
+func newSessionTable(max int, timeout time.Duration, expire func(id string)) *sessionTable {
+	return &sessionTable{max: max, timeout: timeout, expire: expire, s: map[string]*sessionUse{}}
 }
 
 // admit reserves room for one new session. live reports the ids of the
@@ -135,8 +140,9 @@ func newSessionTable(max int) *sessionTable {
 func (t *sessionTable) admit(live func() map[string]bool, evict func(id string)) (string, bool) {
 	alive := live()
 	t.mu.Lock()
-	for id := range t.s {
+	for id, u := range t.s {
 		if !alive[id] {
+			u.stop()
 			delete(t.s, id)
 		}
 	}
@@ -156,6 +162,7 @@ func (t *sessionTable) admit(live func() map[string]bool, evict func(id string))
 		t.mu.Unlock()
 		return "", false
 	}
+	t.s[oldest].stop()
 	delete(t.s, oldest)
 	t.pending++
 	t.mu.Unlock()
@@ -170,12 +177,36 @@ func (t *sessionTable) admitted(id string) {
 	defer t.mu.Unlock()
 	t.pending--
 	if id != "" {
-		t.s[id] = &sessionUse{last: time.Now()}
+		u := &sessionUse{last: time.Now()}
+		if t.timeout > 0 {
+			u.idle = time.AfterFunc(t.timeout, func() { t.expired(id, u) })
+		}
+		t.s[id] = u
+	}
+}
+
+// expired closes session id once its idle timer fired, unless a POST
+// started in between.
+func (t *sessionTable) expired(id string, u *sessionUse) {
+	t.mu.Lock()
+	if t.s[id] != u || u.posts > 0 {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.s, id)
+	t.mu.Unlock()
+	t.expire(id)
+}
+
+func (u *sessionUse) stop() {
+	if u.idle != nil {
+		u.idle.Stop()
 	}
 }
 
 // use marks a request of session id; post requests count as in flight
-// until the returned func runs. Unknown ids are left to the SDK.
+// (the idle timer paused) until the returned func runs. Unknown ids are
+// left to the SDK.
 func (t *sessionTable) use(id string, post bool) func() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -188,10 +219,16 @@ func (t *sessionTable) use(id string, post bool) func() {
 		return func() {}
 	}
 	u.posts++
+	if u.posts == 1 {
+		u.stop()
+	}
 	return func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		u.posts--
 		u.last = time.Now()
+		if u.posts == 0 && u.idle != nil && t.s[id] == u {
+			u.idle.Reset(t.timeout)
+		}
 	}
 }

@@ -53,6 +53,9 @@ type Metrics struct {
 	upOnce sync.Once
 	up     *upstreamMetrics // metrics_upstream.go
 
+	fastOnce sync.Once
+	fast     prometheus.Counter // httpfast.go
+
 	srcMu   sync.Mutex
 	sources map[int]func() int // session counters of live fronts
 	nextSrc int

@@ -23,6 +23,10 @@ type peer struct {
 	token  any
 
 	conn string // the agent connection (see Conn)
+	// out, when set, carries the call's notifications and requests to the
+	// agent on the HTTP fast path's response stream (httpfast.go) instead
+	// of through the SDK session.
+	out *fastStream
 
 	traceparent, tracestate string // W3C trace context the agent sent (see TraceContext)
 	caps                    *mcp.ClientCapabilities
@@ -127,7 +131,7 @@ func (p *peer) modern() bool { return p.version >= modernVersion }
 
 func (p *peer) Progress(ctx context.Context, progress, total float64, message string) error {
 	reqCtx, ss, token := p.current()
-	if token == nil || ss == nil {
+	if token == nil || (ss == nil && p.out == nil) {
 		return nil
 	}
 	p.progMu.Lock()
@@ -144,12 +148,15 @@ func (p *peer) Progress(ctx context.Context, progress, total float64, message st
 	if total > 0 {
 		params.Total = total
 	}
+	if p.out != nil {
+		return p.out.notify("notifications/progress", params)
+	}
 	return ss.NotifyProgress(reqCtx, params)
 }
 
 func (p *peer) Log(ctx context.Context, level, logger string, data json.RawMessage) error {
 	reqCtx, ss, _ := p.current()
-	if ss == nil {
+	if ss == nil && p.out == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -158,14 +165,18 @@ func (p *peer) Log(ctx context.Context, level, logger string, data json.RawMessa
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	return ss.Log(reqCtx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: data})
+	params := &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: data}
+	if p.out != nil {
+		return p.out.log(params)
+	}
+	return ss.Log(reqCtx, params)
 }
 
 // canAsk reports why the client cannot be sent a request, if it cannot.
 func (p *peer) canAsk(what, capability string) error {
 	_, ss, _ := p.current()
 	switch {
-	case ss == nil:
+	case ss == nil && p.out == nil:
 		return &unsupportedError{what, "there is no client session"}
 	case capability != "" && !p.Supports(capability):
 		return &unsupportedError{what, "the client did not declare the " + capability + " capability"}
@@ -229,6 +240,9 @@ func (p *peer) Request(ctx context.Context, method string, params json.RawMessag
 	}
 	c, cancel := p.askCtx(ctx)
 	defer cancel()
+	if p.out != nil {
+		return p.out.request(c, method, params)
+	}
 	var (
 		res any
 		err error

@@ -41,8 +41,9 @@ type front struct {
 	hard       context.Context
 	cancelHard context.CancelFunc
 	inflight   inflight
-	parked     parked // bridged calls waiting for the agent's answer
-	answered   stash  // fast-path answers handed to the SDK (fastpath.go)
+	parked     parked     // bridged calls waiting for the agent's answer
+	answered   stash      // fast-path answers handed to the SDK (fastpath.go)
+	levels     levelTable // HTTP sessions' logging/setLevel levels (httpfast.go)
 
 	seq    atomic.Uint64
 	prefix string // random per-process request id prefix
@@ -228,6 +229,12 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				if err := f.b.SetLogLevel(ctx, string(p.Level)); err != nil {
 					f.log.Warn("forwarding logging/setLevel failed", "level", p.Level, "err", err)
 				}
+				res, err := next(ctx, method, req)
+				if err == nil {
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					f.levels.set(ss, string(p.Level))
+				}
+				return res, err
 			}
 		}
 		return next(ctx, method, req)

@@ -1,0 +1,936 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The HTTP fast path answers a flat-mode tools/call POST without the
+// SDK's per-request machinery (see "Why tools/call has a fast path on
+// HTTP too" in doc.go). It takes a POST only when every check the SDK's
+// streamable handler makes passes and the answer is certain to be the
+// SDK's; anything else, and every other request, goes to the SDK.
+
+// fastHTTP is the fast path's state for one Handler.
+type fastHTTP struct {
+	f     *front
+	h     *Handler
+	pass  *fastStdio // result pass-through (passResult) with this server's info
+	seq   atomic.Uint64
+	idMu  sync.Mutex
+	ids   map[string]identity // modern _meta identity -> what the SDK makes of it
+	sesMu sync.Mutex
+	ses   map[string]*fastSession // legacy sessions the fast path has served
+}
+
+// fastSession is the fast path's view of one legacy SDK session.
+type fastSession struct {
+	ss   *mcp.ServerSession
+	name string // the peer's Conn, as newPeer names it
+
+	mu    sync.Mutex
+	calls map[any]context.CancelFunc        // fast-path calls in flight, by JSON-RPC id
+	asks  map[string]chan *jsonrpc.Response // requests to the agent awaiting its answer
+}
+
+// askPrefix starts the id of every request the fast path sends the agent:
+// the SDK numbers its own, so a string id never collides with one.
+const askPrefix = "sluice-"
+
+func newFastHTTP(f *front, h *Handler) *fastHTTP {
+	if f.opts.noFastPath || f.opts.Mode != ModeFlat {
+		return nil
+	}
+	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
+	return &fastHTTP{f: f, h: h, pass: &fastStdio{f: f, serverInfo: info}, ses: map[string]*fastSession{}}
+}
+
+// session returns the fast path's state for the live, initialized legacy
+// session id, or nil.
+func (x *fastHTTP) session(id string) *fastSession {
+	x.sesMu.Lock()
+	s := x.ses[id]
+	x.sesMu.Unlock()
+	if s != nil {
+		return s
+	}
+	var ss *mcp.ServerSession
+	for c := range x.f.srv.Sessions() {
+		if c.ID() == id {
+			ss = c
+			break
+		}
+	}
+	if ss == nil {
+		return nil
+	}
+	x.sesMu.Lock()
+	defer x.sesMu.Unlock()
+	if s = x.ses[id]; s != nil {
+		return s
+	}
+	s = &fastSession{ss: ss, name: fmt.Sprintf("session-%p", ss), calls: map[any]context.CancelFunc{}, asks: map[string]chan *jsonrpc.Response{}}
+	x.ses[id] = s
+	go func() {
+		_ = ss.Wait()
+		x.sesMu.Lock()
+		if x.ses[id] == s {
+			delete(x.ses, id)
+		}
+		x.sesMu.Unlock()
+	}()
+	return s
+}
+
+// known returns the state of a session the fast path already serves.
+func (x *fastHTTP) known(id string) *fastSession {
+	x.sesMu.Lock()
+	defer x.sesMu.Unlock()
+	return x.ses[id]
+}
+
+// postHeadersOK reports whether a POST passes the SDK handler's checks of
+// Content-Type, Accept and Last-Event-ID (the SDK answers those that fail).
+func postHeadersOK(r *http.Request) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return false
+		}
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	jsonOK, streamOK := acceptsBoth(r.Header.Values("Accept"))
+	return jsonOK && streamOK
+}
+
+// acceptsBoth is the SDK's reading of Accept: application/json and
+// text/event-stream, by exact, type-wildcard or */* entries.
+func acceptsBoth(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+// wireMsg is one JSON-RPC message read strictly: exactly the members the
+// SDK's decoder reads, with their exact names.
+type wireMsg struct {
+	id     jsonrpc.ID
+	idSet  bool
+	method string
+	isReq  bool
+	params json.RawMessage
+	result json.RawMessage
+	err    json.RawMessage
+}
+
+// maxDepth is the SDK decoder's nesting limit.
+const maxDepth = 1000
+
+// readMsg decodes body as one JSON-RPC message when the SDK would decode it
+// to the same message; ok is false for anything else (a batch, unknown or
+// duplicated members, ids the SDK would convert, nesting past its limit),
+// which the SDK then reads and answers itself.
+func readMsg(body []byte) (m wireMsg, ok bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) < 2 || body[0] != '{' || !depthWithin(body, maxDepth) {
+		return m, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return m, false
+	}
+	if string(top["jsonrpc"]) != `"2.0"` {
+		return m, false
+	}
+	for k, v := range top {
+		switch k {
+		case "jsonrpc":
+		case "id":
+			id, ok := exactID(v)
+			if !ok {
+				return m, false
+			}
+			m.id, m.idSet = id, id.IsValid()
+		case "method":
+			if json.Unmarshal(v, &m.method) != nil {
+				return m, false
+			}
+			m.isReq = true
+		case "params":
+			m.params = v
+		case "result":
+			m.result = v
+		case "error":
+			m.err = v
+		default:
+			return m, false
+		}
+	}
+	return m, true
+}
+
+// exactID converts a JSON id the way the SDK does when the result is
+// certain: a string, or an integer a float64 holds exactly. null is no id.
+func exactID(v json.RawMessage) (jsonrpc.ID, bool) {
+	if string(v) == "null" {
+		return jsonrpc.ID{}, true
+	}
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n > 1<<53 || n < -(1<<53) {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(float64(n))
+	return id, err == nil
+}
+
+// depthWithin reports whether no value in the JSON text b nests deeper
+// than max.
+func depthWithin(b []byte, max int) bool {
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return false
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return true
+}
+
+// serveSession is offered every POST of a legacy session (id) before the
+// SDK sees it. It answers the agent's answer to a request the fast path
+// sent, cancels a fast-path call on notifications/cancelled (the SDK then
+// acknowledges the notification as usual) and takes tools/call over when
+// it can answer it exactly as the SDK would. It reports whether it
+// answered the POST.
+func (x *fastHTTP) serveSession(w http.ResponseWriter, r *http.Request, id string, body []byte) bool {
+	if x == nil {
+		return false
+	}
+	m, ok := readMsg(body)
+	if !ok {
+		return false
+	}
+	switch {
+	case !m.isReq:
+		return x.answer(w, r, id, m)
+	case !m.idSet:
+		if m.method == "notifications/cancelled" {
+			x.cancelled(id, m.params)
+		}
+		return false
+	case m.method != "tools/call":
+		return false
+	}
+	s := x.session(id)
+	if s == nil || !postHeadersOK(r) {
+		return false
+	}
+	init := s.ss.InitializeParams()
+	if init == nil || init.ProtocolVersion >= modernVersion {
+		return false // the SDK refuses a call before initialize
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != init.ProtocolVersion {
+		return false
+	}
+	caps := init.Capabilities
+	if caps != nil && (caps.Elicitation != nil || caps.Sampling != nil) {
+		// Approvals and forwarded sampling ask the agent on this POST's
+		// stream with the SDK's own validation of the answer: SDK path.
+		return false
+	}
+	p, ok := parseFast(m.params)
+	if !ok || p.name == flatReadResult {
+		return false
+	}
+	for _, k := range [...]string{stashMetaKey, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo} {
+		if _, present := p.meta[k]; present {
+			return false
+		}
+	}
+	ref, ok := x.listed(p.name, false)
+	if !ok {
+		return false
+	}
+	who := identity{caps: caps}
+	if init.ClientInfo != nil {
+		who.client = init.ClientInfo.Name
+	}
+	return x.run(w, r, m.id, p, ref, who, init.ProtocolVersion, s)
+}
+
+// serveModern is offered every sessionless POST the handler routes to the
+// stateless SDK handler (2026-07-28). It takes a tools/call over when it
+// can answer it exactly as the SDK would, and reports whether it did.
+func (x *fastHTTP) serveModern(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if x == nil || r.Header.Get("Mcp-Protocol-Version") != modernVersion || !postHeadersOK(r) {
+		return false
+	}
+	m, ok := readMsg(body)
+	if !ok || !m.isReq || !m.idSet || m.method != "tools/call" {
+		return false
+	}
+	if r.Header.Get("Mcp-Method") != "tools/call" {
+		return false
+	}
+	p, ok := parseFast(m.params)
+	if !ok || p.name == flatReadResult || r.Header.Get("Mcp-Name") != p.name {
+		return false
+	}
+	if _, present := p.meta[stashMetaKey]; present {
+		return false
+	}
+	if _, present := p.meta[mcp.MetaKeyLogLevel]; present {
+		return false
+	}
+	if string(p.meta[mcp.MetaKeyProtocolVersion]) != metaVersion {
+		return false
+	}
+	who, ok := x.identity(p.meta[mcp.MetaKeyClientCapabilities], p.meta[mcp.MetaKeyClientInfo])
+	if !ok || (who.caps != nil && who.caps.Elicitation != nil) {
+		return false // unreadable, or an agent the bridge can ask (bridge.go)
+	}
+	ref, ok := x.listed(p.name, true)
+	if !ok {
+		return false
+	}
+	return x.run(w, r, m.id, p, ref, who, modernVersion, nil)
+}
+
+// listed returns the owner of a registered flat-mode tool. A modern
+// request of a tool whose schema binds arguments to headers
+// (x-mcp-header) is left to the SDK, which checks those headers.
+func (x *fastHTTP) listed(name string, modern bool) (upstreamRef, bool) {
+	f := x.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.flat[KindTools]
+	if e == nil {
+		return upstreamRef{}, false
+	}
+	ref, ok := e.owner[name]
+	if ok && modern && strings.Contains(e.sig[name], "x-mcp-header") {
+		return upstreamRef{}, false
+	}
+	return ref, ok
+}
+
+// identity is what the SDK reads from a modern request's client
+// capabilities and client info (ok false when it could not read them and
+// would refuse the request), remembered by their bytes.
+func (x *fastHTTP) identity(caps, info json.RawMessage) (identity, bool) {
+	if !isObject(caps) || (info != nil && !isObject(info)) {
+		return identity{}, false
+	}
+	key := string(caps) + "\x00" + string(info)
+	x.idMu.Lock()
+	id, ok := x.ids[key]
+	x.idMu.Unlock()
+	if ok {
+		return id, true
+	}
+	meta := map[string]json.RawMessage{mcp.MetaKeyProtocolVersion: json.RawMessage(metaVersion), mcp.MetaKeyClientCapabilities: caps}
+	if info != nil {
+		meta[mcp.MetaKeyClientInfo] = info
+	}
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: sdkMeta(meta)}}
+	if id.caps = req.ClientCapabilities(); id.caps == nil {
+		return identity{}, false
+	}
+	if ci := req.ClientInfo(); ci != nil {
+		id.client = ci.Name
+	} else if info != nil {
+		return identity{}, false
+	}
+	x.idMu.Lock()
+	if x.ids == nil || len(x.ids) >= 16 { // bounded: a new set replaces the old
+		x.ids = map[string]identity{}
+	}
+	x.ids[key] = id
+	x.idMu.Unlock()
+	return id, true
+}
+
+// run answers one taken tools/call on w. s is the legacy session (nil for
+// a modern request). It always answers the POST.
+func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p fastParams, ref upstreamRef, who identity, version string, s *fastSession) bool {
+	f := x.f
+	modern := s == nil
+	var token any
+	if t, ok := p.meta["progressToken"]; ok {
+		if json.Unmarshal(t, &token) != nil {
+			return false
+		}
+	}
+	// Legacy: the call outlives its POST, as on the SDK's session
+	// connection; modern: the POST is the request (the SDK propagates its
+	// cancellation).
+	base := r.Context()
+	if !modern {
+		base = context.WithoutCancel(base)
+	}
+	ctx, cancel := context.WithCancel(base)
+	defer cancel()
+	if s != nil {
+		s.mu.Lock()
+		if _, dup := s.calls[id.Raw()]; dup {
+			s.mu.Unlock()
+			writeRPCError(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())})
+			return true
+		}
+		s.calls[id.Raw()] = cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.calls, id.Raw())
+			s.mu.Unlock()
+		}()
+	}
+	if !f.inflight.add() {
+		return false // shutting down: the SDK path answers as such
+	}
+	defer f.inflight.done()
+	stop := context.AfterFunc(f.hard, cancel)
+	defer stop()
+
+	rid := r.Header.Get(RequestIDHeader) // settled by tagRequestID
+	if !validRequestID(rid) {
+		rid = f.newRequestID(nil)
+	}
+	out := newFastStream(w, x, s, modern)
+	defer out.close()
+	// A POST the agent gives up on gets nothing more written to it.
+	release := context.AfterFunc(r.Context(), out.close)
+	defer release()
+	pr := &peer{f: f, rid: rid, reqCtx: ctx, token: token, caps: who.caps, version: version, client: who.client, out: out}
+	if s != nil {
+		pr.ss, pr.conn = s.ss, s.name
+	} else {
+		pr.conn = "session-http-" + strconv.FormatUint(x.seq.Add(1), 10)
+	}
+	pr.traceparent, pr.tracestate = traceContext(p.meta, r.Header)
+	if n := f.opts.fastTaken; n != nil {
+		n.Add(1)
+	}
+	f.opts.Metrics.fastCall()
+
+	resp := &jsonrpc.Response{ID: id}
+	var handed json.RawMessage
+	func() {
+		defer func() {
+			// As guardMiddleware: a bug answers this request, it does not
+			// end the process.
+			if rec := recover(); rec != nil {
+				f.log.Error("panic in handler", "request_id", rid, "method", "tools/call", "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
+				resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}}
+			}
+		}()
+		handed = x.call(ctx, p, rid, ref.capability(), pr, modern, resp)
+	}()
+	if handed != nil && x.handOver(w, r, id, p, handed, out, modern) {
+		return true
+	}
+	out.respond(resp)
+	return true
+}
+
+// handOver serves the request through the SDK with its answer (an
+// upstream input_required result) stashed, so the SDK's multi round-trip
+// handling runs as for any call; the backend is not called again. It
+// reports false when the request cannot be rebuilt; resp then holds the
+// answer converted by the SDK path's rules.
+func (x *fastHTTP) handOver(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, req fastParams, raw json.RawMessage, out *fastStream, modern bool) bool {
+	tok := x.f.answered.put(raw)
+	meta := make(map[string]json.RawMessage, len(req.meta)+1)
+	for k, v := range req.meta {
+		meta[k] = v
+	}
+	meta[stashMetaKey], _ = json.Marshal(tok)
+	params := map[string]json.RawMessage{"_meta": nil}
+	params["_meta"], _ = json.Marshal(meta)
+	params["name"], _ = json.Marshal(req.name)
+	if req.args != nil {
+		params["arguments"] = req.args
+	}
+	rawID, _ := json.Marshal(id.Raw())
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(rawID), "method": "tools/call", "params": params})
+	if err != nil {
+		x.f.answered.take(tok)
+		return false
+	}
+	// What the fast path wrote stays the head of the answer: the SDK
+	// goes on on the same stream.
+	out.mu.Lock()
+	started := out.started
+	out.done = true
+	out.mu.Unlock()
+	var sw http.ResponseWriter = w
+	if started {
+		sw = startedWriter{w}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	if modern {
+		x.h.stateless.ServeHTTP(sw, r)
+	} else {
+		x.h.stateful.ServeHTTP(sw, r)
+	}
+	return true
+}
+
+// startedWriter is a ResponseWriter whose head is already written.
+type startedWriter struct{ http.ResponseWriter }
+
+func (startedWriter) WriteHeader(int) {}
+
+func (w startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// call runs one fast-path call and fills resp, as fastStdio.call does. An
+// upstream input_required result (which only the SDK turns into an
+// answer of the agent's era) is converted by the SDK's own rules.
+func (x *fastHTTP) call(ctx context.Context, req fastParams, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handOver json.RawMessage) {
+	f := x.f
+	c := f.invoke(ctx, req.name, rid, capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+		args := req.args
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		return f.b.Call(ctx, CallRequest{Capability: capability, Arguments: args, Tool: req.name}, p)
+	})
+	var pe *ProtocolError
+	if errors.As(c.err, &pe) {
+		var je *jsonrpc.Error
+		asJSONRPC(c.err, &je)
+		c.finish(ctx, "invalid")
+		resp.Error = je
+		return nil
+	}
+	if c.err == nil {
+		if out, outcome, ok := x.pass.passResult(c.raw, modern); ok {
+			c.finish(ctx, outcome)
+			resp.Result = out
+			return nil
+		}
+		if bytes.Contains(c.raw, []byte(`"inputRequests"`)) {
+			return c.raw // the SDK's path counts and logs it
+		}
+	}
+	res, outcome := f.toResult(ctx, rid, c.raw, c.err, c.log)
+	c.finish(ctx, outcome)
+	if res == nil { // cancelled by the agent
+		resp.Error = errRequestCancelled
+		return nil
+	}
+	if res.Content == nil && len(res.InputRequests) == 0 {
+		res.Content = []mcp.Content{}
+	}
+	if modern {
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(x.pass.serverInfo)
+		}
+	}
+	out, err := json.Marshal(res)
+	if err == nil && modern {
+		rt := `"resultType":"complete"`
+		if len(res.InputRequests) > 0 {
+			rt = `"resultType":"input_required"`
+		}
+		out = withMember(out, rt)
+	}
+	if err != nil {
+		c.log().Error("encoding a tool result failed", "err", err)
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
+		return nil
+	}
+	resp.Result = out
+	return nil
+}
+
+// traceContext is traceContextOf for a fast-path request: traceparent
+// and tracestate from _meta, else from the HTTP headers, both dropped when
+// either is too long.
+func traceContext(meta map[string]json.RawMessage, h http.Header) (traceparent, tracestate string) {
+	if raw, ok := meta["traceparent"]; ok {
+		_ = json.Unmarshal(raw, &traceparent)
+		if raw, ok := meta["tracestate"]; ok {
+			_ = json.Unmarshal(raw, &tracestate)
+		}
+	}
+	if traceparent == "" {
+		traceparent, tracestate = h.Get("traceparent"), h.Get("tracestate")
+	}
+	if len(traceparent) > 128 || len(tracestate) > 512 {
+		return "", ""
+	}
+	return traceparent, tracestate
+}
+
+// cancelled cancels the fast-path call a notifications/cancelled names.
+func (x *fastHTTP) cancelled(sid string, params json.RawMessage) {
+	s := x.known(sid)
+	if s == nil {
+		return
+	}
+	var cp struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &cp) != nil || cp.RequestID == nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(cp.RequestID)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	cancel := s.calls[id.Raw()]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// answer takes the agent's answer to a request the fast path sent it and
+// acknowledges it as the SDK acknowledges any answer (202). Answers to
+// the SDK's own requests go to the SDK.
+func (x *fastHTTP) answer(w http.ResponseWriter, r *http.Request, sid string, m wireMsg) bool {
+	ask, _ := m.id.Raw().(string)
+	if !strings.HasPrefix(ask, askPrefix) || !postHeadersOK(r) {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
+		return false
+	}
+	s := x.known(sid)
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	ch := s.asks[ask]
+	delete(s.asks, ask)
+	s.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	resp := &jsonrpc.Response{ID: m.id, Result: m.result}
+	if m.err != nil {
+		var je jsonrpc.Error
+		if json.Unmarshal(m.err, &je) != nil {
+			je = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed error"}
+		}
+		resp.Error = &je
+	}
+	ch <- resp // buffered
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// writeRPCError answers a POST with one JSON-RPC error, as the SDK's
+// handler answers requests it refuses.
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, jerr *jsonrpc.Error) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: jerr})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err == nil {
+		_, _ = w.Write(data)
+	}
+}
+
+// fastStream is one fast-path POST's response: an SSE stream, as the SDK
+// answers every call, carrying the call's notifications and requests to
+// the agent and then its response.
+type fastStream struct {
+	w      http.ResponseWriter
+	x      *fastHTTP
+	s      *fastSession // nil for a modern request
+	modern bool
+
+	mu      sync.Mutex
+	started bool // the response head is written
+	done    bool // the response is written or the POST is gone
+}
+
+func newFastStream(w http.ResponseWriter, x *fastHTTP, s *fastSession, modern bool) *fastStream {
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	return &fastStream{w: w, x: x, s: s, modern: modern}
+}
+
+var errStreamClosed = errors.New("front: write to closed stream")
+
+// event writes one SSE message event with data and flushes it.
+func (o *fastStream) event(data []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return errStreamClosed
+	}
+	return o.eventLocked(data)
+}
+
+func (o *fastStream) eventLocked(data []byte) error {
+	buf := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	o.started = true
+	_, err := o.w.Write(buf)
+	_ = http.NewResponseController(o.w).Flush()
+	return err
+}
+
+// notify sends a notification on the stream.
+func (o *fastStream) notify(method string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+	if err != nil {
+		return err
+	}
+	return o.event(data)
+}
+
+// log sends a log message when the agent's level admits it, as
+// ServerSession.Log decides: a legacy session's logging/setLevel level
+// (nothing before one), a modern request's _meta level (the fast path
+// takes only requests without one: nothing).
+func (o *fastStream) log(params *mcp.LoggingMessageParams) error {
+	if o.s == nil {
+		return nil
+	}
+	level := o.x.f.levels.of(o.s.ss)
+	if level == "" || levelRank(string(params.Level)) < levelRank(level) {
+		return nil
+	}
+	return o.notify("notifications/message", params)
+}
+
+// levelRank orders MCP log levels as the SDK does (unknown = debug).
+func levelRank(l string) int {
+	switch l {
+	case "info":
+		return 1
+	case "notice":
+		return 2
+	case "warning":
+		return 3
+	case "error":
+		return 4
+	case "critical":
+		return 5
+	case "alert":
+		return 6
+	case "emergency":
+		return 7
+	}
+	return 0
+}
+
+// request sends a request to the agent on the stream and waits for its
+// answer (the agent POSTs it to the session; see fastHTTP.answer). Only
+// roots/list gets here: agents that could be asked for elicitation or
+// sampling take the SDK path. ctx bounds the wait; when it ends first the
+// agent is told, as the SDK tells it, with notifications/cancelled.
+func (o *fastStream) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if o.s == nil || method != "roots/list" {
+		return nil, &unsupportedError{fmt.Sprintf("%q", method), "the request cannot be forwarded on this path"}
+	}
+	id := askPrefix + strconv.FormatUint(o.x.seq.Add(1), 10)
+	jid, _ := jsonrpc.MakeID(id)
+	ch := make(chan *jsonrpc.Response, 1)
+	o.s.mu.Lock()
+	o.s.asks[id] = ch
+	o.s.mu.Unlock()
+	forget := func() {
+		o.s.mu.Lock()
+		delete(o.s.asks, id)
+		o.s.mu.Unlock()
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: jid, Method: method, Params: params})
+	if err == nil {
+		err = o.event(data)
+	}
+	if err != nil {
+		forget()
+		return nil, fmt.Errorf("front: %s failed: %w", method, err)
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return nil, fmt.Errorf("front: %s failed: %w", method, resp.Error)
+		}
+		var res mcp.ListRootsResult
+		if err := json.Unmarshal(resp.Result, &res); err != nil {
+			return nil, fmt.Errorf("front: %s failed: %w", method, err)
+		}
+		return json.Marshal(&res)
+	case <-ctx.Done():
+		forget()
+		_ = o.notify("notifications/cancelled", &mcp.CancelledParams{Reason: ctx.Err().Error(), RequestID: id})
+		return nil, fmt.Errorf("front: %s failed: %w", method, ctx.Err())
+	}
+}
+
+// respond writes the call's response and ends the stream. A modern
+// protocol error the SDK maps to an HTTP status is written as plain JSON
+// with that status, as the SDK writes it.
+func (o *fastStream) respond(resp *jsonrpc.Response) {
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return
+	}
+	o.done = true
+	if status := modernErrorStatus(o.modern, resp); status != 0 {
+		o.w.Header().Set("Content-Type", "application/json")
+		if !o.started {
+			o.w.WriteHeader(status)
+		}
+		_, _ = o.w.Write(data)
+		return
+	}
+	_ = o.eventLocked(data)
+}
+
+// close ends the stream: nothing more is written to the POST.
+func (o *fastStream) close() {
+	o.mu.Lock()
+	o.done = true
+	o.mu.Unlock()
+}
+
+// modernErrorStatus is the HTTP status the SDK gives a 2026-07-28 error
+// response (SEP-2575), 0 for none.
+func modernErrorStatus(modern bool, resp *jsonrpc.Response) int {
+	if !modern || resp.Error == nil {
+		return 0
+	}
+	var je *jsonrpc.Error
+	if !errors.As(resp.Error, &je) {
+		return 0
+	}
+	switch je.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// levelTable remembers the log level each HTTP session set with
+// logging/setLevel (the SDK keeps it private), for the fast path.
+type levelTable struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]string
+}
+
+func (t *levelTable) set(ss *mcp.ServerSession, level string) {
+	if ss == nil || ss.ID() == "" {
+		return // stdio and stateless sessions never reach the HTTP fast path
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[*mcp.ServerSession]string{}
+	}
+	if _, seen := t.m[ss]; !seen {
+		go func() {
+			_ = ss.Wait()
+			t.mu.Lock()
+			delete(t.m, ss)
+			t.mu.Unlock()
+		}()
+	}
+	t.m[ss] = level
+}
+
+func (t *levelTable) of(ss *mcp.ServerSession) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[ss]
+}
+
+// fastCounter is the counter of calls the HTTP fast path answered,
+// registered with the first HTTP front.
+func (m *Metrics) fastCounter() prometheus.Counter {
+	if m == nil {
+		return nil
+	}
+	m.fastOnce.Do(func() {
+		m.fast = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_http_fast_path_calls_total",
+			Help: "tools/call requests over HTTP answered by the native fast path instead of the MCP library's request handling (the rest of the calls went through it).",
+		})
+		m.reg.MustRegister(m.fast)
+	})
+	return m.fast
+}
+
+func (m *Metrics) fastCall() {
+	if c := m.fastCounter(); c != nil {
+		c.Inc()
+	}
+}
