@@ -8,12 +8,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // httpAgent drives the HTTP front with raw requests, as an agent would.
@@ -227,4 +230,296 @@ func TestHTTPFastPathAnswersAsTheSDK(t *testing.T) {
 			}
 		})
 	}
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base http.RoundTripper
+	set  map[string]string
+	n    atomic.Int64
+}
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.set {
+		r.Header.Set(k, v)
+	}
+	r.Header.Set(RequestIDHeader, fmt.Sprintf("agent-%d", h.n.Add(1)))
+	return h.base.RoundTrip(r)
+}
+
+// seen is what a backend call saw of its agent.
+type seen struct {
+	requestID, traceparent, tracestate, session, client string
+	roots                                               string
+	canRoots                                            bool
+}
+
+// TestHTTPFastPathServesSDKAgents: an official SDK client, in both eras,
+// gets the same results, request ids, trace context, agent identity and
+// roots (asked during a legacy call on the POST's stream) on both paths,
+// and the fast path takes its calls.
+func TestHTTPFastPathServesSDKAgents(t *testing.T) {
+	run := func(t *testing.T, noFast bool, version string) ([]seen, []string, int64) {
+		b := newFake()
+		b.setItems(KindTools, toolItem("up", "who", "Says who asks."), toolItem("up", "roots", "Asks for roots."))
+		var mu = make(chan struct{}, 1)
+		var got []seen
+		b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+			s := seen{requestID: p.RequestID(), session: fmt.Sprint(p.SessionID() != ""), client: p.ClientName(), canRoots: p.Supports("roots")}
+			s.traceparent, s.tracestate = TraceContext(p)
+			if r.Capability == "up__roots" {
+				raw, err := p.Request(ctx, "roots/list", nil)
+				if err != nil {
+					s.roots = "error: " + err.Error()
+				} else {
+					s.roots = string(raw)
+				}
+			}
+			mu <- struct{}{}
+			got = append(got, s)
+			<-mu
+			return textResult(r.Capability + " " + string(r.Arguments)), nil
+		}
+		var taken atomic.Int64
+		_, srv := newHTTP(t, b, &Options{Mode: ModeFlat, noFastPath: noFast, fastTaken: &taken})
+		tr := &headerTransport{base: http.DefaultTransport, set: map[string]string{
+			"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+			"tracestate":  "k=v",
+		}}
+		c := mcp.NewClient(&mcp.Implementation{Name: "sdk-agent", Version: "1"}, nil)
+		c.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + MCPPath, HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		var texts []string
+		for i, name := range []string{"up__who", "up__roots", "up__who"} {
+			if version >= modernVersion && name == "up__roots" {
+				continue
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"i": i}})
+			if err != nil {
+				t.Fatalf("call %s: %v", name, err)
+			}
+			texts = append(texts, resultText(res))
+		}
+		for i := range got {
+			got[i].requestID = strings.TrimLeft(got[i].requestID, "agent-0123456789") + fmt.Sprint(strings.HasPrefix(got[i].requestID, "agent-"))
+		}
+		return got, texts, taken.Load()
+	}
+	for _, version := range []string{"2025-11-25", modernVersion} {
+		t.Run(version, func(t *testing.T) {
+			sdkSeen, sdkTexts, viaSDK := run(t, true, version)
+			fastSeen, fastTexts, viaFast := run(t, false, version)
+			if viaSDK != 0 || viaFast != int64(len(fastTexts)) {
+				t.Fatalf("fast path took %d calls switched off and %d of %d switched on", viaSDK, viaFast, len(fastTexts))
+			}
+			if fmt.Sprint(sdkTexts) != fmt.Sprint(fastTexts) {
+				t.Fatalf("results differ:\n sdk:  %q\n fast: %q", sdkTexts, fastTexts)
+			}
+			if fmt.Sprintf("%+v", sdkSeen) != fmt.Sprintf("%+v", fastSeen) {
+				t.Fatalf("the backend saw different agents:\n sdk:  %+v\n fast: %+v", sdkSeen, fastSeen)
+			}
+			rooted := false
+			for _, s := range fastSeen {
+				if s.traceparent == "" || s.client != "sdk-agent" || s.requestID != "true" {
+					t.Fatalf("call lost its trace context, client or request id: %+v", s)
+				}
+				rooted = rooted || strings.Contains(s.roots, `"uri":"file:///work"`)
+			}
+			if version < modernVersion && !rooted {
+				t.Fatalf("roots did not reach the backend: %+v", fastSeen)
+			}
+		})
+	}
+}
+
+// TestHTTPFastPathCancellation: a call the agent cancels is stopped in
+// the backend on both paths: by notifications/cancelled in a legacy
+// session, by ending the POST for a modern request.
+func TestHTTPFastPathCancellation(t *testing.T) {
+	for _, version := range []string{"2025-11-25", modernVersion} {
+		for _, noFast := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/sdk=%v", version, noFast), func(t *testing.T) {
+				b := newFake()
+				b.setItems(KindTools, toolItem("up", "wait", "Waits."), toolItem("up", "echo", "Echoes."))
+				started, stopped := make(chan struct{}, 1), make(chan error, 1)
+				b.call = func(ctx context.Context, r CallRequest, _ Peer) (json.RawMessage, error) {
+					if r.Capability == "up__echo" {
+						return textResult("echo"), nil
+					}
+					started <- struct{}{}
+					<-ctx.Done()
+					stopped <- ctx.Err()
+					return nil, ctx.Err()
+				}
+				var taken atomic.Int64
+				_, srv := newHTTP(t, b, &Options{Mode: ModeFlat, noFastPath: noFast, fastTaken: &taken})
+				c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + MCPPath, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				cctx, ccancel := context.WithCancel(ctx)
+				errc := make(chan error, 1)
+				go func() {
+					_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "up__wait", Arguments: map[string]any{}})
+					errc <- err
+				}()
+				<-started
+				ccancel()
+				if err := <-stopped; err == nil {
+					t.Fatal("the backend call was not cancelled")
+				}
+				if err := <-errc; err == nil {
+					t.Fatal("the cancelled call returned a result")
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{}})
+				if err != nil || resultText(res) != "echo" {
+					t.Fatalf("the session did not go on: %v %v", res, err)
+				}
+				if want := int64(2); !noFast && taken.Load() != want {
+					t.Fatalf("the fast path took %d of %d calls", taken.Load(), want)
+				}
+			})
+		}
+	}
+}
+
+// TestHTTPFastPathHandsInputRequiredToTheSDK: an upstream input_required
+// result is answered by the SDK's rules (the fast path hands the
+// answered request over), and the backend runs once per request.
+func TestHTTPFastPathHandsInputRequiredToTheSDK(t *testing.T) {
+	const ask = `{"resultType":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"st-1"}`
+	run := func(noFast bool, modern bool) ([]answer, int64, int64) {
+		b := newFake()
+		b.setItems(KindTools, toolItem("up", "ask", "Asks."))
+		var calls atomic.Int64
+		b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+			calls.Add(1)
+			_ = p.Progress(ctx, 1, 0, "thinking")
+			return json.RawMessage(ask), nil
+		}
+		var taken atomic.Int64
+		_, srv := newHTTP(t, b, &Options{Mode: ModeFlat, noFastPath: noFast, fastTaken: &taken})
+		a := &httpAgent{t: t, url: srv.URL}
+		meta := `"_meta":{"progressToken":"p"}`
+		edit := func(http.Header) {}
+		if modern {
+			a.version = modernVersion
+			meta = modernMeta(`,"progressToken":"p"`)
+			edit = func(h http.Header) {
+				h.Set("Mcp-Method", "tools/call")
+				h.Set("Mcp-Name", "up__ask")
+			}
+		} else {
+			a.post(legacyInit, nil)
+			a.version = "2025-11-25"
+			a.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+		}
+		out := []answer{a.post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"up__ask","arguments":{},`+meta+`}}`, edit)}
+		return out, calls.Load(), taken.Load()
+	}
+	for _, modern := range []bool{false, true} {
+		t.Run(fmt.Sprint("modern=", modern), func(t *testing.T) {
+			sdk, sdkCalls, _ := run(true, modern)
+			fast, fastCalls, taken := run(false, modern)
+			if !sameAnswer(sdk[0], fast[0]) {
+				t.Fatalf("answers differ:\n sdk:  %v\n fast: %v", sdk[0], fast[0])
+			}
+			if sdkCalls != 1 || fastCalls != 1 || taken != 1 {
+				t.Fatalf("backend ran %d (sdk) and %d (fast) times, fast path took %d; want 1, 1, 1", sdkCalls, fastCalls, taken)
+			}
+		})
+	}
+}
+
+// TestHTTPFastPathLogsAsTheSDKPath: each call writes the same log lines,
+// with the same keys in the same order, on both paths.
+func TestHTTPFastPathLogsAsTheSDKPath(t *testing.T) {
+	lines := func(noFast bool) []string {
+		var buf syncBuffer
+		log := slog.New(slog.NewJSONHandler(&buf, nil))
+		_, srv := newHTTP(t, fastBackend(), &Options{Mode: ModeFlat, Logger: log, noFastPath: noFast})
+		a := &httpAgent{t: t, url: srv.URL}
+		a.post(legacyInit, nil)
+		a.version = "2025-11-25"
+		a.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+		for i, n := range []string{"echo", "iserror", "fail", "protoerr", "panic"} {
+			a.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__%s","arguments":{}}}`, i+2, n), nil)
+		}
+		var out []string
+		for _, l := range strings.Split(string(buf.Bytes()), "\n") {
+			if !strings.Contains(l, `"request_id"`) {
+				continue
+			}
+			dec := json.NewDecoder(strings.NewReader(l))
+			var keys []string
+			_, _ = dec.Token()
+			for dec.More() {
+				k, _ := dec.Token()
+				var v any
+				_ = dec.Decode(&v)
+				switch k {
+				case "time", "duration_ms", "stack":
+					keys = append(keys, k.(string))
+				default:
+					keys = append(keys, fmt.Sprintf("%s=%v", k, v))
+				}
+			}
+			out = append(out, strings.Join(keys, " "))
+		}
+		return out
+	}
+	sdk, fast := lines(true), lines(false)
+	if strings.Join(sdk, "\n") != strings.Join(fast, "\n") {
+		t.Fatalf("log lines differ:\n sdk:\n  %s\n fast:\n  %s", strings.Join(sdk, "\n  "), strings.Join(fast, "\n  "))
+	}
+	if len(fast) < 5 {
+		t.Fatalf("only %d call log lines: %q", len(fast), fast)
+	}
+}
+
+// TestHTTPFastPathKeepsSessionsAlive: a POST the fast path serves pauses
+// the session's idle timer as any POST does: a call running longer than
+// the idle timeout does not lose its session, which still expires once
+// idle.
+func TestHTTPFastPathKeepsSessionsAlive(t *testing.T) {
+	b := newFake()
+	b.setItems(KindTools, toolItem("up", "slow", "Slow."))
+	release := make(chan struct{})
+	b.call = func(ctx context.Context, r CallRequest, _ Peer) (json.RawMessage, error) {
+		if string(r.Arguments) == `{"wait":true}` {
+			<-release
+		}
+		return textResult("done"), nil
+	}
+	var taken atomic.Int64
+	h, srv := newHTTP(t, b, &Options{Mode: ModeFlat, SessionTimeout: 100 * time.Millisecond, fastTaken: &taken})
+	a := &httpAgent{t: t, url: srv.URL}
+	a.post(legacyInit, nil)
+	a.version = "2025-11-25"
+	a.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+	done := make(chan answer, 1)
+	go func() {
+		done <- a.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up__slow","arguments":{"wait":true}}}`, nil)
+	}()
+	waitFor(t, "the call to start", func() bool { return taken.Load() == 1 })
+	time.Sleep(500 * time.Millisecond) // five idle timeouts while the call runs
+	close(release)
+	if got := <-done; got.status != 200 || !strings.Contains(strings.Join(got.events, ""), "done") {
+		t.Fatalf("the long call lost its session: %v", got)
+	}
+	if got := a.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__slow","arguments":{}}}`, nil); got.status != 200 {
+		t.Fatalf("the session expired during a call: %v", got)
+	}
+	waitFor(t, "the idle session to expire", func() bool { return len(h.liveSessions()) == 0 })
 }
