@@ -17,11 +17,12 @@ import (
 	"sluice/gateway/clients"
 	"sluice/gateway/config"
 	"sluice/gateway/internal/files"
+	"sluice/gateway/internal/suggest"
 )
 
 // Suggest returns the candidate closest to s when it is likely a typo
 // of it ("" otherwise): for "did you mean" in messages.
-func Suggest(s string, candidates []string) string { return clients.Suggest(s, candidates) }
+func Suggest(s string, candidates []string) string { return suggest.Closest(s, candidates) }
 
 // ClientNames lists the clients import and install know.
 func ClientNames() []string { return clients.Names() }

@@ -402,6 +402,9 @@ func closest(name string, candidates []string) string {
 	return best
 }
 
+// editDistance is the Levenshtein distance of a and b (by bytes; 99 for
+// words over 64 bytes). The gateway's own suggestions use
+// gateway/internal/suggest; the sandbox is a leaf and keeps this copy.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 99

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"sluice/gateway/internal/suggest"
 )
 
 // Formats of a client's file.
@@ -104,7 +106,7 @@ func Lookup(name string) (*Client, error) {
 		}
 	}
 	msg := fmt.Sprintf("unknown client %q", name)
-	if s := Suggest(name, append(Names(), aliasNames()...)); s != "" {
+	if s := suggest.Closest(name, append(Names(), aliasNames()...)); s != "" {
 		if a, ok := aliases[s]; ok {
 			s = a
 		}
@@ -164,46 +166,4 @@ func mustLookup(name string) *Client {
 		panic(err)
 	}
 	return c
-}
-
-// Suggest returns the candidate closest to s by edit distance when it is
-// close enough to be a likely typo ("" otherwise).
-func Suggest(s string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := distance(strings.ToLower(s), strings.ToLower(c))
-		if bestD < 0 || d < bestD || d == bestD && c < best {
-			best, bestD = c, d
-		}
-	}
-	limit := 2
-	if len(s) > 8 {
-		limit = 3
-	}
-	if bestD < 0 || bestD > limit || bestD >= len(s) {
-		return ""
-	}
-	return best
-}
-
-// distance is the Levenshtein distance of a and b (by bytes; both are
-// short command-line words).
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

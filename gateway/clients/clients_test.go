@@ -219,8 +219,8 @@ func TestLookupSuggests(t *testing.T) {
 	if c, err := Lookup("Claude"); err != nil || c.Name != "claude-code" {
 		t.Fatalf("alias: %v %v", c, err)
 	}
-	if Suggest("zzzzzz", Names()) != "" {
-		t.Fatal("a far word got a suggestion")
+	if _, err := Lookup("zzzzzz"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Fatalf("a far word got a suggestion: %v", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"sluice/gateway/internal/suggest"
 	"sluice/gateway/proc"
 )
 
@@ -192,7 +193,7 @@ func kindOf(n *yaml.Node) string {
 func (p *parser) unknown(k *yaml.Node, prefix, key string, known []string) {
 	field := joinField(prefix, key)
 	fix := "remove it; known fields: " + strings.Join(known, ", ")
-	if s := suggest(key, known); s != "" {
+	if s := suggest.Closest(key, known); s != "" {
 		fix = fmt.Sprintf("did you mean %q? known fields: %s", s, strings.Join(known, ", "))
 	}
 	p.errf(k, field, fix, "unknown field %q", key)
@@ -686,44 +687,6 @@ func (p *parser) cwd(s *Server, n *yaml.Node, field string) {
 		p.warnf(n, field, "create the directory before the server starts", "cwd %q does not exist yet; it is checked again at launch", dir)
 	}
 	s.Dir, s.Root = resolved, croot
-}
-
-// suggest returns the known key closest to k (edit distance <= 2 or equal
-// ignoring case), or "".
-func suggest(k string, known []string) string {
-	best, bestD := "", 3
-	for _, c := range known {
-		if strings.EqualFold(c, k) {
-			return c
-		}
-		if d := editDistance(strings.ToLower(k), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // sortedKeys is a helper for deterministic iteration.
