@@ -16,7 +16,6 @@ import (
 
 	"sluice/gateway/clients"
 	"sluice/gateway/config"
-	"sluice/gateway/internal/files"
 	"sluice/gateway/internal/suggest"
 )
 
@@ -179,11 +178,6 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 			declared[s.ID] = true
 		}
 	}
-	before, err := config.ReadFileCapped(target, config.MaxFileBytes)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("cannot read %s: %v", target, err)}
-	}
-	res.Created = errors.Is(err, os.ErrNotExist)
 	seen := map[string]string{} // id -> fingerprint of what was imported under it
 	var all []clients.Decl
 	var srcOf []*clients.Source
@@ -239,36 +233,21 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 	if scope == config.ScopeProject {
 		base = root
 	}
-	after, err := config.AppendServers(before, target, scope, base, render)
+	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base,
+		Backup: filepath.Join(g.configDir, "backups", fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))}, render)
 	if err != nil {
 		return nil, &Error{Kind: KindBadInput, Message: err.Error(), Err: err}
 	}
-	res.Diff = changedLines(before, after)
+	res.Created = edit.Created
+	res.Diff = changedLines(edit.Before, edit.After)
 	if !req.Write {
 		return res, nil
 	}
-	if !res.Created {
-		bdir := filepath.Join(g.configDir, "backups")
-		if err := os.MkdirAll(bdir, 0o700); err != nil {
-			return nil, &Error{Kind: KindGateway, Message: "cannot create the backup directory, so nothing was written: " + err.Error()}
-		}
-		res.Backup = filepath.Join(bdir, fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))
-		if err := files.WriteAtomic(res.Backup, before, 0o600); err != nil {
-			return nil, &Error{Kind: KindGateway, Message: "cannot keep a backup, so nothing was written: " + err.Error()}
-		}
+	if err := edit.Write(); err != nil {
+		return nil, &Error{Kind: KindGateway, Message: err.Error(), Err: err}
 	}
-	perm := os.FileMode(0o600)
-	if scope == config.ScopeProject {
-		perm = 0o644
-	}
-	if fi, err := os.Stat(target); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
-		return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("cannot create %s: %v", filepath.Dir(target), err)}
-	}
-	if err := files.WriteAtomic(target, after, perm); err != nil {
-		return nil, &Error{Kind: KindGateway, Message: fmt.Sprintf("cannot write %s: %v", target, err)}
+	if !edit.Created {
+		res.Backup = edit.Target.Backup
 	}
 	res.Written = true
 	return res, nil

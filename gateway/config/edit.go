@@ -1,7 +1,10 @@
 package config
 
 // This file edits a declaration file in place for 'sluice add', 'update',
-// 'remove', 'enable', 'disable' and 'tools'.
+// 'remove', 'enable', 'disable', 'tools' and 'import --write'. Every one
+// of them goes the same way: read the file, splice its text, parse the
+// result with the loader's rules, then write it atomically (keeping a
+// backup when asked).
 //
 // # Why splice bytes instead of re-encoding the node tree
 //
@@ -60,33 +63,16 @@ type Change struct {
 	Warnings []Diagnostic
 }
 
-// EditError refuses an edit: the file is left untouched.
-type EditError struct {
-	File        string
-	Message     string
-	Diagnostics []Diagnostic // the problems the edited file would have
-}
-
-func (e *EditError) Error() string {
-	s := e.File + ": " + e.Message
-	for _, d := range e.Diagnostics {
-		s += "\n  " + d.String()
-	}
-	return s
-}
-
-// Sentinels for branch points of edits.
-var (
-	ErrServerExists   = errors.New("config: server already declared")
-	ErrServerNotFound = errors.New("config: server not declared in this file")
-)
-
 // EditTarget names the file an edit applies to.
 type EditTarget struct {
 	File   string // the mcp.yaml to edit (created when missing)
 	Scope  Scope
 	Base   string              // as for Parse: the directory relative paths resolve against
 	Getenv func(string) string // PATH for the command check; default os.Getenv
+	// Backup, when set, is where the file's old bytes are kept before an
+	// existing file is replaced (0600, its directory created private). A
+	// backup that cannot be written stops the edit.
+	Backup string
 }
 
 // AddServer declares a new server at the end of the servers mapping.
@@ -230,16 +216,63 @@ func SetTools(t EditTarget, id string, allow, deny []string, reset bool) (*Chang
 	}, id)
 }
 
-// edit reads the file, applies fn, validates the result like Load and
-// writes it atomically. checkID is the server whose command must pass
-// the program checks ("" = none).
+// Edit is an edit of one declaration file worked out but not written:
+// the file's bytes as read and as they would be.
+type Edit struct {
+	Target  EditTarget
+	Before  []byte
+	After   []byte
+	Created bool // the file does not exist yet
+
+	servers []Server // what After declares
+}
+
+// Changed reports whether writing the edit would change anything.
+func (e *Edit) Changed() bool { return e.Created || !bytes.Equal(e.Before, e.After) }
+
+// AppendServers works out the edit that adds the server entries render
+// writes to the end of the target's servers mapping (created when
+// absent); every other byte stays as it was. render gets the indentation
+// of a server key and the step from a key to its fields, as the file
+// already uses them. The edit is refused when the file would get an
+// error it did not have. Nothing is written: see Write.
+func AppendServers(t EditTarget, render func(indent, step string) string) (*Edit, error) {
+	return t.plan(func(d *doc) error {
+		srv, step := d.indents()
+		return d.appendEntries([]byte(render(strings.Repeat(" ", srv), strings.Repeat(" ", step))))
+	})
+}
+
+// edit works out fn's edit, checks the command of server checkID ("" =
+// none) like a launch would, and writes it.
 func (t EditTarget) edit(fn func(*doc) error, checkID string) (*Change, error) {
+	e, err := t.plan(fn)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Changed() {
+		return &Change{File: t.File, Scope: t.Scope}, nil
+	}
+	ch := &Change{File: t.File, Scope: t.Scope, Created: e.Created, Diff: lineDiff(e.Before, e.After)}
+	if checkID != "" {
+		warn, err := e.checkProgram(checkID)
+		if err != nil {
+			return nil, err
+		}
+		ch.Warnings = warn
+	}
+	if err := e.Write(); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// plan reads the target, applies fn to its text and validates the result
+// like Load: an edit that adds an error, or makes the file too large, is
+// refused.
+func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	if t.Scope != ScopeUser && t.Scope != ScopeProject {
 		return nil, fmt.Errorf("config: internal: unknown scope %q", t.Scope)
-	}
-	getenv := t.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
 	}
 	src, err := ReadFileCapped(t.File, MaxFileBytes)
 	created := false
@@ -260,47 +293,85 @@ func (t EditTarget) edit(fn func(*doc) error, checkID string) (*Change, error) {
 	if err := fn(d); err != nil {
 		return nil, err
 	}
-	out := d.src
-	if bytes.Equal(out, src) && !created {
-		return &Change{File: t.File, Scope: t.Scope}, nil
+	e := &Edit{Target: t, Before: src, After: d.src, Created: created}
+	if !e.Changed() {
+		return e, nil
 	}
-	servers, _, afterDiags := Parse(out, t.File, t.Scope, t.Base)
+	if len(e.After) > MaxFileBytes {
+		return nil, &EditError{File: t.File, Message: fmt.Sprintf("the change is refused: the file would be larger than %d KiB, the most sluice reads", MaxFileBytes>>10)}
+	}
+	servers, _, afterDiags := Parse(e.After, t.File, t.Scope, t.Base)
 	if added := newErrors(beforeDiags, afterDiags); len(added) > 0 {
 		return nil, &EditError{File: t.File, Message: "the change is refused: the file would not load as intended", Diagnostics: added}
 	}
-	ch := &Change{File: t.File, Scope: t.Scope, Created: created, Diff: lineDiff(src, out)}
-	if checkID != "" {
-		found := false
-		for _, s := range servers {
-			if s.ID != checkID {
-				continue
-			}
-			found = true
-			if s.CLI != nil || s.URL != "" || s.Command == "" {
-				break
-			}
-			prog := ResolveProgram(s.Command, getenv("PATH"))
-			if prog == "" {
-				ch.Warnings = append(ch.Warnings, Diagnostic{Severity: SeverityWarning, File: t.File, Line: s.Line, Column: s.Column,
-					Field: joinField(serverField(s.ID), "command"), Message: fmt.Sprintf("command %q is not found on PATH; launching fails until it is installed", s.Command),
-					Fix: "install the program or give its absolute path"})
-			} else if why := CheckProgram(s.Scope, prog, s.Args); why != "" {
-				return nil, &EditError{File: t.File, Message: "the change is refused: " + why + ", which is not allowed"}
-			}
+	e.servers = servers
+	return e, nil
+}
+
+// checkProgram checks the command of server id in the edited file: not
+// on PATH is a warning (it may be installed later), a program that is
+// not allowed refuses the edit.
+func (e *Edit) checkProgram(id string) ([]Diagnostic, error) {
+	t := e.Target
+	getenv := t.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for _, s := range e.servers {
+		if s.ID != id {
+			continue
 		}
-		if !found {
-			return nil, &EditError{File: t.File, Message: fmt.Sprintf("internal: server %s is not in the edited file", checkID)}
+		if s.CLI != nil || s.URL != "" || s.Command == "" {
+			return nil, nil
+		}
+		prog := ResolveProgram(s.Command, getenv("PATH"))
+		if prog == "" {
+			return []Diagnostic{{Severity: SeverityWarning, File: t.File, Line: s.Line, Column: s.Column,
+				Field: joinField(serverField(s.ID), "command"), Message: fmt.Sprintf("command %q is not found on PATH; launching fails until it is installed", s.Command),
+				Fix: "install the program or give its absolute path"}}, nil
+		}
+		if why := CheckProgram(s.Scope, prog, s.Args); why != "" {
+			return nil, &EditError{File: t.File, Message: "the change is refused: " + why + ", which is not allowed"}
+		}
+		return nil, nil
+	}
+	return nil, &EditError{File: t.File, Message: fmt.Sprintf("internal: server %s is not in the edited file", id)}
+}
+
+// Write writes the edit atomically: a user file and its directory are
+// created private, a project file world-readable; an existing file keeps
+// its mode. With a Backup path the old bytes are kept there first. It is
+// refused, and nothing is written, when the file changed since the edit
+// was worked out.
+func (e *Edit) Write() error {
+	t := e.Target
+	if !e.Changed() {
+		return nil
+	}
+	now, err := ReadFileCapped(t.File, MaxFileBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && e.Created:
+	case err == nil && !e.Created && bytes.Equal(now, e.Before):
+	default:
+		return &EditError{File: t.File, Message: "the file changed while the edit was prepared, so nothing was written; run the command again"}
+	}
+	if t.Backup != "" && !e.Created {
+		if err := proc.MkdirPrivate(filepath.Dir(t.Backup)); err != nil {
+			return &EditError{File: t.File, Message: "cannot create the backup directory, so nothing was written: " + err.Error()}
+		}
+		if err := files.WriteAtomic(t.Backup, e.Before, 0o600); err != nil {
+			return &EditError{File: t.File, Message: "cannot keep a backup, so nothing was written: " + err.Error()}
 		}
 	}
-	dir := filepath.Dir(t.File)
-	if created {
+	if e.Created {
+		dir := filepath.Dir(t.File)
 		if t.Scope == ScopeUser {
 			err = proc.MkdirPrivate(dir)
 		} else {
 			err = os.MkdirAll(dir, 0o755)
 		}
 		if err != nil {
-			return nil, &EditError{File: t.File, Message: "cannot create its directory: " + err.Error()}
+			return &EditError{File: t.File, Message: "cannot create its directory: " + err.Error()}
 		}
 	}
 	perm := os.FileMode(0o600)
@@ -309,10 +380,10 @@ func (t EditTarget) edit(fn func(*doc) error, checkID string) (*Change, error) {
 	} else if t.Scope == ScopeProject {
 		perm = 0o644
 	}
-	if err := files.WriteAtomic(t.File, out, perm); err != nil {
-		return nil, &EditError{File: t.File, Message: "cannot write it: " + err.Error()}
+	if err := files.WriteAtomic(t.File, e.After, perm); err != nil {
+		return &EditError{File: t.File, Message: "cannot write it: " + err.Error()}
 	}
-	return ch, nil
+	return nil
 }
 
 // fileFatal returns the diagnostic that makes the whole file contribute
@@ -520,6 +591,9 @@ func (d *doc) ensureNewline() int {
 func (d *doc) indents() (srv, step int) {
 	srv, step = 2, 2
 	if d.servers == nil || len(d.servers.Content) == 0 {
+		if d.srvKey != nil {
+			srv += d.srvKey.Column - 1
+		}
 		return
 	}
 	srv = d.servers.Content[0].Column - 1
@@ -742,7 +816,15 @@ func (d *doc) addServer(id string, spec ServerSpec) error {
 	if spec.ActionClass != "" {
 		add("actionClass", scalarText(spec.ActionClass))
 	}
-	text := []byte(strings.Join(lines, "\n") + "\n")
+	return d.appendEntries([]byte(strings.Join(lines, "\n") + "\n"))
+}
+
+// appendEntries adds text (whole server entries, already indented) at the
+// end of the servers mapping: after the last line of its last entry, or
+// below the servers key when it has none (an inline "{}" or "null" there
+// is dropped, its line comment kept), or as a new servers mapping at the
+// end of the file.
+func (d *doc) appendEntries(text []byte) error {
 	switch {
 	case d.servers != nil && len(d.servers.Content) > 0:
 		lastKey := d.servers.Content[len(d.servers.Content)-2]
@@ -752,14 +834,50 @@ func (d *doc) addServer(id string, spec ServerSpec) error {
 		}
 		d.splice(end, end, text)
 	case d.srvKey != nil:
-		// "servers:" with a null or empty value: replace that line.
+		v := d.srvValue()
+		if v.Kind != yaml.MappingNode && !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
+			return &EditError{File: d.file, Message: fmt.Sprintf("servers (line %d) is not a mapping of servers; fix it by hand first", d.srvKey.Line)}
+		}
 		start, end := d.pairSpan(d.root, d.srvKey)
-		d.splice(start, end, append([]byte(strings.Repeat(" ", d.srvKey.Column-1)+"servers:\n"), text...))
+		if end == len(d.src) {
+			end = d.ensureNewline()
+		}
+		if v.Line == d.srvKey.Line && (v.Kind == yaml.MappingNode || v.Value != "") {
+			// "servers: {}" or "servers: null": the entries cannot go
+			// below that, so the value leaves the key's line.
+			lineEnd := start + bytes.IndexByte(d.src[start:], '\n')
+			line, eol := string(d.src[start:lineEnd]), "\n"
+			if strings.HasSuffix(line, "\r") {
+				line, eol = line[:len(line)-1], "\r\n"
+			}
+			key, rest := strings.TrimRight(line[:v.Column-1], " \t"), line[v.Column-1:]
+			if v.Kind == yaml.MappingNode {
+				rest = rest[strings.IndexByte(rest, '}')+1:]
+			} else {
+				rest = rest[len(v.Value):]
+			}
+			if rest = strings.TrimSpace(rest); rest != "" {
+				key += " " + rest
+			}
+			d.splice(start, lineEnd+1, []byte(key+eol))
+			end += len(key) + len(eol) - (lineEnd + 1 - start)
+		}
+		d.splice(end, end, text)
 	default:
 		end := d.ensureNewline()
 		d.splice(end, end, append([]byte("servers:\n"), text...))
 	}
 	return d.reparse()
+}
+
+// srvValue is the value of the servers key (srvKey must be set).
+func (d *doc) srvValue() *yaml.Node {
+	for i := 0; i+1 < len(d.root.Content); i += 2 {
+		if d.root.Content[i] == d.srvKey {
+			return d.root.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // lastLine is the last complete line of b (without its newline).

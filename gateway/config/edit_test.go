@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -178,5 +179,148 @@ func TestEditCreatesAndFillsEmptyFiles(t *testing.T) {
 	tg = target(t, "servers:\n  a: [\n")
 	if _, err := AddServer(tg, "b", ServerSpec{Command: "node"}); err == nil || !strings.Contains(err.Error(), "fix it first") {
 		t.Fatalf("broken file: %v", err)
+	}
+}
+
+// entry renders one server entry the way 'sluice import' does: in the
+// indentation AppendServers reports.
+func entry(id, command string) func(indent, step string) string {
+	return func(indent, step string) string {
+		return indent + "# imported\n" + indent + id + ":\n" + indent + step + "command: " + command + "\n"
+	}
+}
+
+func TestAppendServers(t *testing.T) {
+	for _, tc := range []struct {
+		name, before, want string
+	}{
+		{"after the last entry, in the file's indentation", commented, strings.Replace(commented, "\n# trailing comment at the end\n",
+			"    # imported\n    web:\n        command: npx\n\n# trailing comment at the end\n", 1)},
+		{"new file", "", "servers:\n  # imported\n  web:\n    command: npx\n"},
+		{"no servers key", "approve: [a]", "approve: [a]\nservers:\n  # imported\n  web:\n    command: npx\n"},
+		{"null servers keeps the comment below it", "servers:\n  # add servers here\napprove: [a]\n",
+			"servers:\n  # add servers here\n  # imported\n  web:\n    command: npx\napprove: [a]\n"},
+		{"empty flow mapping", "servers: {}   # none yet\napprove: [a]\n",
+			"servers: # none yet\n  # imported\n  web:\n    command: npx\napprove: [a]\n"},
+		{"explicit null", "servers: null\n", "servers:\n  # imported\n  web:\n    command: npx\n"},
+		{"crlf key line", "servers: ~\r\napprove: [a]\r\n", "servers:\r\n  # imported\n  web:\n    command: npx\napprove: [a]\r\n"},
+		{"no final newline", "servers:\n   a:\n      command: node", "servers:\n   a:\n      command: node\n   # imported\n   web:\n      command: npx\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := target(t, tc.before)
+			e, err := AppendServers(tg, entry("web", "npx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(e.Before) != tc.before || string(e.After) != tc.want {
+				t.Fatalf("after:\n%q\nwant:\n%q", e.After, tc.want)
+			}
+			if e.Created != (tc.before == "") {
+				t.Fatalf("created = %v", e.Created)
+			}
+			// Nothing is written before Write.
+			if _, err := os.Stat(tg.File); tc.before == "" && !errors.Is(err, os.ErrNotExist) || tc.before != "" && read(t, tg.File) != tc.before {
+				t.Fatal("AppendServers wrote the file")
+			}
+			if err := e.Write(); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, tg.File); got != tc.want {
+				t.Fatalf("written:\n%q\nwant:\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAppendServersRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, before string
+		render       func(indent, step string) string
+		want         string
+	}{
+		{"a scalar servers", "servers: 3\n", entry("web", "npx"), "not a mapping of servers"},
+		{"a list of servers", "servers:\n  - a\n", entry("web", "npx"), "not a mapping of servers"},
+		{"flow style", "servers: {a: {command: node}}\n", entry("web", "npx"), "flow style"},
+		{"flow top level", "{servers: {}}\n", entry("web", "npx"), "flow style"},
+		{"not YAML", "servers:\n  a: [\n", entry("web", "npx"), "fix it first"},
+		{"an entry that would not load", "servers:\n  a:\n    command: node\n", entry("web", "./relative"), "would not load"},
+		{"a duplicate id", "servers:\n  web:\n    command: node\n", entry("web", "npx"), "would not load"},
+		{"too large", "servers:\n", func(indent, step string) string {
+			return indent + "web:\n" + indent + step + "command: npx\n" + indent + "# " + strings.Repeat("x", MaxFileBytes) + "\n"
+		}, "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := target(t, tc.before)
+			_, err := AppendServers(tg, tc.render)
+			var ee *EditError
+			if err == nil || !errors.As(err, &ee) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an edit error with %q, got %v", tc.want, err)
+			}
+			if got := read(t, tg.File); got != tc.before {
+				t.Fatalf("a refused append changed the file: %q", got)
+			}
+		})
+	}
+}
+
+func TestEditWriteBackupAndRace(t *testing.T) {
+	tg := target(t, commented)
+	if err := os.Chmod(tg.File, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	tg.Backup = filepath.Join(filepath.Dir(tg.File), "backups", "mcp.yaml.1.bak")
+	e, err := AppendServers(tg, entry("web", "npx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, tg.Backup); got != commented {
+		t.Fatalf("backup: %q", got)
+	}
+	if got := read(t, tg.File); got != string(e.After) {
+		t.Fatalf("file: %q", got)
+	}
+	st, err := os.Stat(tg.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm() != 0o640 {
+		t.Fatalf("the file's mode changed to %v", st.Mode().Perm())
+	}
+	if st, err := os.Stat(filepath.Dir(tg.Backup)); err != nil || runtime.GOOS != "windows" && st.Mode().Perm() != 0o700 {
+		t.Fatalf("backup directory: %v %v", st, err)
+	}
+
+	// The file changes between working out the edit and writing it: the
+	// write is refused and the other writer's bytes stay.
+	tg.Backup = ""
+	e, err = AppendServers(tg, entry("api", "npx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := string(e.Before) + "# edited by hand meanwhile\n"
+	if err := os.WriteFile(tg.File, []byte(other), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write(); err == nil || !strings.Contains(err.Error(), "changed while the edit was prepared") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	if got := read(t, tg.File); got != other {
+		t.Fatalf("the refused write changed the file: %q", got)
+	}
+
+	// A file created meanwhile is not overwritten either.
+	tg = target(t, "")
+	e, err = AppendServers(tg, entry("web", "npx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tg.File, []byte("servers: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write(); err == nil {
+		t.Fatal("a file created meanwhile was overwritten")
 	}
 }

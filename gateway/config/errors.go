@@ -140,10 +140,23 @@ func (e *OverrideError) Error() string {
 
 func (e *OverrideError) Unwrap() error { return ErrRelativeOverride }
 
-// AppendError refuses AppendServers: the file is left as it was.
-type AppendError struct {
-	File    string
-	Message string
+// EditError refuses an edit: the file is left untouched.
+type EditError struct {
+	File        string
+	Message     string
+	Diagnostics []Diagnostic // the problems the edited file would have
 }
 
-func (e *AppendError) Error() string { return e.File + ": " + e.Message }
+func (e *EditError) Error() string {
+	s := e.File + ": " + e.Message
+	for _, d := range e.Diagnostics {
+		s += "\n  " + d.String()
+	}
+	return s
+}
+
+// Sentinels for branch points of edits.
+var (
+	ErrServerExists   = errors.New("config: server already declared")
+	ErrServerNotFound = errors.New("config: server not declared in this file")
+)
