@@ -16,6 +16,7 @@ import (
 
 	"sluice/gateway/clients"
 	"sluice/gateway/config"
+	"sluice/gateway/internal/linediff"
 	"sluice/gateway/internal/suggest"
 )
 
@@ -239,7 +240,7 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 		return nil, &Error{Kind: KindBadInput, Message: err.Error(), Err: err}
 	}
 	res.Created = edit.Created
-	res.Diff = changedLines(edit.Before, edit.After)
+	res.Diff = linediff.Changed(edit.Before, edit.After, clients.Mask)
 	if !req.Write {
 		return res, nil
 	}
@@ -263,40 +264,6 @@ func prefixAll(p string, ss []string) []string {
 
 func fingerprint(d clients.Decl) string {
 	return fmt.Sprintf("%q %q %q %q %q %q %q", d.Command, d.Args, d.Cwd, d.Env, d.URL, d.Transport, d.Headers)
-}
-
-// trimLast drops the empty piece SplitAfter leaves after a final newline.
-func trimLast(l []string) []string {
-	if len(l) > 0 && l[len(l)-1] == "" {
-		return l[:len(l)-1]
-	}
-	return l
-}
-
-// changedLines shows the lines an append added, with line numbers.
-func changedLines(before, after []byte) string {
-	bl := strings.SplitAfter(string(before), "\n")
-	al := strings.SplitAfter(string(after), "\n")
-	if len(before) == 0 {
-		bl = nil
-	}
-	bl, al = trimLast(bl), trimLast(al)
-	pre := 0
-	for pre < len(bl) && pre < len(al) && bl[pre] == al[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(bl)-pre && suf < len(al)-pre && bl[len(bl)-1-suf] == al[len(al)-1-suf] {
-		suf++
-	}
-	var b strings.Builder
-	for i := pre; i < len(bl)-suf; i++ {
-		fmt.Fprintf(&b, "%5d - %s\n", i+1, clients.Mask(strings.TrimRight(bl[i], "\n")))
-	}
-	for i := pre; i < len(al)-suf; i++ {
-		fmt.Fprintf(&b, "%5d + %s\n", i+1, clients.Mask(strings.TrimRight(al[i], "\n")))
-	}
-	return b.String()
 }
 
 // InstallRequest says which client gets sluice.

@@ -19,6 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"sluice/gateway/internal/files"
+	"sluice/gateway/internal/linediff"
 )
 
 // EntryName is the name sluice installs itself under.
@@ -207,7 +208,7 @@ func PlanInstall(o InstallOptions) (*Plan, error) {
 		return nil, err
 	}
 	p.After = out
-	p.Diff = lineChange(data, out)
+	p.Diff = linediff.Changed(data, out, Mask)
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -258,7 +259,7 @@ func PlanUninstall(c *Client, file, stateDir string, forget bool) (*Plan, error)
 	}
 	if !r.Existed {
 		p.Delete = true
-		p.Diff = lineChange(data, nil)
+		p.Diff = linediff.Changed(data, nil, Mask)
 		return p, nil
 	}
 	backup, err := os.ReadFile(filepath.Join(stateDir, "backups", r.Backup))
@@ -267,7 +268,7 @@ func PlanUninstall(c *Client, file, stateDir string, forget bool) (*Plan, error)
 			Fix: fmt.Sprintf("remove the sluice entry by hand, then run 'sluice uninstall %s --config %s --forget'", r.Client, file)}
 	}
 	p.After = backup
-	p.Diff = lineChange(data, backup)
+	p.Diff = linediff.Changed(data, backup, Mask)
 	return p, nil
 }
 
@@ -647,42 +648,6 @@ func splitDotted(k string) []string {
 		k = strings.TrimPrefix(k, ".")
 	}
 	return parts
-}
-
-// lineChange shows the changed lines between a and b: the common first
-// and last lines are left out; the rest is "- " then "+ " with line
-// numbers of a.
-func lineChange(a, b []byte) string {
-	al := strings.SplitAfter(string(a), "\n")
-	bl := strings.SplitAfter(string(b), "\n")
-	if len(a) == 0 {
-		al = nil
-	}
-	if len(b) == 0 {
-		bl = nil
-	}
-	if len(al) > 0 && al[len(al)-1] == "" {
-		al = al[:len(al)-1]
-	}
-	if len(bl) > 0 && bl[len(bl)-1] == "" {
-		bl = bl[:len(bl)-1]
-	}
-	pre := 0
-	for pre < len(al) && pre < len(bl) && al[pre] == bl[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(al)-pre && suf < len(bl)-pre && al[len(al)-1-suf] == bl[len(bl)-1-suf] {
-		suf++
-	}
-	var w strings.Builder
-	for i := pre; i < len(al)-suf; i++ {
-		fmt.Fprintf(&w, "%5d - %s\n", i+1, Mask(strings.TrimRight(al[i], "\n")))
-	}
-	for i := pre; i < len(bl)-suf; i++ {
-		fmt.Fprintf(&w, "%5d + %s\n", i+1, Mask(strings.TrimRight(bl[i], "\n")))
-	}
-	return w.String()
 }
 
 var pairPat = regexp.MustCompile(`"?([A-Za-z0-9_.-]+)"?(\s*[:=]\s*)"((?:[^"\\]|\\.)*)"`)

@@ -29,11 +29,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"sluice/gateway/internal/files"
+	"sluice/gateway/internal/linediff"
 	"sluice/gateway/proc"
 )
 
@@ -253,7 +253,7 @@ func (t EditTarget) edit(fn func(*doc) error, checkID string) (*Change, error) {
 	if !e.Changed() {
 		return &Change{File: t.File, Scope: t.Scope}, nil
 	}
-	ch := &Change{File: t.File, Scope: t.Scope, Created: e.Created, Diff: lineDiff(e.Before, e.After)}
+	ch := &Change{File: t.File, Scope: t.Scope, Created: e.Created, Diff: linediff.Changed(e.Before, e.After, nil)}
 	if checkID != "" {
 		warn, err := e.checkProgram(checkID)
 		if err != nil {
@@ -887,43 +887,6 @@ func lastLine(b []byte) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-// lineDiff shows the changed lines between a and b: the common leading
-// and trailing lines are left out, the rest is "-" (a) and "+" (b), each
-// with its line number.
-func lineDiff(a, b []byte) string {
-	al, bl := splitLines(a), splitLines(b)
-	p := 0
-	for p < len(al) && p < len(bl) && al[p] == bl[p] {
-		p++
-	}
-	s := 0
-	for s < len(al)-p && s < len(bl)-p && al[len(al)-1-s] == bl[len(bl)-1-s] {
-		s++
-	}
-	var out strings.Builder
-	for i := p; i < len(al)-s; i++ {
-		fmt.Fprintf(&out, "-%4d  %s\n", i+1, al[i])
-	}
-	for i := p; i < len(bl)-s; i++ {
-		fmt.Fprintf(&out, "+%4d  %s\n", i+1, bl[i])
-	}
-	return out.String()
-}
-
-func splitLines(b []byte) []string {
-	s := strings.TrimSuffix(string(b), "\n")
-	if s == "" {
-		return nil
-	}
-	ls := strings.Split(s, "\n")
-	for i, l := range ls {
-		if !utf8.ValidString(l) {
-			ls[i] = strings.ToValidUTF8(l, "\uFFFD")
-		}
-	}
-	return ls
 }
 
 // ProfilesNaming lists the profiles whose servers list names id.
