@@ -270,6 +270,7 @@ var _ admin.Backend = (*dashBackend)(nil)
 
 func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, error) {
 	rep := b.g.Servers()
+	b.g.AddToolChanges(rep)
 	found, _ := b.g.Find(ctx, FindRequest{Limit: 1})
 	fs := map[string]FindServer{}
 	if found != nil {
@@ -295,6 +296,9 @@ func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, er
 			}
 		}
 		s.StderrTail = b.g.stderrTail(v.ID)
+		if tc := v.ToolChange; tc != nil {
+			s.ToolChange, s.Held = tc.Summary, tc.Held
+		}
 		out = append(out, s)
 	}
 	var diags []string

@@ -25,6 +25,10 @@ const (
 // ErrClosed is returned by operations on a closed gateway.
 var ErrClosed = errors.New("gateway: closed")
 
+// ErrReviewChanged: a tool review was confirmed for a baseline or a listing
+// that is no longer the server's (AcceptReview); nothing was accepted.
+var ErrReviewChanged = errors.New("the tools changed since the review was shown")
+
 // Error is the gateway's typed error. Message is written to be shown to a
 // person or a model: it names what failed and, in Remedy, the exact way to
 // fix it. It never carries env values or stack traces.

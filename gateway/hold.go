@@ -405,12 +405,21 @@ type Review struct {
 	Baseline   string      `json:"baselineOrigin,omitempty"`
 	Reviewed   string      `json:"baselineRecordedAt,omitempty"`
 	Accepted   bool        `json:"accepted,omitempty"`
+	// Digest binds the review to what it shows: the baseline's set hash
+	// and the listing's (AcceptReview refuses any other).
+	Digest string `json:"digest"`
 }
 
 // ReviewTools compares server's known listing (live, else recorded; it
 // never launches) with its baseline, and with accept records that listing
 // as the new baseline.
 func (g *Gateway) ReviewTools(server string, accept bool) (*Review, error) {
+	return g.reviewTools(server, accept, "")
+}
+
+// reviewTools is ReviewTools; a non-empty want accepts only when the
+// review's digest is want (see AcceptReview).
+func (g *Gateway) reviewTools(server string, accept bool, want string) (*Review, error) {
 	v, err := g.server(server)
 	if err != nil {
 		return nil, err
@@ -431,6 +440,14 @@ func (g *Gateway) ReviewTools(server string, accept bool) (*Review, error) {
 		raws = append(raws, t.raw)
 	}
 	r := &Review{Server: server, Provenance: l.prov, Change: l.hold.view(server)}
+	var base *catalog.Baseline
+	if l.hold != nil {
+		base = l.hold.baseline
+	}
+	r.Digest = reviewDigest(base, l.hold != nil && l.hold.unreadable != "", raws)
+	if want != "" && want != r.Digest {
+		return r, reviewChangedErr(server)
+	}
 	if l.hold != nil && l.hold.baseline != nil {
 		r.Baseline = l.hold.baseline.Origin
 		r.Reviewed = l.hold.baseline.ReviewedAt.Format("2006-01-02 15:04:05Z")

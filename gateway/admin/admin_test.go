@@ -23,6 +23,8 @@ type fakeBackend struct {
 	calls   []string // capability + args, as called
 	digest  string   // the declaration's digest now
 	trusted []string
+	review  *ToolReview // the review now (review_test.go)
+	accept  []string    // digests accepted
 }
 
 func (f *fakeBackend) Servers(context.Context) ([]Server, []string, error) {

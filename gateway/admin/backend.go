@@ -49,6 +49,15 @@ type Backend interface {
 	// input and returns the outcome as JSON.
 	TestFilter(ctx context.Context, module string, config json.RawMessage, input []byte) (json.RawMessage, error)
 
+	// Review is what 'sluice review ID' shows: the server's known
+	// listing compared with its reviewed baseline, with the digest that
+	// binds both. It never launches.
+	Review(ctx context.Context, id string) (*ToolReview, error)
+	// AcceptReview records the listing the person was shown as the
+	// server's reviewed baseline; it refuses with ErrReviewChanged
+	// unless digest is still the review's (nothing is accepted then).
+	AcceptReview(ctx context.Context, id, digest string) (*ToolReview, error)
+
 	Results(ctx context.Context) ([]StoredResult, error)
 	ReadResult(ctx context.Context, handle string, offset, length int64) (*ResultPage, error)
 }
@@ -77,6 +86,37 @@ type Server struct {
 	Provenance  string            `json:"provenance"` // live, cached, missing, declared
 	Tools       int               `json:"tools"`
 	RecordedAt  time.Time         `json:"recordedAt,omitzero"` // the catalog's
+	// ToolChange is one line naming how the tools differ from their
+	// reviewed baseline ("" = they do not); Held are the tools withheld
+	// until the change is reviewed.
+	ToolChange string   `json:"toolChange,omitempty"`
+	Held       []string `json:"held,omitempty"`
+}
+
+// ToolReview is a server's listing compared with its reviewed baseline.
+type ToolReview struct {
+	Server string `json:"server"`
+	// Source is where the listing comes from, in words ("the running
+	// server's listing", "the recorded catalog").
+	Source  string   `json:"source"`
+	Summary string   `json:"summary,omitempty"` // "" = nothing changed
+	Policy  string   `json:"policy,omitempty"`  // hold | warn | accept
+	Changed []string `json:"changed,omitempty"`
+	Added   []string `json:"added,omitempty"`
+	Renamed []string `json:"renamed,omitempty"` // "old -> new"
+	Removed []string `json:"removed,omitempty"`
+	Held    []string `json:"held,omitempty"`
+	// Unreadable is why the baseline cannot be read, when it cannot.
+	Unreadable string `json:"unreadable,omitempty"`
+	// BaselineOrigin and ReviewedAt describe the baseline compared with
+	// ("" = none recorded yet).
+	BaselineOrigin string `json:"baselineOrigin,omitempty"`
+	ReviewedAt     string `json:"reviewedAt,omitempty"`
+	// Diff is the line diff 'sluice review' prints.
+	Diff string `json:"diff,omitempty"`
+	// Digest binds the baseline and the listing shown; accepting needs it.
+	Digest   string `json:"digest"`
+	Accepted bool   `json:"accepted,omitempty"`
 }
 
 // TrustOffer is a trust prompt and what it binds.

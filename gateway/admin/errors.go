@@ -12,6 +12,9 @@ var (
 	// ErrTrustChanged: the declaration changed between the trust page
 	// and its confirmation.
 	ErrTrustChanged = errors.New("the declaration changed since you viewed it; review again")
+	// ErrReviewChanged: the tools (or their baseline) changed between
+	// the review page and its acceptance.
+	ErrReviewChanged = errors.New("the tools changed since you viewed this review, so nothing was accepted; look at the review as it is now")
 	// ErrRemoteNeedsToken: Options.Remote without a Token.
 	ErrRemoteNeedsToken = errors.New("a dashboard open to other machines needs a token: it can run tools and trust servers; give one with --token-file FILE or SLUICE_TOKEN")
 	// ErrApprovalTimeout: nobody decided a pending approval in time.

@@ -87,7 +87,7 @@ func New(o *Options) (*Handler, error) {
 	if h.o.Activity == nil {
 		h.o.Activity = NewActivity(nil)
 	}
-	pages := []string{"login", "servers", "trust", "tools", "filters", "results", "activity", "metrics"}
+	pages := []string{"login", "servers", "trust", "review", "tools", "filters", "results", "activity", "metrics"}
 	h.tmpl = map[string]*template.Template{}
 	for _, p := range pages {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html")
@@ -312,6 +312,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p string) {
 			pg.Data = map[string]any{"ID": id, "Prompt": offer.Text, "Digest": offer.Digest, "Program": offer.Program}
 		}
 		h.render(w, "trust", pg)
+	case strings.HasPrefix(p, "/servers/") && strings.HasSuffix(p, "/review"):
+		h.reviewGet(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/servers/"), "/review"), false)
+	case strings.HasPrefix(p, "/api/servers/") && strings.HasSuffix(p, "/review"):
+		h.reviewGet(w, r, strings.TrimSuffix(strings.TrimPrefix(p, "/api/servers/"), "/review"), true)
 	case p == "/tools":
 		h.toolsPage(w, r, nil)
 	case p == "/filters":
@@ -468,6 +472,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 				h.render(w, "trust", page{Title: "trust " + id, Error: err.Error() + ": " + Path + "/servers/" + id + "/trust", Data: map[string]any{"ID": id}})
 				return
 			}
+		case "review":
+			h.reviewPost(w, r, id, api)
+			return
 		case "untrust":
 			err = h.b.Untrust(ctx, id)
 		case "restart":

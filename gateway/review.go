@@ -1,0 +1,104 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"sluice/gateway/admin"
+	"sluice/gateway/catalog"
+)
+
+// This file binds a tool review to what a person was shown, for surfaces
+// where showing and accepting are two requests (the dashboard): the review
+// carries a digest of the baseline it compared with and of the listing it
+// showed, and AcceptReview records the listing only while both are still
+// the server's.
+
+// reviewDigest is "sha256:" over the baseline's set hash ("none" without a
+// baseline, "unreadable" when it cannot be read) and the set hash of the
+// listing shown.
+func reviewDigest(b *catalog.Baseline, unreadable bool, listing []json.RawMessage) string {
+	base := "none"
+	switch {
+	case unreadable:
+		base = "unreadable"
+	case b != nil:
+		base = b.Set
+	}
+	sums := make([]catalog.Sum, 0, len(listing))
+	for _, raw := range listing {
+		sums = append(sums, catalog.SumOf(raw))
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "sluice-review-v1\nbaseline %s\nlisting %s\n", base, catalog.SetHash(sums))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func reviewChangedErr(server string) error {
+	return &Error{Kind: KindHeld, Server: server, Err: ErrReviewChanged,
+		Message: fmt.Sprintf("the tools of server %s changed since the review was shown (a new listing, or another review accepted meanwhile); nothing was accepted", server),
+		Remedy:  fixText("look at the review again and accept what it shows now")}
+}
+
+// AcceptReview records server's known listing as its reviewed baseline when
+// the review's digest is still digest, the one the person was shown; else
+// it accepts nothing and returns an error wrapping ErrReviewChanged.
+func (g *Gateway) AcceptReview(server, digest string) (*Review, error) {
+	if digest == "" {
+		return nil, &Error{Kind: KindBadInput, Server: server, Message: "accepting a tool review needs the digest of the review shown",
+			Remedy: fixText("open the server's review and accept from there")}
+	}
+	return g.reviewTools(server, true, digest)
+}
+
+// adminReview is r as the dashboard shows it.
+func adminReview(r *Review) *admin.ToolReview {
+	out := &admin.ToolReview{Server: r.Server, Source: "the recorded catalog", BaselineOrigin: r.Baseline, ReviewedAt: r.Reviewed,
+		Diff: r.Diff, Digest: r.Digest, Accepted: r.Accepted}
+	if r.Provenance == ProvLive {
+		out.Source = "the running server's listing"
+	}
+	if c := r.Change; c != nil {
+		out.Summary, out.Policy, out.Unreadable = c.Summary, c.Policy, c.Unreadable
+		out.Changed, out.Added, out.Removed, out.Held = c.Changed, c.Added, c.Removed, c.Held
+		for _, rn := range c.Renamed {
+			out.Renamed = append(out.Renamed, rn.From+" -> "+rn.To)
+		}
+	}
+	return out
+}
+
+func (b *dashBackend) Review(_ context.Context, id string) (*admin.ToolReview, error) {
+	r, err := b.g.ReviewTools(id, false)
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	return adminReview(r), nil
+}
+
+// AcceptReview records the listing shown, and audits it: who accepted
+// (the dashboard), which tools it makes callable and the digest accepted.
+func (b *dashBackend) AcceptReview(_ context.Context, id, digest string) (*admin.ToolReview, error) {
+	r, err := b.g.AcceptReview(id, digest)
+	if errors.Is(err, ErrReviewChanged) {
+		return nil, admin.ErrReviewChanged
+	}
+	if err != nil {
+		return nil, errors.New(errMessage(err))
+	}
+	if r.Accepted {
+		caps := []string{id}
+		if r.Change != nil && len(r.Change.Held) > 0 {
+			caps = caps[:0]
+			for _, t := range r.Change.Held {
+				caps = append(caps, id+"__"+t)
+			}
+		}
+		b.g.audit(admin.Decision{Kind: "review", Capabilities: caps, Digest: digest, Via: "dashboard", Approved: true})
+	}
+	return adminReview(r), nil
+}
