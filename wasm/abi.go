@@ -53,6 +53,7 @@ var (
 // call (carried in the call's context).
 type callState struct {
 	filter     string
+	ctx        context.Context // the caller's, for logs
 	input      []byte
 	meta       []byte
 	config     []byte
@@ -76,12 +77,21 @@ type callState struct {
 func (s *callState) reset(input, meta []byte, maxOut int) {
 	s.abandoned = false
 	s.input, s.meta = input, meta
-	s.out = s.out[:0]
+	s.out = nil // made by output_write; handed to the caller (see Filter.result)
 	s.outOver = false
 	s.maxOut = maxOut
 	s.errMsg = s.errMsg[:0]
 	s.logs = 0
 	s.offloaded = 0
+}
+
+// logCtx is the context for the guest's log lines: the caller's (which
+// carries what the logger attaches, such as the request id).
+func (s *callState) logCtx() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
 }
 
 type stateKey struct{}
@@ -206,7 +216,11 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			st[0] = api.EncodeI32(rcRefused)
 			return
 		}
-		s.out = append(s.out, readMem(m, ptr, n, "output_write")...)
+		if b := readMem(m, ptr, n, "output_write"); s.out == nil {
+			s.out = bytes.Clone(b) // most filters write once
+		} else {
+			s.out = append(s.out, b...)
+		}
 		st[0] = 0
 	})
 	fn("error_set", func(ctx context.Context, m api.Module, st []uint64) {
@@ -218,7 +232,7 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 		s.errMsg = append(s.errMsg[:0], readMem(m, ptr, n, "error_set")...)
 	})
 	fn("log_enabled", func(ctx context.Context, m api.Module, st []uint64) {
-		if h.logger.Enabled(ctx, slog.Level(api.DecodeI32(st[0]))) {
+		if h.logger.Enabled(stateOf(ctx).logCtx(), slog.Level(api.DecodeI32(st[0]))) {
 			st[0] = 1
 		} else {
 			st[0] = 0
@@ -227,7 +241,7 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 	fn("log", func(ctx context.Context, m api.Module, st []uint64) {
 		s := stateOf(ctx)
 		level, ptr, n := slog.Level(api.DecodeI32(st[0])), api.DecodeU32(st[1]), api.DecodeU32(st[2])
-		if s.logs >= maxLogsPerCall || !h.logger.Enabled(ctx, level) {
+		if s.logs >= maxLogsPerCall || !h.logger.Enabled(s.logCtx(), level) {
 			return
 		}
 		s.logs++
@@ -235,7 +249,7 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			n = maxLogBytes
 		}
 		msg := cleanText(readMem(m, ptr, n, "log"))
-		h.logger.Log(ctx, level, "filter log", "filter", s.filter, "msg", msg)
+		h.logger.Log(s.logCtx(), level, "filter log", "filter", s.filter, "msg", msg)
 	})
 	fn("offload_put", func(ctx context.Context, m api.Module, st []uint64) {
 		s := stateOf(ctx)

@@ -1,7 +1,6 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -241,22 +240,23 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 }
 
 // call runs one call on in. A call on an instance compiled without
-// termination checks runs on its own goroutine; when it overruns the
-// deadline (or ctx ends) call returns without it (abandoned: the instance
-// is no longer the caller's to return, see run).
+// termination checks runs on the instance's worker goroutine; when it
+// overruns the deadline (or ctx ends) call returns without it (abandoned:
+// the instance is no longer the caller's to return, see run).
 func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Output, bool, error) {
 	h := f.host
 	in.state.reset(input, meta, h.opts.MaxOutputBytes)
+	in.state.ctx = ctx
 	in.stderr.Reset()
 	deadline := f.deadline(len(input))
-	cctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	cctx = context.WithValue(cctx, stateKey{}, &in.state)
 	if !f.pool.cm.fast {
+		cctx, cancel := context.WithTimeout(ctx, deadline)
+		defer cancel()
+		cctx = context.WithValue(cctx, stateKey{}, &in.state)
 		out, err := f.result(ctx, in, input, deadline, in.filter.CallWithStack(cctx, in.stack))
 		return out, false, err
 	}
-	done, err := f.run(cctx, in)
+	done, err := f.run(ctx, in, deadline)
 	if !done {
 		if ctx.Err() != nil {
 			return Output{}, true, ctx.Err() // the caller gave up first
@@ -267,11 +267,12 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 	return out, false, err
 }
 
-// run makes a call that cannot be stopped on its own goroutine and waits
-// for it or for ctx. When ctx ends first, the call is abandoned: its host
-// functions trap from then on (callState.gate), its slot is freed, and
-// the instance is closed when the call returns (Host.Close waits for it).
-func (f *Filter) run(ctx context.Context, in *instance) (bool, error) {
+// run makes a call that cannot be stopped on in's worker goroutine and
+// waits for it, for the deadline or for ctx. When the deadline or ctx
+// comes first, the call is abandoned: its host functions trap from then on
+// (callState.gate), it leaves the pool (see abandon), and the instance is
+// closed when the call returns (Host.Close waits for it).
+func (f *Filter) run(ctx context.Context, in *instance, deadline time.Duration) (bool, error) {
 	h := f.host
 	h.mu.Lock()
 	if h.closed {
@@ -280,38 +281,37 @@ func (f *Filter) run(ctx context.Context, in *instance) (bool, error) {
 	}
 	h.inflight.Add(1)
 	h.mu.Unlock()
-	finished := make(chan error, 1)
-	var claim sync.Mutex // whoever takes it first decides: the caller, or the call that ended
-	claimed := false
-	go func() {
-		defer h.inflight.Done()
-		err := in.filter.CallWithStack(ctx, in.stack)
-		claim.Lock()
-		abandoned := claimed
-		claimed = true
-		claim.Unlock()
-		if abandoned {
-			f.pool.ended(in)
-			return
-		}
-		finished <- err
-	}()
+	w := in.w
+	w.claimed = false // the worker is idle: the hand-over below orders this
+	p := f.pool
+	p.mu.Lock()
+	if w.stopped { // the pool shut down under this call
+		p.mu.Unlock()
+		h.inflight.Done()
+		return true, ErrClosed
+	}
+	w.start <- struct{}{} // never blocks: the worker is idle
+	p.mu.Unlock()
+	w.timer.Reset(deadline)
 	select {
-	case err := <-finished:
+	case err := <-w.done:
+		w.timer.Stop()
 		return true, err
+	case <-w.timer.C:
 	case <-ctx.Done():
+		w.timer.Stop()
 	}
-	claim.Lock()
-	if claimed { // it ended meanwhile: its result is on the way
-		claim.Unlock()
-		return true, <-finished
+	w.claim.Lock()
+	if w.claimed { // it ended meanwhile: its result is on the way
+		w.claim.Unlock()
+		return true, <-w.done
 	}
-	claimed = true
-	claim.Unlock()
+	w.claimed = true
+	w.claim.Unlock()
 	in.state.gate.Lock()
 	in.state.abandoned = true
 	in.state.gate.Unlock()
-	f.pool.abandon(in)
+	p.abandon(in)
 	return false, nil
 }
 
@@ -340,7 +340,10 @@ func (f *Filter) result(ctx context.Context, in *instance, input []byte, deadlin
 	}
 	switch status := int32(in.stack[0]); status {
 	case 0:
-		data := bytes.Clone(in.state.out)
+		// The output buffer becomes the caller's (output_write made it
+		// for this call): no second copy.
+		data := in.state.out
+		in.state.out = nil
 		if data == nil {
 			data = []byte{}
 		}

@@ -72,41 +72,52 @@ func skipJSON(b []byte, i int) int {
 	return -1
 }
 
+// skipJSONString returns the index just past the string whose opening
+// quote is at b[i], or -1. Eight bytes a step: every quote of a word is
+// looked at from the one mask (text with many escaped quotes, such as JSON
+// inside a string, has several per word), a quote is escaped when an odd
+// run of backslashes precedes it, and after eight words without a quote the
+// rest is searched with memchr (long runs: base64, plain prose).
 func skipJSONString(b []byte, i int) int {
 	start := i
 	i++
 	for {
-		// Quotes in text are often close together: a SWAR scan (8 bytes a
-		// step, first quote by trailing-zero count) beats a memchr call per
-		// quote; far quotes fall back to memchr after 64 bytes.
-		found := false
-		for n := 0; n < 8 && i+8 <= len(b); n++ {
-			x := *(*uint64)(unsafe.Pointer(&b[i]))
-			q := x ^ (0x22 * lsb)
-			if m := (q - lsb) &^ q & msb; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				found = true
-				break
+		n := 0
+		for ; n < 8 && i+8 <= len(b); n++ {
+			q := *(*uint64)(unsafe.Pointer(&b[i])) ^ (0x22 * lsb)
+			for m := (q - lsb) &^ q & msb; m != 0; m &= m - 1 {
+				p := i + bits.TrailingZeros64(m)>>3
+				if b[p] != '"' {
+					continue // a borrow's false hit above a quote
+				}
+				if !escapedQuote(b, start, p) {
+					return p + 1
+				}
 			}
 			i += 8
 		}
-		if !found {
-			if i >= len(b) {
-				return -1
+		if n < 8 { // fewer than eight bytes left
+			for ; i < len(b); i++ {
+				if b[i] == '"' && !escapedQuote(b, start, i) {
+					return i + 1
+				}
 			}
-			j := bytes.IndexByte(b[i:], '"')
-			if j < 0 {
-				return -1
-			}
-			i += j
+			return -1
 		}
-		k := i - 1
-		for k > start && b[k] == '\\' {
-			k--
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
 		}
-		if (i-1-k)%2 == 0 {
-			return i + 1
-		}
-		i++
+		i += j &^ 7 // on from the word that holds it
 	}
+}
+
+// escapedQuote reports whether the quote at b[p] is escaped: preceded by an
+// odd run of backslashes after the string's opening quote at b[start].
+func escapedQuote(b []byte, start, p int) bool {
+	k := p - 1
+	for k > start && b[k] == '\\' {
+		k--
+	}
+	return (p-1-k)%2 == 1
 }

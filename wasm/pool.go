@@ -48,6 +48,7 @@ type instance struct {
 	stack  []uint64
 	calls  int
 	stderr *tailBuffer
+	w      *worker // rtFast instances only: the goroutine their calls run on
 }
 
 func newPool(h *Host, key poolKey, cm *compiledModule, config []byte, size int) *pool {
@@ -147,6 +148,9 @@ func (p *pool) instantiateSlot(ctx context.Context, filter string) (*instance, e
 		return nil, ErrClosed
 	}
 	p.live[in] = struct{}{}
+	if p.cm.fast {
+		p.startWorker(in)
+	}
 	p.mu.Unlock()
 	return in, nil
 }
@@ -194,6 +198,7 @@ func (p *pool) ended(in *instance) {
 	p.mu.Lock()
 	p.overrun--
 	delete(p.live, in)
+	in.stopWorkerLocked()
 	p.ends.Broadcast()
 	p.mu.Unlock()
 }
@@ -201,6 +206,7 @@ func (p *pool) ended(in *instance) {
 func (p *pool) discard(ctx context.Context, in *instance) {
 	p.mu.Lock()
 	delete(p.live, in)
+	in.stopWorkerLocked()
 	p.mu.Unlock()
 	in.mod.Close(context.WithoutCancel(ctx))
 	<-p.sem
@@ -222,6 +228,7 @@ func (p *pool) shutdown(ctx context.Context) {
 	live := make([]*instance, 0, len(p.live))
 	for in := range p.live {
 		live = append(live, in)
+		in.stopWorkerLocked()
 	}
 	p.mu.Unlock()
 	for _, in := range live {

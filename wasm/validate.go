@@ -12,11 +12,22 @@ import (
 // "structuredContent" (if present) an object. It returns "" if valid, else
 // the reason. It is a hand-written single pass (strings are skipped eight
 // bytes at a time) because it runs on every filtered result.
+//
+// UTF-8 is checked inside strings, in the same pass (outside them only
+// ASCII is valid JSON); on any failure the whole output is checked again
+// so that invalid UTF-8 is the reason whenever it is present.
 func validateResult(b []byte) string {
-	if !utf8.Valid(b) {
-		return "output is not valid UTF-8"
+	if reason := validateResultJSON(b); reason != "" {
+		if !utf8.Valid(b) {
+			return "output is not valid UTF-8"
+		}
+		return reason
 	}
-	v := validator{b: b}
+	return ""
+}
+
+func validateResultJSON(b []byte) string {
+	v := validator{b: b, utf8: true}
 	i := v.ws(0)
 	if i >= len(b) || b[i] != '{' {
 		return "output is not a JSON object"
@@ -85,6 +96,7 @@ func validJSON(b []byte) bool {
 
 type validator struct {
 	b      []byte
+	utf8   bool // strings must be valid UTF-8 (validateResult)
 	reason string
 }
 
@@ -117,10 +129,15 @@ func stopMask(x uint64) uint64 {
 
 func (v *validator) str(i int) (int, bool) {
 	b := v.b
+	high := uint64(0) // with v.utf8, non-ASCII bytes stop the scan too
+	if v.utf8 {
+		high = msb
+	}
 	i++ // opening quote
 	for {
 		for i+8 <= len(b) {
-			if m := stopMask(*(*uint64)(unsafe.Pointer(&b[i]))); m != 0 {
+			x := *(*uint64)(unsafe.Pointer(&b[i]))
+			if m := stopMask(x) | x&high; m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
@@ -155,6 +172,22 @@ func (v *validator) str(i int) (int, bool) {
 			}
 		case c < 0x20:
 			return 0, false
+		case c >= utf8.RuneSelf && v.utf8:
+			// Two- and three-byte sequences inline; the rest decoded.
+			if c >= 0xC2 && c <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80 {
+				i += 2
+				continue
+			}
+			if c >= 0xE0 && c <= 0xEF && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 &&
+				(c != 0xE0 || b[i+1] >= 0xA0) && (c != 0xED || b[i+1] <= 0x9F) {
+				i += 3
+				continue
+			}
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false
+			}
+			i += size
 		default:
 			i++
 		}
