@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,7 @@ import (
 type fastHTTP struct {
 	f     *front
 	h     *Handler
-	pass  *fastStdio // result pass-through (passResult) with this server's info
+	info  []byte // this server's Implementation as JSON (modern _meta)
 	seq   atomic.Uint64
 	idMu  sync.Mutex
 	ids   map[string]identity // modern _meta identity -> what the SDK makes of it
@@ -57,7 +58,7 @@ func newFastHTTP(f *front, h *Handler) *fastHTTP {
 		return nil
 	}
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
-	return &fastHTTP{f: f, h: h, pass: &fastStdio{f: f, serverInfo: info}, ses: map[string]*fastSession{}}
+	return &fastHTTP{f: f, h: h, info: info, ses: map[string]*fastSession{}}
 }
 
 // session returns the fast path's state for the live, initialized legacy
@@ -146,60 +147,81 @@ type wireMsg struct {
 	idSet  bool
 	method string
 	isReq  bool
-	params json.RawMessage
-	result json.RawMessage
-	err    json.RawMessage
+	params []byte
+	result []byte
+	err    []byte
 }
 
 // maxDepth is the SDK decoder's nesting limit.
 const maxDepth = 1000
 
 // readMsg decodes body as one JSON-RPC message when the SDK would decode it
-// to the same message; ok is false for anything else (a batch, unknown or
-// duplicated members, ids the SDK would convert, nesting past its limit),
-// which the SDK then reads and answers itself.
+// to the same message; ok is false for anything else (a batch, unknown,
+// escaped or duplicated members, ids the SDK would convert, nesting near
+// its limit), which the SDK then reads and answers itself.
 func readMsg(body []byte) (m wireMsg, ok bool) {
-	body = bytes.TrimSpace(body)
-	if len(body) < 2 || body[0] != '{' || !depthWithin(body, maxDepth) {
+	v, ok := wholeValue(body, maxDepth-1)
+	if !ok || v[0] != '{' {
 		return m, false
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
+	var buf [8]member
+	top, ok := plainMembers(buf[:0], v)
+	if !ok {
 		return m, false
 	}
-	if string(top["jsonrpc"]) != `"2.0"` {
-		return m, false
-	}
-	for k, v := range top {
-		switch k {
+	version := false
+	for _, mb := range top {
+		switch string(mb.name) {
 		case "jsonrpc":
+			version = string(mb.value) == `"2.0"`
 		case "id":
-			id, ok := exactID(v)
+			id, ok := exactID(mb.value)
 			if !ok {
 				return m, false
 			}
 			m.id, m.idSet = id, id.IsValid()
 		case "method":
-			if json.Unmarshal(v, &m.method) != nil {
+			name, ok := plainString(mb.value)
+			if !ok {
 				return m, false
 			}
-			m.isReq = true
+			m.method, m.isReq = name, true
 		case "params":
-			m.params = v
+			m.params = mb.value
 		case "result":
-			m.result = v
+			m.result = mb.value
 		case "error":
-			m.err = v
+			m.err = mb.value
 		default:
 			return m, false
 		}
 	}
-	return m, true
+	if !m.isReq {
+		// A response: the SDK needs its id and an error it can decode.
+		if !m.idSet {
+			return m, false
+		}
+		if m.err != nil && string(m.err) != "null" {
+			var je jsonrpc.Error
+			if json.Unmarshal(m.err, &je) != nil {
+				return m, false
+			}
+		}
+	}
+	return m, version
+}
+
+// plainString is the text of a JSON string value without escapes.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
 }
 
 // exactID converts a JSON id the way the SDK does when the result is
 // certain: a string, or an integer a float64 holds exactly. null is no id.
-func exactID(v json.RawMessage) (jsonrpc.ID, bool) {
+func exactID(v []byte) (jsonrpc.ID, bool) {
 	if string(v) == "null" {
 		return jsonrpc.ID{}, true
 	}
@@ -219,34 +241,63 @@ func exactID(v json.RawMessage) (jsonrpc.ID, bool) {
 	return id, err == nil
 }
 
-// depthWithin reports whether no value in the JSON text b nests deeper
-// than max.
-func depthWithin(b []byte, max int) bool {
-	depth, inStr := 0, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '{', '[':
-			depth++
-			if depth > max {
-				return false
-			}
-		case '}', ']':
-			depth--
+// callParams is a tools/call's params as the HTTP fast path reads them:
+// name, arguments and _meta (members in order), spans of the request.
+type callParams struct {
+	name string
+	args []byte
+	meta []member
+}
+
+func (p *callParams) metaValue(key string) ([]byte, bool) {
+	for _, m := range p.meta {
+		if string(m.name) == key {
+			return m.value, true
 		}
 	}
-	return true
+	return nil, false
+}
+
+// readParams reads params, refusing (ok false) anything but name,
+// arguments and _meta, so what the SDK would make of the request is never
+// in doubt (as parseFast does for stdio).
+func readParams(raw []byte) (p callParams, ok bool) {
+	var buf [4]member
+	top, ok := plainMembers(buf[:0], raw)
+	if !ok {
+		return p, false
+	}
+	for _, m := range top {
+		switch string(m.name) {
+		case "name":
+			if string(m.value) == "null" {
+				return p, false
+			}
+			if p.name, ok = plainString(m.value); !ok {
+				if len(m.value) == 0 || m.value[0] != '"' || json.Unmarshal(m.value, &p.name) != nil {
+					return p, false
+				}
+			}
+		case "arguments":
+			p.args = m.value
+		case "_meta":
+			if p.meta, ok = plainMembers(make([]member, 0, 8), m.value); !ok {
+				return p, false
+			}
+		default:
+			return p, false
+		}
+	}
+	return p, p.name != ""
+}
+
+// metaMap is meta as a map (for the hand-over to the SDK).
+func (p *callParams) metaMap() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(p.meta)+1)
+	for _, mb := range p.meta {
+		m[string(mb.name)] = json.RawMessage(mb.value)
+	}
+	return m
 }
 
 // serveSession is offered every POST of a legacy session (id) before the
@@ -291,12 +342,12 @@ func (x *fastHTTP) serveSession(w http.ResponseWriter, r *http.Request, id strin
 		// stream with the SDK's own validation of the answer: SDK path.
 		return false
 	}
-	p, ok := parseFast(m.params)
+	p, ok := readParams(m.params)
 	if !ok || p.name == flatReadResult {
 		return false
 	}
 	for _, k := range [...]string{stashMetaKey, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo} {
-		if _, present := p.meta[k]; present {
+		if _, present := p.metaValue(k); present {
 			return false
 		}
 	}
@@ -325,20 +376,22 @@ func (x *fastHTTP) serveModern(w http.ResponseWriter, r *http.Request, body []by
 	if r.Header.Get("Mcp-Method") != "tools/call" {
 		return false
 	}
-	p, ok := parseFast(m.params)
+	p, ok := readParams(m.params)
 	if !ok || p.name == flatReadResult || r.Header.Get("Mcp-Name") != p.name {
 		return false
 	}
-	if _, present := p.meta[stashMetaKey]; present {
+	if _, present := p.metaValue(stashMetaKey); present {
 		return false
 	}
-	if _, present := p.meta[mcp.MetaKeyLogLevel]; present {
+	if _, present := p.metaValue(mcp.MetaKeyLogLevel); present {
 		return false
 	}
-	if string(p.meta[mcp.MetaKeyProtocolVersion]) != metaVersion {
+	if v, _ := p.metaValue(mcp.MetaKeyProtocolVersion); string(v) != metaVersion {
 		return false
 	}
-	who, ok := x.identity(p.meta[mcp.MetaKeyClientCapabilities], p.meta[mcp.MetaKeyClientInfo])
+	caps, _ := p.metaValue(mcp.MetaKeyClientCapabilities)
+	info, _ := p.metaValue(mcp.MetaKeyClientInfo)
+	who, ok := x.identity(caps, info)
 	if !ok || (who.caps != nil && who.caps.Elicitation != nil) {
 		return false // unreadable, or an agent the bridge can ask (bridge.go)
 	}
@@ -405,11 +458,11 @@ func (x *fastHTTP) identity(caps, info json.RawMessage) (identity, bool) {
 
 // run answers one taken tools/call on w. s is the legacy session (nil for
 // a modern request). It always answers the POST.
-func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p fastParams, ref upstreamRef, who identity, version string, s *fastSession) bool {
+func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p callParams, ref upstreamRef, who identity, version string, s *fastSession) bool {
 	f := x.f
 	modern := s == nil
 	var token any
-	if t, ok := p.meta["progressToken"]; ok {
+	if t, ok := p.metaValue("progressToken"); ok {
 		if json.Unmarshal(t, &token) != nil {
 			return false
 		}
@@ -460,7 +513,7 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 	} else {
 		pr.conn = "session-http-" + strconv.FormatUint(x.seq.Add(1), 10)
 	}
-	pr.traceparent, pr.tracestate = traceContext(p.meta, r.Header)
+	pr.traceparent, pr.tracestate = traceContext(&p, r.Header)
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
 	}
@@ -491,18 +544,15 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 // handling runs as for any call; the backend is not called again. It
 // reports false when the request cannot be rebuilt; resp then holds the
 // answer converted by the SDK path's rules.
-func (x *fastHTTP) handOver(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, req fastParams, raw json.RawMessage, out *fastStream, modern bool) bool {
+func (x *fastHTTP) handOver(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, req callParams, raw json.RawMessage, out *fastStream, modern bool) bool {
 	tok := x.f.answered.put(raw)
-	meta := make(map[string]json.RawMessage, len(req.meta)+1)
-	for k, v := range req.meta {
-		meta[k] = v
-	}
+	meta := req.metaMap()
 	meta[stashMetaKey], _ = json.Marshal(tok)
 	params := map[string]json.RawMessage{"_meta": nil}
 	params["_meta"], _ = json.Marshal(meta)
 	params["name"], _ = json.Marshal(req.name)
 	if req.args != nil {
-		params["arguments"] = req.args
+		params["arguments"] = json.RawMessage(req.args)
 	}
 	rawID, _ := json.Marshal(id.Raw())
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(rawID), "method": "tools/call", "params": params})
@@ -540,10 +590,10 @@ func (w startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // call runs one fast-path call and fills resp, as fastStdio.call does. An
 // upstream input_required result (which only the SDK turns into an
 // answer of the agent's era) is converted by the SDK's own rules.
-func (x *fastHTTP) call(ctx context.Context, req fastParams, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handOver json.RawMessage) {
+func (x *fastHTTP) call(ctx context.Context, req callParams, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handOver json.RawMessage) {
 	f := x.f
 	c := f.invoke(ctx, req.name, rid, capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
-		args := req.args
+		args := json.RawMessage(req.args)
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
@@ -558,7 +608,7 @@ func (x *fastHTTP) call(ctx context.Context, req fastParams, rid, capability str
 		return nil
 	}
 	if c.err == nil {
-		if out, outcome, ok := x.pass.passResult(c.raw, modern); ok {
+		if out, outcome, ok := passResult(make([]byte, 0, len(c.raw)+len(x.info)+96), c.raw, modern, x.info); ok {
 			c.finish(ctx, outcome)
 			resp.Result = out
 			return nil
@@ -581,7 +631,7 @@ func (x *fastHTTP) call(ctx context.Context, req fastParams, rid, capability str
 			res.Meta = mcp.Meta{}
 		}
 		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(x.pass.serverInfo)
+			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(x.info)
 		}
 	}
 	out, err := json.Marshal(res)
@@ -604,10 +654,10 @@ func (x *fastHTTP) call(ctx context.Context, req fastParams, rid, capability str
 // traceContext is traceContextOf for a fast-path request: traceparent
 // and tracestate from _meta, else from the HTTP headers, both dropped when
 // either is too long.
-func traceContext(meta map[string]json.RawMessage, h http.Header) (traceparent, tracestate string) {
-	if raw, ok := meta["traceparent"]; ok {
+func traceContext(p *callParams, h http.Header) (traceparent, tracestate string) {
+	if raw, ok := p.metaValue("traceparent"); ok {
 		_ = json.Unmarshal(raw, &traceparent)
-		if raw, ok := meta["tracestate"]; ok {
+		if raw, ok := p.metaValue("tracestate"); ok {
 			_ = json.Unmarshal(raw, &tracestate)
 		}
 	}
@@ -667,11 +717,9 @@ func (x *fastHTTP) answer(w http.ResponseWriter, r *http.Request, sid string, m 
 		return false
 	}
 	resp := &jsonrpc.Response{ID: m.id, Result: m.result}
-	if m.err != nil {
+	if m.err != nil && string(m.err) != "null" {
 		var je jsonrpc.Error
-		if json.Unmarshal(m.err, &je) != nil {
-			je = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed error"}
-		}
+		_ = json.Unmarshal(m.err, &je) // readMsg checked it decodes
 		resp.Error = &je
 	}
 	ch <- resp // buffered
@@ -721,17 +769,23 @@ func (o *fastStream) event(data []byte) error {
 	if o.done {
 		return errStreamClosed
 	}
-	return o.eventLocked(data)
+	return o.writeEvent(data, true)
 }
 
-func (o *fastStream) eventLocked(data []byte) error {
-	buf := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
+// writeEvent writes one SSE message event (o.mu held), flushed when
+// flush is set.
+func (o *fastStream) writeEvent(data []byte, flush bool) error {
 	o.started = true
-	_, err := o.w.Write(buf)
-	_ = http.NewResponseController(o.w).Flush()
+	_, err := io.WriteString(o.w, "event: message\ndata: ")
+	if err == nil {
+		_, err = o.w.Write(data)
+	}
+	if err == nil {
+		_, err = io.WriteString(o.w, "\n\n")
+	}
+	if flush {
+		_ = http.NewResponseController(o.w).Flush()
+	}
 	return err
 }
 
@@ -833,9 +887,26 @@ func (o *fastStream) request(ctx context.Context, method string, params json.Raw
 // protocol error the SDK maps to an HTTP status is written as plain JSON
 // with that status, as the SDK writes it.
 func (o *fastStream) respond(resp *jsonrpc.Response) {
-	data, err := jsonrpc.EncodeMessage(resp)
-	if err != nil {
-		return
+	var data []byte
+	if resp.Error == nil {
+		// The SDK's encoding of a response, without re-validating the
+		// result this path produced; SSE data must stay on one line.
+		result := resp.Result
+		if bytes.ContainsAny(result, "\r\n") {
+			var c bytes.Buffer
+			if json.Compact(&c, result) != nil {
+				return
+			}
+			result = c.Bytes()
+		}
+		data = make([]byte, 0, len(result)+48)
+		data = appendID(append(data, `{"jsonrpc":"2.0","id":`...), resp.ID)
+		data = append(append(append(data, `,"result":`...), result...), '}')
+	} else {
+		var err error
+		if data, err = jsonrpc.EncodeMessage(resp); err != nil {
+			return
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -851,7 +922,9 @@ func (o *fastStream) respond(resp *jsonrpc.Response) {
 		_, _ = o.w.Write(data)
 		return
 	}
-	_ = o.eventLocked(data)
+	// The last event is not flushed: the handler returns at once and the
+	// server writes it with the end of the response, in one write.
+	_ = o.writeEvent(data, false)
 }
 
 // close ends the stream: nothing more is written to the POST.
@@ -933,4 +1006,143 @@ func (m *Metrics) fastCall() {
 	if c := m.fastCounter(); c != nil {
 		c.Inc()
 	}
+}
+
+// passResult appends to dst the backend's raw tool result as the SDK would
+// send it, without decoding it, under the same rules as
+// fastStdio.passResult: content an array of text blocks, isError true
+// when present, structuredContent anything but null, _meta an object
+// (reserved io.modelcontextprotocol/* keys dropped), resultType dropped;
+// content defaults to [], and a modern request gets this server's
+// serverInfo and "resultType":"complete". ok is false for anything else,
+// which takes the SDK's conversion (toResult).
+func passResult(dst, raw []byte, modern bool, serverInfo []byte) (out []byte, outcome string, ok bool) {
+	v, ok := wholeValue(raw, maxDepth-1)
+	if !ok || v[0] != '{' {
+		return dst, "", false
+	}
+	var buf [8]member
+	top, ok := plainMembers(buf[:0], v)
+	if !ok {
+		return dst, "", false
+	}
+	outcome = "ok"
+	var content, sc []byte
+	var meta []member
+	for _, m := range top {
+		switch string(m.name) {
+		case "content":
+			if !textBlockArray(m.value) {
+				return dst, "", false
+			}
+			content = m.value
+		case "isError":
+			if string(m.value) != "true" {
+				return dst, "", false
+			}
+			outcome = "tool_error"
+		case "structuredContent":
+			if string(m.value) == "null" {
+				return dst, "", false
+			}
+			sc = m.value
+		case "_meta":
+			var mbuf [8]member
+			all, ok := plainMembers(mbuf[:0], m.value)
+			if !ok {
+				return dst, "", false
+			}
+			for _, mm := range all {
+				if !bytes.HasPrefix(mm.name, []byte(reservedMetaPrefix)) {
+					meta = append(meta, mm)
+				}
+			}
+		case "resultType":
+		default:
+			return dst, "", false
+		}
+	}
+	dst = append(dst, `{"content":`...)
+	if content != nil {
+		dst = append(dst, content...)
+	} else {
+		dst = append(dst, `[]`...)
+	}
+	if sc != nil {
+		dst = append(append(dst, `,"structuredContent":`...), sc...)
+	}
+	if outcome == "tool_error" {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if len(meta) > 0 || modern {
+		dst = append(dst, `,"_meta":{`...)
+		if modern {
+			dst = append(append(dst, `"`+mcp.MetaKeyServerInfo+`":`...), serverInfo...)
+		}
+		for i, m := range meta {
+			if i > 0 || modern {
+				dst = append(dst, ',')
+			}
+			dst = append(append(append(append(dst, '"'), m.name...), `":`...), m.value...)
+		}
+		dst = append(dst, '}')
+	}
+	if modern {
+		dst = append(dst, `,"resultType":"complete"`...)
+	}
+	return append(dst, '}'), outcome, true
+}
+
+// textBlockArray reports whether v is an array of text content blocks
+// the SDK passes through unchanged (see textBlocks).
+func textBlockArray(v []byte) bool {
+	var buf [4][]byte
+	blocks, ok := elements(buf[:0], v)
+	if !ok {
+		return false
+	}
+	var mbuf [4]member
+	for _, b := range blocks {
+		ms, ok := plainMembers(mbuf[:0], b)
+		if !ok {
+			return false
+		}
+		typed, text := false, false
+		for _, m := range ms {
+			switch string(m.name) {
+			case "type":
+				if string(m.value) != `"text"` {
+					return false
+				}
+				typed = true
+			case "text":
+				if m.value[0] != '"' {
+					return false
+				}
+				text = true
+			case "_meta":
+				if m.value[0] != '{' {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		if !typed || !text {
+			return false
+		}
+	}
+	return true
+}
+
+// appendID appends a JSON-RPC id as JSON.
+func appendID(dst []byte, id jsonrpc.ID) []byte {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.AppendInt(dst, v, 10)
+	case string:
+		b, _ := json.Marshal(v)
+		return append(dst, b...)
+	}
+	return append(dst, "null"...)
 }

@@ -1,0 +1,134 @@
+package front
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+var scanSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"x":[1,2.5e3,-0.1,true,false,null,"\u00e9\n"]},"_meta":{"progressToken":"t"}}}`,
+	`{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"n\u0061me"}}`,
+	`{"jsonrpc":"2.0","id":9007199254740993,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":3}}`,
+	`{"jsonrpc":"2.0","id":"sluice-1","result":{"roots":[]}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+	`{"jsonrpc":"2.0","id":1,"me\u0074hod":"a"}`,
+	` {"content":[{"type":"text","text":"x","_meta":{}}],"isError":true,"_meta":{"io.modelcontextprotocol/serverInfo":{},"k":[1]},"resultType":"complete"} `,
+	`{"content":[{"type":"text","text":1}]}`, `{"content":{}}`, `{"structuredContent":null}`,
+	`[1,2]`, `{"a":}`, `{"a":1,}`, `[1,]`, `01`, `-`, `1.`, `1e`, `"\x"`, "\"\x01\"", `{"a":"\ud800"}`,
+	`tru`, `nulll`, `{} {}`, `"` + strings.Repeat("[", 5) + `"`, strings.Repeat("[", 1200) + strings.Repeat("]", 1200),
+}
+
+// FuzzHTTPScan: the fast path's scanner accepts exactly the JSON
+// encoding/json accepts, reports an object's members as encoding/json
+// decodes them, reads a JSON-RPC message only when the SDK's decoder
+// reads the same message, and passes a result through only as the stdio
+// fast path does.
+func FuzzHTTPScan(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, ok := wholeValue(b, 1<<20)
+		if ok != json.Valid(b) {
+			t.Fatalf("scanner says valid=%v, encoding/json %v: %q", ok, json.Valid(b), b)
+		}
+		if !ok {
+			if _, ok := readMsg(b); ok {
+				t.Fatalf("read a message from invalid JSON: %q", b)
+			}
+			return
+		}
+		if v[0] == '{' {
+			if ms, ok := plainMembers(nil, v); ok {
+				var want map[string]json.RawMessage
+				if err := json.Unmarshal(v, &want); err != nil {
+					t.Fatalf("members of an object encoding/json cannot decode: %v: %q", err, v)
+				}
+				if len(ms) != len(want) {
+					t.Fatalf("%d members, encoding/json %d: %q", len(ms), len(want), v)
+				}
+				for _, m := range ms {
+					if w, ok := want[string(m.name)]; !ok || !bytes.Equal(w, m.value) {
+						t.Fatalf("member %q = %q, encoding/json %q: %q", m.name, m.value, w, v)
+					}
+				}
+			}
+		}
+		if m, ok := readMsg(b); ok {
+			got, err := jsonrpc.DecodeMessage(b)
+			if err != nil {
+				t.Fatalf("read a message the SDK refuses (%v): %q", err, b)
+			}
+			switch g := got.(type) {
+			case *jsonrpc.Request:
+				if !m.isReq || g.Method != m.method || g.ID != m.id || !bytes.Equal(g.Params, m.params) {
+					t.Fatalf("request read as %+v, the SDK reads %+v: %q", m, g, b)
+				}
+				if p, ok := readParams(m.params); ok {
+					if fp, ok := parseFast(m.params); !ok || fp.name != p.name || !bytes.Equal(fp.args, p.args) || len(fp.meta) != len(p.meta) {
+						t.Fatalf("params read as %+v, the stdio path reads %+v (ok %v): %q", p, fp, ok, m.params)
+					}
+				}
+			case *jsonrpc.Response:
+				if m.isReq || g.ID != m.id {
+					t.Fatalf("response read as %+v, the SDK reads %+v: %q", m, g, b)
+				}
+			}
+		}
+		for _, modern := range []bool{false, true} {
+			s := &fastStdio{serverInfo: []byte(`{"name":"s"}`)}
+			got, gotOutcome, gotOK := passResult(nil, b, modern, s.serverInfo)
+			want, wantOutcome, wantOK := s.passResult(b, modern)
+			if !gotOK {
+				continue // the SDK's conversion takes it
+			}
+			if !wantOK || gotOutcome != wantOutcome || !sameJSON(got, want) {
+				t.Fatalf("passed through as %s (%s), the stdio path gives %s (%s, ok %v): %q", got, gotOutcome, want, wantOutcome, wantOK, b)
+			}
+		}
+	})
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// TestHTTPScanSeeds pins a few verdicts of the scanner.
+func TestHTTPScanSeeds(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		msg  bool
+		call string
+	}{
+		{scanSeeds[0], true, "up__echo"},
+		{scanSeeds[1], true, ""},  // escaped name: read by decoding
+		{scanSeeds[2], false, ""}, // id beyond float64's integers
+		{scanSeeds[3], false, ""}, // the SDK truncates a fractional id
+		{scanSeeds[6], false, ""}, // duplicated member
+		{scanSeeds[7], false, ""}, // escaped member name
+		{strings.Repeat("[", 1200) + strings.Repeat("]", 1200), false, ""},
+	} {
+		m, ok := readMsg([]byte(c.in))
+		if ok != c.msg {
+			t.Errorf("readMsg(%.40q) ok = %v, want %v", c.in, ok, c.msg)
+			continue
+		}
+		if c.call != "" {
+			p, ok := readParams(m.params)
+			if !ok || p.name != c.call {
+				t.Errorf("readParams(%.40q) = %q %v, want %q", c.in, p.name, ok, c.call)
+			}
+		}
+	}
+	if p, ok := readParams([]byte(`{"name":"n\u0061me"}`)); !ok || p.name != "name" {
+		t.Errorf("escaped tool name read as %q %v", p.name, ok)
+	}
+}
