@@ -56,6 +56,9 @@ type frontendOptions struct {
 	// Server, with Flat, serves that one server alone ("" = every
 	// trusted server): `sluice serve --server ID`.
 	Server string
+	// Expose adds capability globs to the configured expose lists
+	// (`sluice serve --expose`); see expose.go.
+	Expose []string
 }
 
 // frontend adapts a Gateway to front.Backend. Create it with newFrontend
@@ -78,6 +81,9 @@ type frontend struct {
 	closed   bool
 	closeErr error
 	statesAt time.Time // last updateStates
+	// exposeIdle is the last set of expose globs that matched nothing
+	// (logged when it changes).
+	exposeIdle string
 }
 
 var _ front.Backend = (*frontend)(nil)
@@ -168,27 +174,6 @@ func (f *frontend) Prepare(ctx context.Context) {
 	f.updateStates()
 }
 
-// autoMode decides ModeAuto after Prepare: flat when the trusted
-// catalogs' tool definitions (what flat mode lists) total at most budget
-// bytes (0 = DefaultAutoFlatBytes), else gateway mode.
-func (f *frontend) autoMode(ctx context.Context, budget int, log *slog.Logger) front.Mode {
-	if budget <= 0 {
-		budget = DefaultAutoFlatBytes
-	}
-	items, _ := f.List(ctx, front.KindTools) // the tools list never fails
-	size := 0
-	for _, it := range items {
-		size += len(it.Raw) + 1
-	}
-	mode := front.ModeFlat
-	if size > budget {
-		mode = front.ModeGateway
-		f.o.Flat = false
-	}
-	log.Info("mode auto: chose "+string(mode), "tools", len(items), "definitionBytes", size, "budgetBytes", budget)
-	return mode
-}
-
 // ---------------------------------------------------------------------------
 // front.Backend
 
@@ -220,9 +205,10 @@ func (f *frontend) Ready(context.Context) error {
 	return nil
 }
 
-// Features: code mode and result paging are always available.
+// Features: code mode and result paging are always available; tools are
+// exposed when an expose glob is in force.
 func (f *frontend) Features() front.Features {
-	return front.Features{ReadResult: true, Execute: true}
+	return front.Features{ReadResult: true, Execute: true, Expose: f.exposing()}
 }
 
 // Find searches the catalogs (never launching, except a scoped refresh).
@@ -573,13 +559,21 @@ func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 	var items []front.Item
 	views := f.views()
 	if kind == front.KindTools {
+		var trusted []ServerView
+		var marks []frontItem
 		for _, v := range views {
 			if !v.Trusted() {
 				continue
 			}
+			trusted = append(trusted, v)
 			for _, t := range f.g.known(v).tools {
 				items = append(items, front.Item{Server: v.ID, Raw: t.raw})
+				marks = append(marks, frontItem{server: v.ID, tool: t.Name})
 			}
+		}
+		f.markExposed(marks, exposeRules(f.g.reload(), trusted, f.o.Expose))
+		for i := range items {
+			items[i].Expose = marks[i].expose
 		}
 		return items, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"sluice/gateway/admin"
@@ -37,8 +38,10 @@ type ServeOptions struct {
 	// Stdin and Stdout carry stdio frames; nil = os.Stdin, os.Stdout.
 	Stdin  io.Reader
 	Stdout io.Writer
-	// AutoFlatBytes is ModeAuto's budget (0 = DefaultAutoFlatBytes).
-	AutoFlatBytes int
+	// Expose adds capability globs (SERVER__TOOL) to the configured
+	// expose lists: those tools are served directly beside the gateway
+	// tools (see expose.go). Checked by CheckExpose before serving.
+	Expose []string
 }
 
 // FrontOptions are the MCP server surface's options (front.Options).
@@ -52,17 +55,19 @@ type HTTPLimits = front.HTTPLimits
 const (
 	ModeGateway = front.ModeGateway // find, describe, call, execute, read_result
 	ModeFlat    = front.ModeFlat    // every capability as its own tool
-	// ModeAuto is decided by Serve at start, once the trusted catalogs are
-	// known: flat while their tool definitions total at most
-	// ServeOptions.AutoFlatBytes, gateway mode above (direct tools cost
-	// an agent less than the gateway's own tools only while they are few).
-	ModeAuto front.Mode = "auto"
+	// ModeAuto is flat while the trusted tool definitions total at most
+	// FrontOptions.AutoFlatBytes, gateway mode above (direct tools cost
+	// an agent less than the gateway's own tools only while they are
+	// few). It is decided at start and again whenever a catalog changes,
+	// with a margin against flapping; the agent is told by
+	// notifications/tools/list_changed.
+	ModeAuto = front.ModeAuto
 )
 
 // DefaultAutoFlatBytes is ModeAuto's budget for flat tool definitions:
 // about 85 tools of a typical size, where the gateway tools begin to cost
 // the agent less.
-const DefaultAutoFlatBytes = 16 << 10
+const DefaultAutoFlatBytes = front.DefaultAutoFlatBytes
 
 // Serve serves g as an MCP server until ctx ends, stdin reaches EOF
 // (stdio), or SIGTERM or SIGINT arrives; it then drains within
@@ -92,8 +97,23 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	if o.Server != "" {
 		fo.Mode, fo.NoPrefix = front.ModeFlat, true
 	}
-	auto := fo.Mode == ModeAuto
-	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat || auto, Metrics: metrics, Server: o.Server})
+	if o.Server == "" {
+		if err := g.CheckExpose(o.Expose); err != nil {
+			g.Close()
+			return err
+		}
+	}
+	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat || fo.Mode == ModeAuto, Metrics: metrics, Server: o.Server, Expose: o.Expose})
+	var surface atomic.Value // the mode served now (ModeAuto switches)
+	surface.Store(fo.Mode)
+	fo.OnMode = func(m front.Mode) { surface.Store(m) }
+	modeText := func() string {
+		m := surface.Load().(front.Mode)
+		if o.Front.Mode == ModeAuto {
+			return "auto (" + string(m) + ")"
+		}
+		return string(m)
+	}
 	if !fo.NoSignals {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
@@ -115,9 +135,6 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		fe.Close()
 		return nil
 	}
-	if auto {
-		fo.Mode = fe.autoMode(ctx, o.AutoFlatBytes, fo.Logger)
-	}
 	// The live filter status for 'sluice filter list' (a unix socket
 	// under the state directory); serving goes on without it.
 	if stopStatus, err := g.ServeStatus(ctx); err != nil {
@@ -131,7 +148,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 			transport = "http"
 		}
 		d, err := newDashboard(g, o.Dashboard, func() map[string]any {
-			return map[string]any{"transport": transport, "mode": string(fo.Mode), "http": o.HTTP, "dashboard": d0URL(g)}
+			return map[string]any{"transport": transport, "mode": modeText(), "http": o.HTTP, "dashboard": d0URL(g)}
 		})
 		if err != nil {
 			fe.Close()

@@ -158,6 +158,9 @@ func listCompletions(e *env, kind string, args []string) int {
 	case "--server":
 		printWords(w, completionServers(e))
 		return exitOK
+	case "--expose":
+		printWords(w, completionCapabilities(e))
+		return exitOK
 	case "--from":
 		printWords(w, gateway.ClientNames())
 		return exitOK

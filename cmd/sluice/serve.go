@@ -19,6 +19,7 @@ func init() {
 	register("serve", &command{
 		summary: "serve the gateway to agents as an MCP server (stdio or HTTP)",
 		help: `Usage: sluice serve [--http ADDR] [--mode gateway|flat|auto] [--no-prefix] [--server ID]
+                    [--expose GLOB]...
                     [--allow-remote] [--token-file FILE] [--log-level LEVEL]
                     [--project DIR] [--profile NAME] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
@@ -45,8 +46,13 @@ Modes:
                      read_result and execute (code mode). The tool list stays
                      small however many servers are configured.
   auto               flat while the trusted servers' tool definitions total
-                     at most 16 KiB (about 85 tools), gateway above; decided
-                     once at start (logged as "mode auto: chose ...")
+                     at most 16 KiB (about 85 tools), gateway above. Decided
+                     at start (logged as "mode auto: chose ...") and again
+                     whenever a catalog changes: past 16 KiB it switches to
+                     gateway, and back to flat only once the definitions
+                     fall to 12 KiB (so it never flaps); the agent gets
+                     notifications/tools/list_changed ("mode auto: switched
+                     to ..." in the log)
   flat               every trusted capability is its own tool, named
                      SERVER__TOOL (or the bare tool name with --no-prefix when
                      no other server uses it); resources, prompts, completions
@@ -59,6 +65,17 @@ Modes:
                      session as a typed wrapper of an existing CLI. An
                      unknown or untrusted ID is refused before anything is
                      served; stdout carries frames only, on every path.
+
+Exposed tools: capabilities pinned as direct tools beside the gateway tools,
+in gateway and auto mode, named and served exactly as in flat mode (same
+names, filters, budget, approvals). They come from the user config's
+top-level expose: list of capability globs (expose: [github__search_*]),
+each server's own expose: list of tool globs (servers.fs.expose: [read_*]),
+and --expose GLOB (repeatable). Only tools flat mode would list can be
+exposed: never a tool of an untrusted server, one hidden by tools: or the
+profile, or one held for review. A catalog change updates them and sends
+notifications/tools/list_changed; a glob that matches nothing is logged as
+a warning.
 
 Dashboard: with --http the dashboard is served under http://ADDR/admin/ on
 the same listener; --admin ADDR serves it on its own loopback address (with
@@ -83,8 +100,11 @@ is logged to <state dir>/audit.jsonl (JSON lines, 0600).
 Flags:
   --http ADDR         serve streamable HTTP on ADDR instead of stdio
   --mode MODE         gateway, flat or auto (default gateway)
-  --no-prefix         flat mode: keep upstream tool names when unambiguous
+  --no-prefix         direct tools (flat mode's, exposed ones) keep their
+                      upstream names when no other server uses them
   --server ID         serve only server ID, flat, with its own tool names
+  --expose GLOB       also list the capabilities GLOB matches (SERVER__TOOL,
+                      * ? [..]) as direct tools; repeatable
   --allow-remote      HTTP: allow a non-loopback listen address
   --token-file FILE   HTTP: require "Authorization: Bearer TOKEN", TOKEN read
                       from FILE (first line); the environment variable
@@ -161,6 +181,11 @@ func runServe(e *env) int {
 	adminRemote := fs.Bool("admin-remote", false, "")
 	approvalTimeout := fs.Duration("approval-timeout", 0, "")
 	slowCall := fs.Duration("slow-call", gateway.DefaultSlowCall, "")
+	var expose []string
+	fs.Func("expose", "", func(v string) error {
+		expose = append(expose, v)
+		return nil
+	})
 	pos, code, ok := flagsOrExit(e, "serve", fs)
 	if !ok {
 		return code
@@ -179,8 +204,11 @@ func runServe(e *env) int {
 		}
 		*mode, *noPrefix = "flat", true
 	}
-	if *noPrefix && *mode != "flat" && *mode != "auto" {
-		return usageErr(e, "serve", "--no-prefix applies to --mode flat (or auto) only")
+	if len(expose) > 0 && *server != "" {
+		return usageErr(e, "serve", "--expose applies to the gateway surface; --server serves every tool of its server directly already")
+	}
+	if len(expose) > 0 && *mode == "flat" {
+		return usageErr(e, "serve", "--expose pins tools beside the gateway tools; in --mode flat every tool is direct already (use --mode gateway or auto)")
 	}
 	limits := gateway.HTTPLimits{ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, MaxConnsPerClient: *maxConns, MaxSessions: *maxSessions}
 	for _, c := range []struct {
@@ -263,6 +291,7 @@ func runServe(e *env) int {
 		},
 		Stdin:  e.stdin,
 		Stdout: e.stdout,
+		Expose: expose,
 	}
 	switch *mode {
 	case "flat":

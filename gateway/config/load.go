@@ -137,6 +137,7 @@ func Load(opts LoadOptions) *Loaded {
 		l.add(s)
 	}
 	l.checkProfiles()
+	l.checkExpose()
 	return l
 }
 

@@ -26,13 +26,13 @@ const (
 	msgActionClass = "only allowed in user config; use the project trust record"
 )
 
-var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results", "profiles"}
+var topLevelKeys = []string{"servers", "approve", "idleTimeoutMs", "sandbox", "filters", "results", "profiles", "expose"}
 
 var serverKeys = []string{"command", "args", "cwd", "env", "passEnv", "timeoutMs", "actionClass", "stdoutNoise", "maxLineBytes", "cli",
-	"url", "headers", "transport", "oauth", "allowPrivate", "onToolChange", "tools", "enabled"}
+	"url", "headers", "transport", "oauth", "allowPrivate", "onToolChange", "tools", "enabled", "expose"}
 
 // sharedServerKeys apply to local and remote servers alike.
-var sharedServerKeys = []string{"timeoutMs", "actionClass", "onToolChange", "tools", "enabled"}
+var sharedServerKeys = []string{"timeoutMs", "actionClass", "onToolChange", "tools", "enabled", "expose"}
 
 // parser collects diagnostics for one file.
 type parser struct {
@@ -132,7 +132,7 @@ func Parse(data []byte, file string, scope Scope, base string) (servers []Server
 		case "servers":
 			servers = p.servers(kv.v)
 			continue
-		case "approve", "idleTimeoutMs", "sandbox", "filters", "results", "profiles":
+		case "approve", "idleTimeoutMs", "sandbox", "filters", "results", "profiles", "expose":
 			if scope == ScopeProject {
 				p.errf(kv.k, kv.key, "move it to the user config (<config dir>/mcp.yaml)", "%s is only allowed in user config", kv.key)
 				continue
@@ -466,6 +466,10 @@ func (p *parser) server(kv kv) Server {
 			p.onToolChange(&s, f, ff)
 		case "tools":
 			p.toolSubset(&s, f.v, ff)
+		case "expose":
+			if g, ok := p.exposeGlobs(f.v, ff, false); ok {
+				s.Expose = g
+			}
 		case "enabled":
 			if v, ok := p.boolean(f.v, ff); ok {
 				s.Disabled = !v

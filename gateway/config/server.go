@@ -75,6 +75,10 @@ type Server struct {
 	// Tools narrows which of the server's tools are exposed (not bound by
 	// the digest: it only ever narrows).
 	Tools ToolSubset
+	// Expose lists tool-name globs served as direct tools beside the
+	// gateway tools (see expose.go); not bound by the digest: it changes
+	// how a tool is listed, never what the server may do.
+	Expose []string
 	// Disabled (enabled: false) keeps the declaration without loading it:
 	// Load lists it in Loaded.Disabled, not in Loaded.Servers.
 	Disabled bool

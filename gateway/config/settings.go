@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +21,12 @@ type Settings struct {
 	Filters       []Filter
 	Results       Results
 	Profiles      map[string]Profile // by name; nil = none declared
+	// Expose lists capability globs (SERVER__TOOL) served as direct
+	// tools beside the gateway tools; see expose.go. ExposeFile and
+	// ExposeLine say where the list is, for warnings.
+	Expose     []string
+	ExposeFile string
+	ExposeLine int
 
 	// Invalid lists the top-level settings keys that had errors and were
 	// dropped (left at their defaults). A gateway that cannot run safely
@@ -98,6 +103,10 @@ func (p *parser) setting(st *Settings, f kv) {
 		p.results(st, f.v)
 	case "profiles":
 		p.profiles(st, f.v)
+	case "expose":
+		if g, ok := p.exposeGlobs(f.v, "expose", true); ok {
+			st.Expose, st.ExposeFile, st.ExposeLine = g, p.file, f.k.Line
+		}
 	}
 }
 
@@ -182,8 +191,8 @@ func (p *parser) globs(n *yaml.Node, field string, max int) ([]string, bool) {
 			p.errf(n.Content[i], ff, "remove whitespace and control characters", "glob %q contains whitespace or control characters", g)
 			good = false
 		default:
-			if _, err := path.Match(g, ""); err != nil {
-				p.errf(n.Content[i], ff, "fix the glob: * ? and [..] are supported", "glob %q is malformed", g)
+			if err := CheckGlob(g); err != nil {
+				p.errf(n.Content[i], ff, "fix the glob: * ? [..] [^..] and \\ escapes are supported", "%v", err)
 				good = false
 			}
 		}

@@ -77,6 +77,9 @@ type Backend interface {
 type Features struct {
 	ReadResult bool // offloaded results can be paged: offer read_result
 	Execute    bool // code mode is configured: offer execute
+	// Expose: some tools are to be served directly in gateway mode too
+	// (Item.Expose), so gateway mode lists the tools as well.
+	Expose bool
 }
 
 // FindRequest is the decoded argument object of the "find" tool.
@@ -140,6 +143,9 @@ const (
 type Item struct {
 	Server string
 	Raw    json.RawMessage // the Tool/Resource/ResourceTemplate/Prompt object as sent upstream
+	// Expose (tools only) serves the tool directly beside the gateway
+	// tools in gateway mode, named and called exactly as in flat mode.
+	Expose bool
 }
 
 // EventKind names what changed.

@@ -184,8 +184,10 @@ func (s *fastStdio) connected(ss *mcp.ServerSession, c *cancelConn) {
 }
 
 // hook is the frame filter's fast hook, nil when the fast path is off.
+// It serves every direct tool: flat mode's, and in gateway mode the
+// exposed ones (ModeAuto may switch between the two while serving).
 func (s *fastStdio) hook() func(*jsonrpc.Request) bool {
-	if s.f.opts.noFastPath || s.f.opts.Mode != ModeFlat {
+	if s.f.opts.noFastPath || (s.f.opts.Mode == ModeGateway && !s.f.b.Features().Expose) {
 		return nil
 	}
 	return s.take
@@ -198,7 +200,7 @@ const metaVersion = `"` + modernVersion + `"`
 // decodes it: it takes a tools/call over when the fast path can answer it
 // exactly as the SDK would, and answers it from a goroutine of its own.
 func (s *fastStdio) take(req *jsonrpc.Request) bool {
-	if !req.IsCall() || req.Method != "tools/call" {
+	if !req.IsCall() || req.Method != "tools/call" || s.f.direct.Load() == 0 {
 		return false
 	}
 	f := s.f

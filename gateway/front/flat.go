@@ -31,6 +31,102 @@ func (f *front) syncFlat(ctx context.Context, kind Kind) {
 		f.log.Warn("flat-mode list failed; keeping the previous set", "kind", string(kind), "err", err)
 		return
 	}
+	f.reconcile(kind, items)
+}
+
+// syncTools registers the tools this surface serves directly: every
+// listed tool in flat mode, the exposed ones (Item.Expose) in gateway
+// mode. Under ModeAuto it first decides the surface from the listing and,
+// when that changes, switches every registration over; it reports
+// whether it did. Only the event loop (and start, before it) calls it.
+func (f *front) syncTools(ctx context.Context) (switched bool) {
+	f.mu.Lock()
+	feat := f.features
+	f.mu.Unlock()
+	if f.opts.Mode == ModeGateway && !feat.Expose {
+		if f.direct.Load() > 0 {
+			f.reconcile(KindTools, nil) // expose was switched off
+		}
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.RefreshTimeout)
+	defer cancel()
+	items, err := f.b.List(ctx, KindTools)
+	if err != nil {
+		f.log.Warn("tool list failed; keeping the previous set", "err", err)
+		return false
+	}
+	if f.opts.Mode == ModeAuto {
+		if was, now := f.decideMode(items); was != now {
+			f.switchSurface(ctx, now, items)
+			return true
+		}
+	}
+	f.reconcile(KindTools, items)
+	return false
+}
+
+// decideMode is ModeAuto's choice from a tool listing: flat while the
+// definitions total at most AutoFlatBytes. Once in gateway mode it goes
+// back to flat only below autoLowWater percent of the budget, so a
+// catalog that hovers around the budget does not flip the agent's tool
+// list back and forth.
+func (f *front) decideMode(items []Item) (was, now bool) {
+	size := 0
+	for _, it := range items {
+		size += len(it.Raw) + 1
+	}
+	budget := f.opts.AutoFlatBytes
+	low := budget / 100 * autoLowWater
+	was = f.flatNow.Load()
+	first := !f.decided
+	switch {
+	case first, was:
+		now = size <= budget
+	default:
+		now = size <= low
+	}
+	f.decided = true
+	mode := ModeGateway
+	if now {
+		mode = ModeFlat
+	}
+	switch {
+	case first:
+		f.log.Info("mode auto: chose "+string(mode), "tools", len(items), "definitionBytes", size, "budgetBytes", budget)
+	case was != now:
+		f.log.Info("mode auto: switched to "+string(mode), "tools", len(items), "definitionBytes", size, "budgetBytes", budget, "lowWaterBytes", low)
+	}
+	return was, now
+}
+
+// switchSurface moves every registration to the flat or the gateway
+// surface. What leaves is removed before what comes is added: a flat
+// tool may carry a gateway tool's name (find, under NoPrefix), and
+// adding first would replace one by the other.
+func (f *front) switchSurface(ctx context.Context, flat bool, tools []Item) {
+	f.flatNow.Store(flat)
+	kinds := []Kind{KindResources, KindResourceTemplates, KindPrompts}
+	if flat {
+		f.syncGatewayTools() // find, describe, call ... out; sluice__read_result in
+		f.reconcile(KindTools, tools)
+		for _, k := range kinds {
+			f.syncFlat(ctx, k)
+		}
+	} else {
+		f.reconcile(KindTools, tools) // the exposed tools stay
+		for _, k := range kinds {
+			f.reconcile(k, nil)
+		}
+		f.syncGatewayTools()
+	}
+	if f.started && f.opts.OnMode != nil {
+		f.opts.OnMode(f.surface())
+	}
+}
+
+// reconcile makes the registrations of one kind those of items.
+func (f *front) reconcile(kind Kind, items []Item) {
 	want := f.planFlat(kind, items)
 	f.mu.Lock()
 	cur := f.flat[kind]
@@ -92,8 +188,17 @@ func (f *front) syncFlat(ctx context.Context, kind Kind) {
 		cur.owner[it.key] = it.ref
 		f.mu.Unlock()
 	}
+	if kind == KindTools {
+		f.mu.Lock()
+		f.direct.Store(int64(len(cur.sig)))
+		f.mu.Unlock()
+	}
 	if len(gone) > 0 || len(add) > 0 {
-		f.log.Info("flat-mode registrations updated", "kind", string(kind), "count", len(want), "added_or_changed", len(add), "removed", len(gone))
+		what := "flat-mode registrations updated"
+		if kind == KindTools && !f.flatNow.Load() {
+			what = "exposed tools updated"
+		}
+		f.log.Info(what, "kind", string(kind), "count", len(want), "added_or_changed", len(add), "removed", len(gone))
 	}
 }
 
@@ -113,8 +218,9 @@ func (f *front) removeOne(kind Kind, key string) {
 // planFlat parses the backend's items and assigns exposed keys.
 func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 	type parsed struct {
-		ref upstreamRef
-		raw json.RawMessage
+		ref    upstreamRef
+		raw    json.RawMessage
+		expose bool
 	}
 	var ps []parsed
 	for _, it := range items {
@@ -138,7 +244,7 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 			f.log.Warn("skipping upstream item without a name or server", "kind", string(kind), "server", it.Server)
 			continue
 		}
-		ps = append(ps, parsed{upstreamRef{it.Server, name}, it.Raw})
+		ps = append(ps, parsed{upstreamRef{it.Server, name}, it.Raw, it.Expose})
 	}
 	out := map[string]flatItem{}
 	switch kind {
@@ -148,19 +254,33 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 			refs[i] = p.ref
 		}
 		var reserved []string
+		onlyExposed := false
 		if kind == KindTools {
 			reserved = []string{flatReadResult} // the gateway's own tool
+			if !f.flatNow.Load() {
+				// Gateway mode: the exposed tools keep their flat names
+				// (named among every listed tool, so exposing one more
+				// never renames another), and none takes a gateway
+				// tool's name.
+				onlyExposed = true
+				for _, gt := range gatewayTools {
+					reserved = append(reserved, gt.name)
+				}
+			}
 		}
 		names := assignNamesReserved(refs, f.opts.NoPrefix, reserved)
-		byRef := map[upstreamRef]json.RawMessage{}
+		byRef := map[upstreamRef]parsed{}
 		for _, p := range ps {
 			if _, dup := byRef[p.ref]; !dup {
-				byRef[p.ref] = p.raw
+				byRef[p.ref] = p
 			}
 		}
 		for exposed, ref := range names {
-			raw := byRef[ref]
-			out[exposed] = flatItem{key: exposed, ref: ref, raw: raw, sig: exposed + "\x00" + string(raw)}
+			p := byRef[ref]
+			if onlyExposed && !p.expose {
+				continue
+			}
+			out[exposed] = flatItem{key: exposed, ref: ref, raw: p.raw, sig: exposed + "\x00" + string(p.raw)}
 		}
 	default:
 		// URIs cannot be renamed: the first server (by id) that lists a

@@ -19,12 +19,33 @@ const (
 	// ModeFlat exposes every trusted capability as its own tool and passes
 	// upstream resources, prompts, completions and logging through.
 	ModeFlat Mode = "flat"
+	// ModeAuto serves flat while the listed tool definitions total at
+	// most Options.AutoFlatBytes and gateway mode above, re-deciding on
+	// every tool-list change (see "Why auto mode switches with a margin"
+	// in doc.go).
+	ModeAuto Mode = "auto"
 )
+
+// DefaultAutoFlatBytes is ModeAuto's default budget for flat tool
+// definitions: about 85 tools of a typical size, where the gateway tools
+// begin to cost an agent less than direct tools.
+const DefaultAutoFlatBytes = 16 << 10
+
+// autoLowWater is the share of AutoFlatBytes (in percent) the definitions
+// must fall to before ModeAuto goes back from gateway to flat.
+const autoLowWater = 75
 
 // Options configures front. The zero value of every field means the
 // documented default; a nil *Options is the all-defaults configuration.
 type Options struct {
 	Mode Mode // "" = ModeGateway
+	// AutoFlatBytes is ModeAuto's budget: flat while the trusted tool
+	// definitions total at most this many bytes; 0 = DefaultAutoFlatBytes.
+	AutoFlatBytes int
+	// OnMode, when set, is told the surface served (ModeFlat or
+	// ModeGateway) when serving starts and whenever ModeAuto switches.
+	// It must not block.
+	OnMode func(Mode)
 	// noFastPath sends every tools/call through the SDK (tests compare
 	// the two paths).
 	noFastPath bool
@@ -144,9 +165,12 @@ func (o *Options) resolved() (Options, error) {
 	switch r.Mode {
 	case "":
 		r.Mode = ModeGateway
-	case ModeGateway, ModeFlat:
+	case ModeGateway, ModeFlat, ModeAuto:
 	default:
-		return r, &OptionError{Field: "Mode", Value: fmt.Sprintf("%q", r.Mode), Want: `"gateway" or "flat"`}
+		return r, &OptionError{Field: "Mode", Value: fmt.Sprintf("%q", r.Mode), Want: `"gateway", "flat" or "auto"`}
+	}
+	if r.AutoFlatBytes == 0 {
+		r.AutoFlatBytes = DefaultAutoFlatBytes
 	}
 	if r.Name == "" {
 		r.Name = defaultName
@@ -200,6 +224,7 @@ func (o *Options) resolved() (Options, error) {
 		want  string
 	}{
 		{"MaxInstructionsBytes", r.MaxInstructionsBytes < 0, r.MaxInstructionsBytes, ">= 0"},
+		{"AutoFlatBytes", r.AutoFlatBytes < 0, r.AutoFlatBytes, ">= 0"},
 		{"ClientRequestTimeout", r.ClientRequestTimeout < 0, r.ClientRequestTimeout, "> 0"},
 		{"RefreshTimeout", r.RefreshTimeout < 0, r.RefreshTimeout, "> 0"},
 		{"MaxLineBytes", r.MaxLineBytes < 4096, r.MaxLineBytes, ">= 4096"},

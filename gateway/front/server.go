@@ -48,10 +48,21 @@ type front struct {
 	seq    atomic.Uint64
 	prefix string // random per-process request id prefix
 
-	mu       sync.Mutex
-	features Features
-	gwTools  map[string]bool       // registered gateway-mode tools
-	flat     map[Kind]*flatEntries // flat-mode registrations
+	// flatNow is the surface served: flat (every tool direct) or
+	// gateway. Fixed unless Mode is ModeAuto; changed by the event loop
+	// only (decideMode).
+	flatNow atomic.Bool
+	decided bool // ModeAuto has chosen once (event loop only)
+	started bool // start registered the first surface (event loop only)
+	// direct counts the registered direct tools (flat or exposed): the
+	// fast path looks no further while there are none.
+	direct atomic.Int64
+
+	mu        sync.Mutex
+	features  Features
+	gwTools   map[string]bool       // registered gateway-mode tools
+	resultTpl bool                  // the stored-results resource template is registered
+	flat      map[Kind]*flatEntries // flat-mode registrations (in gateway mode: exposed tools)
 
 	events    chan struct{} // wakes the event loop (cap 1); never closed
 	quit      chan struct{} // closed by close()
@@ -94,6 +105,7 @@ func newFront(b Backend, o *Options) (*front, error) {
 		loopDone: make(chan struct{}),
 	}
 	f.hard, f.cancelHard = context.WithCancel(context.Background())
+	f.flatNow.Store(opts.Mode == ModeFlat)
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: serverTitle, Version: opts.Version}, f.serverOptions())
 	f.srv.AddReceivingMiddleware(f.guardMiddleware)
 	f.removeSrc = opts.Metrics.addSessionSource(func() int {
@@ -121,7 +133,7 @@ func (f *front) serverOptions() *mcp.ServerOptions {
 			c.CacheScope = "private"
 		},
 	}
-	if f.opts.Mode == ModeFlat {
+	if f.opts.Mode != ModeGateway { // flat, or auto (which may be flat)
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 		so.CompletionHandler = f.complete
@@ -141,14 +153,27 @@ func (f *front) start(ctx context.Context) {
 		f.mu.Lock()
 		f.features = feat
 		f.mu.Unlock()
+		switched := f.syncTools(ctx) // ModeAuto decides here
 		f.syncGatewayTools()
-		if f.opts.Mode == ModeFlat {
-			for _, k := range []Kind{KindTools, KindResources, KindResourceTemplates, KindPrompts} {
+		if f.flatNow.Load() && !switched {
+			for _, k := range []Kind{KindResources, KindResourceTemplates, KindPrompts} {
 				f.syncFlat(ctx, k)
 			}
 		}
+		if f.opts.OnMode != nil {
+			f.opts.OnMode(f.surface())
+		}
+		f.started = true
 	})
 	go f.eventLoop()
+}
+
+// surface is the mode served now: ModeFlat or ModeGateway.
+func (f *front) surface() Mode {
+	if f.flatNow.Load() {
+		return ModeFlat
+	}
+	return ModeGateway
 }
 
 // close stops following events. It does not close the backend.
@@ -167,6 +192,8 @@ func (f *front) instructions() string {
 	var b strings.Builder
 	if f.opts.Instructions != "" {
 		b.WriteString(f.opts.Instructions)
+	} else if f.opts.Mode == ModeAuto {
+		b.WriteString("sluice is an MCP gateway to many tool servers. While they have few tools, each is listed here as its own tool, named <server>__<tool> (or its plain name when unique); when they have many, the list changes to find (search capabilities by keyword), describe (a capability's argument schema) and call (run it), plus execute for Starlark scripts that call capabilities as functions, and tools/list_changed says so. Large results are shortened and name a handle: read_result (sluice__read_result while tools are listed directly) pages the rest.")
 	} else if f.opts.Mode == ModeFlat {
 		b.WriteString("sluice is an MCP gateway: each tool here belongs to one upstream server and is named <server>__<tool> (or its plain name when unique).")
 		if f.b.Features().ReadResult {
@@ -174,6 +201,9 @@ func (f *front) instructions() string {
 		}
 	} else {
 		b.WriteString("sluice is an MCP gateway to many tool servers. Use find to search capabilities by keyword, describe to get a capability's argument schema, then call to run it. Capabilities are named <server>__<tool>. Large results are shortened; read_result pages the rest when offered. execute (when offered) runs a Starlark script that calls capabilities as functions, for loops and joins.")
+		if f.b.Features().Expose {
+			b.WriteString(" Some capabilities are also listed as tools of their own (named <server>__<tool>): call those directly.")
+		}
 	}
 	if s := strings.TrimSpace(f.b.Instructions()); s != "" && f.opts.MaxInstructionsBytes > 0 {
 		b.WriteString("\n\nUpstream servers:\n")
@@ -224,7 +254,7 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if cr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && f.unlistedFlatTool(cr) {
 			return f.callUnlisted(ctx, cr)
 		}
-		if method == "logging/setLevel" && f.opts.Mode == ModeFlat {
+		if method == "logging/setLevel" && f.flatNow.Load() {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if err := f.b.SetLogLevel(ctx, string(p.Level)); err != nil {
 					f.log.Warn("forwarding logging/setLevel failed", "level", p.Level, "err", err)
@@ -241,11 +271,12 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// unlistedFlatTool reports a flat-mode call of a SERVER__TOOL name front
-// has not registered: a tool past a truncated listing, a name not exposed
-// (a prefixed name under NoPrefix), or none at all.
+// unlistedFlatTool reports a call of a SERVER__TOOL name front has not
+// registered: a tool past a truncated listing, a name not exposed (a
+// prefixed name under NoPrefix; in gateway mode a tool not pinned by
+// expose), or none at all. No gateway-mode tool has "__" in its name.
 func (f *front) unlistedFlatTool(req *mcp.CallToolRequest) bool {
-	if f.opts.Mode != ModeFlat || req.Params == nil {
+	if req.Params == nil {
 		return false
 	}
 	name := req.Params.Name
@@ -282,8 +313,12 @@ func (f *front) callUnlisted(ctx context.Context, req *mcp.CallToolRequest) (mcp
 		return f.b.Describe(dctx, DescribeRequest{Capabilities: []string{name}}, f.newPeer(ctx, f.newRequestID(req), req))
 	}()
 	var te *ToolError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &te):
 		msg += ": " + te.Error()
+	case err == nil && !f.flatNow.Load():
+		// A capability that exists but is not listed directly here.
+		msg += ": it is not listed as a tool of its own here; run it through call, e.g. {\"capability\":" + strconv.Quote(name) + ",\"arguments\":{...}}, after describe shows its arguments"
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }
@@ -701,10 +736,10 @@ func (f *front) handleEvents(kinds map[EventKind]bool, logs []Event) {
 		f.mu.Unlock()
 		f.syncGatewayTools()
 	}
-	if f.opts.Mode == ModeFlat {
-		if kinds[EventToolsChanged] {
-			f.syncFlat(ctx, KindTools)
-		}
+	if kinds[EventToolsChanged] || kinds[EventFeaturesChanged] {
+		f.syncTools(ctx) // may switch ModeAuto's surface
+	}
+	if f.flatNow.Load() {
 		if kinds[EventResourcesChanged] {
 			f.syncFlat(ctx, KindResources)
 			f.syncFlat(ctx, KindResourceTemplates)

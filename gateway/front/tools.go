@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -115,59 +116,79 @@ var gatewayTools = []gatewayTool{
 	},
 }
 
-// syncGatewayTools registers the fixed surface for the current Features.
-// In flat mode that is only read_result (as flatReadResult): the upstream
-// tools are the rest of the surface, and a shortened result names a handle
-// only read_result can page.
+// syncGatewayTools registers the fixed surface for the current Features
+// and surface. In flat mode that is only read_result (as flatReadResult):
+// the upstream tools are the rest of the surface, and a shortened result
+// names a handle only read_result can page. Tools that leave are removed
+// before new ones are added.
 func (f *front) syncGatewayTools() {
 	f.mu.Lock()
 	feat := f.features
 	f.mu.Unlock()
-	flat := f.opts.Mode == ModeFlat
+	flat := f.flatNow.Load()
+	want := map[string]gatewayTool{}
+	var order []string
 	for _, gt := range gatewayTools {
 		if flat && gt.name != toolReadResult {
+			continue
+		}
+		if (gt.name == toolReadResult && !feat.ReadResult) || (gt.name == toolExecute && !feat.Execute) {
 			continue
 		}
 		name := gt.name
 		if flat {
 			name = flatReadResult
 		}
-		want := true
-		switch gt.name {
-		case toolReadResult:
-			want = feat.ReadResult
-		case toolExecute:
-			want = feat.Execute
+		want[name] = gt
+		order = append(order, name)
+	}
+	f.mu.Lock()
+	var gone []string
+	for name, have := range f.gwTools {
+		if _, keep := want[name]; have && !keep {
+			gone = append(gone, name)
 		}
-		f.mu.Lock()
-		have := f.gwTools[name]
-		f.gwTools[name] = want
-		f.mu.Unlock()
-		switch {
-		case want && !have && gt.name == toolReadResult:
-			// Shortened results also link to the stored whole as a
-			// resource (sluice://results/<handle>), readable in pages.
-			f.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: ResultURITemplate, Name: "sluice-result",
-				Description: "a stored full result, one page per read; ?offset=N continues", MIMEType: "application/json"},
-				f.resourceHandler(""))
-			fallthrough
-		case want && !have:
-			t := &mcp.Tool{
-				Name:        name,
-				Title:       gt.title,
-				Description: gt.desc,
-				InputSchema: json.RawMessage(gt.schema),
-			}
-			if gt.readOnly {
-				t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
-			}
-			f.srv.AddTool(t, gt.handler(f))
-		case !want && have:
-			f.srv.RemoveTools(name)
-			if gt.name == toolReadResult {
-				f.srv.RemoveResourceTemplates(ResultURITemplate)
-			}
+	}
+	var add []string
+	for _, name := range order {
+		if !f.gwTools[name] {
+			add = append(add, name)
 		}
+	}
+	f.gwTools = map[string]bool{}
+	for name := range want {
+		f.gwTools[name] = true
+	}
+	paging := feat.ReadResult
+	tplChange := paging != f.resultTpl
+	f.resultTpl = paging
+	f.mu.Unlock()
+	sort.Strings(gone)
+	if len(gone) > 0 {
+		f.srv.RemoveTools(gone...)
+	}
+	if tplChange && !paging {
+		f.srv.RemoveResourceTemplates(ResultURITemplate)
+	}
+	if tplChange && paging {
+		// Shortened results also link to the stored whole as a resource
+		// (sluice://results/<handle>), readable in pages.
+		f.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: ResultURITemplate, Name: "sluice-result",
+			Description: "a stored full result, one page per read; ?offset=N continues", MIMEType: "application/json"},
+			f.resourceHandler(""))
+	}
+	for _, name := range add {
+		gt := want[name]
+		t := &mcp.Tool{
+			Name:        name,
+			Title:       gt.title,
+			Description: gt.desc,
+			InputSchema: json.RawMessage(gt.schema),
+		}
+		if gt.readOnly {
+			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+		}
+		f.srv.AddTool(t, gt.handler(f))
 	}
 }
 

@@ -1,0 +1,153 @@
+package gateway
+
+// This file decides which tools 'sluice serve' exposes directly beside the
+// gateway tools: the top-level expose: capability globs, each server's
+// expose: tool globs and serve --expose. front names and registers them
+// (gateway/front/flat.go), exactly as flat mode's tools.
+//
+// # Why exposing is decided on the flat listing
+//
+// An exposed tool must never be something flat mode would not list: it is
+// chosen from frontend.List, which holds only trusted servers' tools that
+// their tools: subset and the active profile keep visible and that are not
+// held for review. A glob can therefore only pick among those; it never
+// widens a subset, reaches an untrusted server or shows a held tool.
+
+import (
+	"fmt"
+	"strings"
+
+	"sluice/gateway/config"
+)
+
+// exposeRule is one expose glob with where it came from.
+type exposeRule struct {
+	glob   string // a capability glob (SERVER__TOOL), per-server globs prefixed
+	source string // for logs: "expose[1] (FILE:LINE)", "servers.fs.expose[0]", "--expose"
+}
+
+// CheckExpose validates serve --expose globs against the declarations: a
+// malformed glob (its position named) or a literal server part that is
+// not declared is a bad-input error.
+func (g *Gateway) CheckExpose(globs []string) error {
+	l := g.reload()
+	var ids []string
+	declared := map[string]bool{}
+	for _, ss := range [][]config.Server{l.Servers, l.Disabled} {
+		for _, s := range ss {
+			if !declared[s.ID] {
+				declared[s.ID] = true
+				ids = append(ids, s.ID)
+			}
+		}
+	}
+	for _, glob := range globs {
+		if err := checkExposeFlag(glob); err != nil {
+			return err
+		}
+		srv := config.ExposeServer(glob)
+		if srv == "" || declared[srv] {
+			continue
+		}
+		msg := fmt.Sprintf("--expose %s: no server %q is declared", glob, srv)
+		remedy := "name a declared server (sluice servers lists them), or use a glob such as *__" + strings.TrimPrefix(glob, srv+"__")
+		if s := Suggest(srv, ids); s != "" {
+			msg += fmt.Sprintf("; did you mean %s?", s)
+		}
+		return &Error{Kind: KindBadInput, Message: msg, Remedy: fixText(remedy)}
+	}
+	return nil
+}
+
+// checkExposeFlag validates one --expose glob's syntax.
+func checkExposeFlag(glob string) error {
+	switch {
+	case glob == "":
+		return &Error{Kind: KindBadInput, Message: "--expose needs a capability glob", Remedy: fixText("pass SERVER__TOOL or a glob such as fs__read_*")}
+	case strings.ContainsAny(glob, " \t\r\n"):
+		return &Error{Kind: KindBadInput, Message: fmt.Sprintf("--expose %q contains whitespace", glob), Remedy: fixText("pass one glob per --expose flag")}
+	}
+	if err := config.CheckGlob(glob); err != nil {
+		return &Error{Kind: KindBadInput, Message: "--expose: " + err.Error(), Remedy: fixText("fix the glob: * ? [..] [^..] and \\ escapes are supported")}
+	}
+	if !strings.Contains(glob, "__") && !strings.ContainsAny(glob, "*?[") {
+		return &Error{Kind: KindBadInput, Message: fmt.Sprintf("--expose %s names no server: it takes capability globs (SERVER__TOOL)", glob),
+			Remedy: fixText("write e.g. fs__" + glob)}
+	}
+	return nil
+}
+
+// exposeRules collects the expose globs in force: the user config's, each
+// trusted server's own and extra (serve --expose).
+func exposeRules(l *config.Loaded, views []ServerView, extra []string) []exposeRule {
+	var rules []exposeRule
+	for i, glob := range l.Settings.Expose {
+		rules = append(rules, exposeRule{glob: glob, source: fmt.Sprintf("expose[%d] (%s:%d)", i, l.Settings.ExposeFile, l.Settings.ExposeLine)})
+	}
+	for _, v := range views {
+		for i, glob := range v.decl.Expose {
+			rules = append(rules, exposeRule{glob: v.ID + "__" + glob, source: fmt.Sprintf("servers.%s.expose[%d] (%s:%d)", v.ID, i, v.decl.File, v.decl.Line)})
+		}
+	}
+	for _, glob := range extra {
+		rules = append(rules, exposeRule{glob: glob, source: "--expose"})
+	}
+	return rules
+}
+
+// exposing reports whether any expose glob is in force.
+func (f *frontend) exposing() bool {
+	if len(f.o.Expose) > 0 {
+		return true
+	}
+	l := f.g.reload()
+	if len(l.Settings.Expose) > 0 {
+		return true
+	}
+	for _, s := range l.Servers {
+		if len(s.Expose) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// markExposed sets Item.Expose on the tools an expose glob names, and logs
+// (once per change of the set) the globs that name no listed tool: not an
+// error, since a catalog may yet grow the tool, but a typo would otherwise
+// expose nothing in silence.
+func (f *frontend) markExposed(items []frontItem, rules []exposeRule) {
+	if len(rules) == 0 {
+		return
+	}
+	hits := make([]int, len(rules))
+	for i := range items {
+		c := items[i].server + "__" + items[i].tool
+		for r, rule := range rules {
+			if config.MatchGlob(rule.glob, c) {
+				items[i].expose = true
+				hits[r]++
+			}
+		}
+	}
+	var idle []string
+	for r, rule := range rules {
+		if hits[r] == 0 {
+			idle = append(idle, rule.glob+" from "+rule.source)
+		}
+	}
+	key := strings.Join(idle, "\n")
+	f.mu.Lock()
+	changed := key != f.exposeIdle
+	f.exposeIdle = key
+	f.mu.Unlock()
+	if changed && len(idle) > 0 {
+		f.log.Warn("expose: globs match no listed tool (untrusted, hidden, held for review, or not in the catalog yet); they expose nothing for now", "globs", idle)
+	}
+}
+
+// frontItem is one listed tool while List decides what it exposes.
+type frontItem struct {
+	server, tool string
+	expose       bool
+}
