@@ -95,6 +95,30 @@ func exposeRules(l *config.Loaded, views []ServerView, extra []string) []exposeR
 	return rules
 }
 
+// mayExpose reports whether a rule may name a tool of server id. It
+// reads the glob's literal prefix (up to its first wildcard): when that
+// holds "__" the server is literal and must be id, else "id__" must
+// start with it. It may answer true for a glob that names none of id's
+// tools, never false for one that does.
+func mayExpose(rules []exposeRule, id string) bool {
+	for _, r := range rules {
+		lit := r.glob
+		if i := strings.IndexAny(lit, `*?[\`); i >= 0 {
+			lit = lit[:i]
+		}
+		if srv, _, ok := strings.Cut(lit, "__"); ok {
+			if srv == id {
+				return true
+			}
+			continue
+		}
+		if strings.HasPrefix(id+"__", lit) {
+			return true
+		}
+	}
+	return false
+}
+
 // exposing reports whether any expose glob is in force.
 func (f *frontend) exposing() bool {
 	if len(f.o.Expose) > 0 {

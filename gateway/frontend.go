@@ -149,25 +149,37 @@ func (f *frontend) views() []ServerView {
 
 // Prepare readies the gateway for serving. In flat mode it launches, in
 // parallel and bounded by ctx, every trusted server without a recorded
-// catalog and records it; failures are logged and the server is simply
-// not listed. It never launches an untrusted server.
+// catalog and records it (in gateway mode, those an expose glob may
+// name); failures are logged and the server is simply not listed. It
+// never launches an untrusted server.
 func (f *frontend) Prepare(ctx context.Context) {
+	views := f.views()
+	var rules []exposeRule
 	if !f.o.Flat {
-		return
+		// Gateway mode lists only exposed tools: launch the servers an
+		// expose glob may name.
+		rules = exposeRules(f.g.reload(), views, f.o.Expose)
+		if len(rules) == 0 {
+			return
+		}
+	}
+	what := "flat mode"
+	if !f.o.Flat {
+		what = "expose"
 	}
 	var wg sync.WaitGroup
-	for _, v := range f.views() {
-		if !v.Trusted() || f.g.known(v).prov != ProvMissing {
+	for _, v := range views {
+		if !v.Trusted() || (!f.o.Flat && !mayExpose(rules, v.ID)) || f.g.known(v).prov != ProvMissing {
 			continue
 		}
 		wg.Add(1)
 		go func(v ServerView) {
 			defer wg.Done()
 			if err := f.g.refresh(ctx, v); err != nil {
-				f.log.Warn("flat mode: could not launch a server without a recorded catalog; its tools are not listed", "server", v.ID, "error", firstLine(err.Error(), 300))
+				f.log.Warn(what+": could not launch a server without a recorded catalog; its tools are not listed", "server", v.ID, "error", firstLine(err.Error(), 300))
 				return
 			}
-			f.log.Info("flat mode: launched a server to record its catalog", "server", v.ID)
+			f.log.Info(what+": launched a server to record its catalog", "server", v.ID)
 		}(v)
 	}
 	wg.Wait()

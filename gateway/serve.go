@@ -104,6 +104,11 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		}
 	}
 	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat || fo.Mode == ModeAuto, Metrics: metrics, Server: o.Server, Expose: o.Expose})
+	if fo.NoPrefix && (fo.Mode == "" || fo.Mode == ModeGateway) && !fe.exposing() {
+		fe.Close()
+		return &Error{Kind: KindBadInput, Message: "--no-prefix applies to direct tools: flat and auto mode's, or exposed ones, and no expose glob is in force",
+			Remedy: fixText("drop --no-prefix, use --mode flat or auto, or expose tools (--expose GLOB, or expose: in the config)")}
+	}
 	var surface atomic.Value // the mode served now (ModeAuto switches)
 	surface.Store(fo.Mode)
 	fo.OnMode = func(m front.Mode) { surface.Store(m) }

@@ -18,7 +18,7 @@ import (
 func TestServeFlags(t *testing.T) {
 	newWorld(t)
 	want(t, sluice(t, "", "serve", "--mode", "fancy"), exitUsage, "--mode must be gateway, flat or auto")
-	want(t, sluice(t, "", "serve", "--no-prefix"), exitUsage, "--mode flat (or auto) only")
+	want(t, sluice(t, "", "serve", "--no-prefix"), exitUsage, "--no-prefix applies to direct tools", "no expose glob is in force")
 	want(t, sluice(t, "", "serve", "--log-level", "loud"), exitUsage, "--log-level")
 	want(t, sluice(t, "", "serve", "extra"), exitUsage, "unexpected argument")
 	empty := filepath.Join(t.TempDir(), "token")

@@ -17,6 +17,14 @@
 // trust). Every problem is a Diagnostic with file, line, column, field path,
 // message and fix; Load never fails as a whole.
 //
+// # Why expose and tools are not bound by the digest
+//
+// A server's tools: subset and expose: list change how its tools are
+// listed to an agent, never what the server runs or may do: tools: only
+// hides, and expose: can only pick among the tools the gateway lists
+// anyway (trusted, visible, not held). Binding them would make every
+// edit of a listing preference invalidate a trust record.
+//
 // # Why walk yaml.Node trees instead of decoding into structs
 //
 // Decoding with KnownFields stops at the first problem and reports it as a

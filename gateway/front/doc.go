@@ -136,7 +136,7 @@
 //
 // # Why tools/call has a fast path on stdio
 //
-// Serving a flat-mode tool call through the SDK costs a typed decode of
+// Serving a flat-mode (or exposed) tool call through the SDK costs a typed decode of
 // the request, the SDK's per-request dispatch, a decode of the raw result
 // into the SDK's typed result and its re-encoding: several times what the
 // upstream hop itself costs. On stdio front owns the connection, so it
@@ -185,6 +185,28 @@
 // Because the SDK never sees those POSTs, the handler (not the SDK) closes
 // idle sessions. A test runs one conversation both ways and requires the
 // same answers; sluice_http_fast_path_calls_total counts the calls taken.
+//
+// # Why exposed tools are named among every listed tool
+//
+// In gateway mode the backend marks the tools to serve directly
+// (Item.Expose). front names them with flat mode's rules over the whole
+// listing, not over the exposed few, so an exposed tool has exactly its
+// flat-mode name and exposing one more tool never renames another; the
+// gateway tools' names are reserved, so an upstream "find" under NoPrefix
+// stays "<server>__find". They are registered, called (the stdio fast
+// path included) and refused when unlisted like flat tools.
+//
+// # Why auto mode switches with a margin
+//
+// ModeAuto serves flat while the listed tool definitions total at most
+// AutoFlatBytes and re-decides on every tool-list change. Each switch
+// replaces the agent's whole tool list, so a catalog hovering at the
+// budget must not flip it back and forth: flat goes to gateway above the
+// budget, gateway comes back to flat only at autoLowWater percent of it.
+// A switch removes what leaves before adding what comes (a flat tool may
+// hold a gateway tool's name) and the SDK debounces the resulting
+// list_changed notifications into one. Exposed tools are direct in both
+// surfaces; resources and prompts are passed through only while flat.
 //
 // # Why upstream results lose resultType and io.modelcontextprotocol/* meta
 //
