@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -360,5 +362,15 @@ func TestServeExposeOverHTTP(t *testing.T) {
 				t.Fatalf("fx__echo over HTTP: %v %+v", err, r)
 			}
 		})
+	}
+	// The HTTP fast path took both exposed calls.
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if m := regexp.MustCompile(`(?m)^sluice_http_fast_path_calls_total (\d+)`).FindStringSubmatch(string(body)); m == nil || m[1] != "2" {
+		t.Fatalf("the HTTP fast path did not take the 2 exposed calls: %v", m)
 	}
 }

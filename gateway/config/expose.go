@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"sluice/gateway/internal/suggest"
 )
 
 // Exposed tools: capabilities served as direct tools beside the gateway
@@ -206,7 +208,7 @@ func (l *Loaded) checkExpose() {
 			continue
 		}
 		fix := "declare the server, or remove the entry"
-		if s := suggest(srv, ids); s != "" {
+		if s := suggest.Closest(srv, ids); s != "" {
 			fix = fmt.Sprintf("did you mean %s? (%s)", s, strings.Replace(g, srv, s, 1))
 		}
 		l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.Settings.ExposeFile, Line: l.Settings.ExposeLine,

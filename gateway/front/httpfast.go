@@ -54,8 +54,8 @@ type fastSession struct {
 const askPrefix = "sluice-"
 
 func newFastHTTP(f *front, h *Handler) *fastHTTP {
-	if f.opts.noFastPath || f.opts.Mode != ModeFlat {
-		return nil
+	if f.opts.noFastPath || (f.opts.Mode == ModeGateway && !f.b.Features().Expose) {
+		return nil // no direct tools (flat mode's, or exposed ones) to take
 	}
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
 	return &fastHTTP{f: f, h: h, info: info, ses: map[string]*fastSession{}}
