@@ -343,38 +343,67 @@ func grepLines(s, sub string) string {
 }
 
 // TestToolsListBytes measures what tools/list costs an agent in each mode
-// with 13 (the fixture's built-in tools alone), 100 and 600 upstream tools (the fixture's generated tools, ~190
-// bytes each, plus its 13 built-in ones). It asserts only what each mode
-// promises: gateway mode's list does not grow with the upstream tools, and
-// auto mode lists what flat mode lists while the definitions fit its
-// 16 KiB budget and what gateway mode lists above it.
-// The figures go to BENCHMARKS.md (go test -run TestToolsListBytes -v).
+// with 10, 100 and 600 upstream tools (the fixture's generated tools,
+// about 190 bytes each, 600 from two servers; tools.allow hides the
+// built-in ones): flat, gateway,
+// auto, and gateway with three tools exposed. It asserts only what each
+// mode promises: gateway mode's list does not grow with the upstream
+// tools, nor does it with a fixed set exposed (which costs only those
+// tools' definitions on top); auto mode lists what flat mode lists while
+// the definitions fit its 16 KiB budget and what gateway mode lists above
+// it. The table goes to BENCHMARKS.md (go test -run TestToolsListBytes -v).
 func TestToolsListBytes(t *testing.T) {
-	var gwSizes []int
-	for _, n := range []int{13, 100, 600} { // 13: the built-in tools alone
+	modes := []struct {
+		name string
+		args []string
+	}{
+		{"flat", []string{"--mode", "flat"}},
+		{"gateway", []string{"--mode", "gateway"}},
+		{"auto", []string{"--mode", "auto"}},
+		{"gateway+expose 3", []string{"--mode", "gateway", "--expose", "fx__tool_000[1-3]"}},
+	}
+	table := []string{"| upstream tools | flat | gateway | auto | gateway + 3 exposed | gateway / flat |", "|---:|---:|---:|---:|---:|---:|"}
+	var gw, gx []int
+	for _, n := range []int{10, 100, 600} {
 		w := newWorld(t)
-		w.writeUser("servers:\n" + fixture(t, "fx", "-tools", fmt.Sprint(n-13)))
+		// A server lists at most 500 tools (mcp.MaxTools): 600 come from two.
+		decls := fixture(t, "fx", "-tools", fmt.Sprint(n)) + "    tools: {allow: [\"tool_*\"]}\n"
+		if n > 500 {
+			decls = fixture(t, "fx", "-tools", fmt.Sprint(n/2)) + "    tools: {allow: [\"tool_*\"]}\n" +
+				fixture(t, "fy", "-tools", fmt.Sprint(n-n/2)) + "    tools: {allow: [\"tool_*\"]}\n"
+		}
+		w.writeUser("servers:\n" + decls)
 		sizes := map[string]int{}
-		for _, mode := range []string{"flat", "gateway", "auto"} {
-			got := serveFrames(t, []string{"--mode", mode}, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
+		for _, mode := range modes {
+			got := serveFrames(t, mode.args, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
 			for _, f := range got {
 				if id, _ := f["id"].(float64); id == 2 {
-					sizes[mode] = f["_bytes"].(int)
+					sizes[mode.name] = f["_bytes"].(int)
+					if mode.name == "flat" {
+						if tools := f["result"].(map[string]any)["tools"].([]any); len(tools) != n+1 { // + sluice__read_result
+							t.Fatalf("flat mode listed %d tools, want %d upstream tools and sluice__read_result", len(tools), n)
+						}
+					}
 				}
 			}
 		}
-		t.Logf("tools/list with %d upstream tools: flat %d bytes, gateway %d bytes (gateway/flat %.2f), auto %d bytes", n, sizes["flat"], sizes["gateway"], float64(sizes["gateway"])/float64(sizes["flat"]), sizes["auto"])
+		flat, gateway, auto, exposed := sizes["flat"], sizes["gateway"], sizes["auto"], sizes["gateway+expose 3"]
+		table = append(table, fmt.Sprintf("| %d | %d | %d | %d | %d | %.2f |", n, flat, gateway, auto, exposed, float64(gateway)/float64(flat)))
 		// flat's listing is the definitions plus its envelope: the budget
 		// is met or not by a margin wider than that envelope here.
 		switch {
-		case sizes["flat"] <= 16<<10 && sizes["auto"] != sizes["flat"]:
-			t.Errorf("%d tools (%d bytes flat): auto listed %d bytes, want flat's", n, sizes["flat"], sizes["auto"])
-		case sizes["flat"] > 20<<10 && sizes["auto"] != sizes["gateway"]:
-			t.Errorf("%d tools (%d bytes flat): auto listed %d bytes, want gateway's %d", n, sizes["flat"], sizes["auto"], sizes["gateway"])
+		case flat <= 16<<10 && auto != flat:
+			t.Errorf("%d tools (%d bytes flat): auto listed %d bytes, want flat's", n, flat, auto)
+		case flat > 20<<10 && auto != gateway:
+			t.Errorf("%d tools (%d bytes flat): auto listed %d bytes, want gateway's %d", n, flat, auto, gateway)
 		}
-		gwSizes = append(gwSizes, sizes["gateway"])
+		if exposed <= gateway {
+			t.Errorf("%d tools: gateway with 3 exposed tools listed %d bytes, not more than gateway's %d", n, exposed, gateway)
+		}
+		gw, gx = append(gw, gateway), append(gx, exposed)
 	}
-	if gwSizes[0] != gwSizes[2] {
-		t.Errorf("gateway mode's tools/list grew with the upstream tools: %v", gwSizes)
+	t.Logf("tools/list bytes per mode:\n%s", strings.Join(table, "\n"))
+	if gw[0] != gw[2] || gx[0] != gx[2] {
+		t.Errorf("gateway mode's tools/list grew with the upstream tools: gateway %v, with 3 exposed %v", gw, gx)
 	}
 }
