@@ -210,7 +210,7 @@ func (s *OffloadStore) Put(data []byte) (string, error) {
 		werr = os.Chmod(name, 0o600)
 	}
 	if werr == nil {
-		werr = os.Rename(name, s.path(h))
+		werr = renameResult(name, s.path(h))
 	}
 	if werr != nil {
 		os.Remove(name)
