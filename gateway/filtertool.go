@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"sluice/gateway/config"
+	"sluice/gateway/proc"
 	"sluice/wasm"
 )
 
@@ -236,7 +236,7 @@ func newFilterTester(ctx context.Context, req FilterTestRequest) (*filterTester,
 	t.input, t.wrapped = asResult(req.Input)
 	cache := req.CacheDir
 	if cache != "" {
-		if err := os.MkdirAll(cache, 0o700); err != nil {
+		if err := proc.MkdirPrivate(cache); err != nil {
 			cache = ""
 		}
 	}

@@ -69,7 +69,7 @@ var layers = map[string][]string{
 	"gateway/internal/linediff":          {},
 	"gateway/config":                     {"gateway/clitool", "gateway/proc", "gateway/remote", "gateway/internal/files", "gateway/internal/suggest", "gateway/internal/linediff", modYAML},
 	"gateway/trust":                      {"gateway/internal/files"},
-	"gateway/catalog":                    {"gateway/internal/files"},
+	"gateway/catalog":                    {"gateway/internal/files", "gateway/proc"},
 	"gateway/mcp":                        {"gateway/proc"},
 	"gateway/mcp/mcptest":                {},
 	"gateway/mcp/mcptest/cmd/mcpfixture": {"gateway/mcp/mcptest"},

@@ -495,7 +495,7 @@ func (s *filterSet) load(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultFilterLoadTimeout)
 	defer cancel()
 	start := time.Now()
-	if err := os.MkdirAll(p.cacheDir, 0o700); err != nil {
+	if err := proc.MkdirPrivate(p.cacheDir); err != nil { // 0700; an owner-only ACL on Windows
 		p.log.Warn("wazero compilation cache unavailable; compiling in memory", "dir", p.cacheDir, "error", err)
 	}
 	cache := p.cacheDir

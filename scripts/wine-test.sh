@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the Windows build of gateway/proc's tests (job objects, kill-on-close,
 # PATHEXT resolution, command-line quoting, ACLs) under Wine, plus the
-# Windows-only tests of gateway/config and gateway/internal/files (replacing
-# a file a reader holds open) and the Windows end-to-end tests of
+# Windows-only tests of gateway/config, gateway/internal/files (replacing
+# a file a reader holds open) and wasm (renaming a stored result another
+# handle holds open) and the Windows end-to-end tests of
 # the sluice binary (cmd/sluice), on this Linux machine.
 #
 # Installs what it needs when missing, from Debian: wine and wine64, and the
@@ -91,6 +92,7 @@ fi
 GOOS=windows GOARCH=amd64 go test -c -o "$work/proc.test.exe" ./gateway/proc
 GOOS=windows GOARCH=amd64 go test -c -o "$work/config.test.exe" ./gateway/config
 GOOS=windows GOARCH=amd64 go test -c -o "$work/files.test.exe" ./gateway/internal/files
+GOOS=windows GOARCH=amd64 go test -c -o "$work/wasm.test.exe" ./wasm
 GOOS=windows GOARCH=amd64 go test -c -o "$work/sluice.test.exe" ./cmd/sluice
 GOOS=windows GOARCH=amd64 go build -o "$work/sluice.exe" ./cmd/sluice
 
@@ -111,13 +113,14 @@ run() {
 		status=1
 	fi
 }
-# TestMkdirPrivate is left out: Wine 8 does not store file access lists
+# TestMkdirPrivate and TestCheckPrivate are left out: Wine 8 does not store file access lists
 # (SetNamedSecurityInfo succeeds, GetNamedSecurityInfo returns a default
 # one), so the owner-only ACL can be compiled and called here but not
 # observed.
-run proc -test.v -test.timeout 10m -test.skip '^TestMkdirPrivate$' "$@"
+run proc -test.v -test.timeout 10m -test.skip '^Test(MkdirPrivate|CheckPrivate)$' "$@"
 run config -test.v -test.run '^TestWindows' "$@"
 run files -test.v -test.run '^TestWindows' "$@"
+run wasm -test.v -test.run '^TestWindows' "$@"
 # The Windows end-to-end tests of the sluice binary (serve over Windows
 # pipes, teardown, kill-on-close when sluice is killed); the test binary
 # cannot build sluice itself here, so it is handed the one built above.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sluice/gateway/internal/files"
+	"sluice/gateway/proc"
 )
 
 // Format is the on-disk format version; a file with another version is a miss.
@@ -204,10 +205,11 @@ func Store(dir string, c *Catalog, opts *Options) bool {
 	return writeAtomic(IndexPath(dir, out.Identity), idx)
 }
 
-// writeAtomic replaces path with data (files.WriteAtomic): 0600 in a 0700
-// directory.
+// writeAtomic replaces path with data (files.WriteAtomic): 0600 in a
+// private directory (proc.MkdirPrivate: 0700, on Windows an owner-only
+// access list instead of whatever %LOCALAPPDATA% grants).
 func writeAtomic(path string, data []byte) bool {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := proc.MkdirPrivate(filepath.Dir(path)); err != nil {
 		return false
 	}
 	return files.WriteAtomic(path, data, 0o600) == nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sluice/gateway/proc"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -60,9 +62,9 @@ func TestRoundTripKeepsRawNumbers(t *testing.T) {
 	if st.Mode().Perm() != 0o600 {
 		t.Fatalf("file mode %v, want 0600", st.Mode().Perm())
 	}
-	dst, _ := os.Stat(filepath.Dir(Path(dir, ident())))
-	if dst.Mode().Perm() != 0o700 {
-		t.Fatalf("dir mode %v, want 0700", dst.Mode().Perm())
+	// Private on every OS: 0700, or on Windows an owner-only access list.
+	if err := proc.CheckPrivate(filepath.Dir(Path(dir, ident()))); err != nil {
+		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(filepath.Dir(Path(dir, ident())))
 	if len(ents) != 2 {

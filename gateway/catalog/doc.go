@@ -8,9 +8,10 @@
 // resolved from the trust file every time, and a call still validates
 // against the live listing.
 //
-// catalog imports only the standard library. It takes plain values (an
-// Identity of strings, tools as raw JSON) and must never import config,
-// trust or the gateway root.
+// catalog imports only the standard library, gateway/internal/files (the
+// atomic writer) and gateway/proc (private directories). It takes plain
+// values (an Identity of strings, tools as raw JSON) and must never import
+// config, trust or the gateway root.
 //
 // # Why one answer for every bad file
 //

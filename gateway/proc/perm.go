@@ -20,3 +20,12 @@ func MkdirPrivate(dir string) error { return mkdirPrivate(dir) }
 // private with MkdirPrivate, which sets the owner-only access list on an
 // existing directory too.
 func OpenToOthers(fi fs.FileInfo) bool { return openToOthers(fi) }
+
+// CheckPrivate reports, as an error saying what is wrong, when dir is not
+// private in MkdirPrivate's sense: on Linux and macOS a mode that lets
+// group or others in; on Windows an access list that is not protected or
+// holds anything but full control for the current user, inherited by
+// what is created inside. It is how a test of a package that creates
+// private directories proves it did. (Wine keeps no access lists, so on
+// Wine it reports the default list it returns.)
+func CheckPrivate(dir string) error { return checkPrivateDir(dir) }

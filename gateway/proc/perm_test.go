@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,27 @@ func TestMkdirPrivate(t *testing.T) {
 		}
 	}
 	checkPrivate(t, dir)
+}
+
+func TestCheckPrivate(t *testing.T) {
+	dir := filepath.Join(tempDir(t), "p")
+	if err := MkdirPrivate(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPrivate(dir); err != nil {
+		t.Fatalf("a directory MkdirPrivate made: %v", err)
+	}
+	if err := CheckPrivate(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("a missing directory passed")
+	}
+	if runtime.GOOS != "windows" {
+		if err := os.Chmod(dir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckPrivate(dir); err == nil || !strings.Contains(err.Error(), "group or others") {
+			t.Fatalf("mode 0750: %v", err)
+		}
+	}
 }
 
 func TestOpenToOthers(t *testing.T) {

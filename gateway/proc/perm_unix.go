@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 )
@@ -15,3 +16,17 @@ func mkdirPrivate(dir string) error {
 }
 
 func openToOthers(fi fs.FileInfo) bool { return fi.Mode().Perm()&0o077 != 0 }
+
+func checkPrivateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if openToOthers(fi) {
+		return fmt.Errorf("%s has mode %v: group or others may read or enter it", dir, fi.Mode().Perm())
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -46,3 +47,37 @@ func restrictToOwner(path string, inherit uint32) error {
 // openToOthers: access is by the access list MkdirPrivate set (see
 // OpenToOthers).
 func openToOthers(fs.FileInfo) bool { return false }
+
+func checkPrivateDir(dir string) error {
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return &SysError{Op: "GetTokenInformation(TokenUser)", Err: err}
+	}
+	sd, err := windows.GetNamedSecurityInfo(dir, windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		return &SysError{Op: fmt.Sprintf("GetNamedSecurityInfo(%s)", dir), Err: err}
+	}
+	ctl, _, err := sd.Control()
+	if err != nil {
+		return &SysError{Op: "GetSecurityDescriptorControl", Err: err}
+	}
+	if ctl&windows.SE_DACL_PROTECTED == 0 {
+		return fmt.Errorf("%s: its access list is not protected (it inherits its parent's)", dir)
+	}
+	dacl, _, err := sd.DACL()
+	if err != nil || dacl == nil {
+		return fmt.Errorf("%s: no access list (anyone may open it): %v", dir, err)
+	}
+	if dacl.AceCount != 1 {
+		return fmt.Errorf("%s: %d access entries, want one for the current user", dir, dacl.AceCount)
+	}
+	var ace *windows.ACCESS_ALLOWED_ACE
+	if err := windows.GetAce(dacl, 0, &ace); err != nil {
+		return &SysError{Op: "GetAce", Err: err}
+	}
+	sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
+	if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || !sid.Equals(u.User.Sid) {
+		return fmt.Errorf("%s: its access entry is for %v (type %d), want an allow entry for the current user %v", dir, sid, ace.Header.AceType, u.User.Sid)
+	}
+	return nil
+}

@@ -101,44 +101,33 @@ func tempDir(t testing.TB) string {
 	return d
 }
 
-// checkPrivate checks that dir's DACL is protected and holds exactly one
-// entry, for the current user, inherited by files and directories — and
-// that a file created inside inherits it.
+// checkPrivate checks that dir is private (CheckPrivate) and that a file
+// created inside inherits the same single entry.
 func checkPrivate(t *testing.T, dir string) {
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
+	if err := CheckPrivate(dir); err != nil {
 		t.Fatal(err)
 	}
 	f := filepath.Join(dir, "f")
 	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{dir, f} {
-		sd, err := windows.GetNamedSecurityInfo(p, windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctl, _, err := sd.Control()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == dir && ctl&windows.SE_DACL_PROTECTED == 0 {
-			t.Errorf("%s: DACL not protected (control %#x)", p, ctl)
-		}
-		dacl, _, err := sd.DACL()
-		if err != nil || dacl == nil {
-			t.Fatalf("%s: DACL: %v", p, err)
-		}
-		if dacl.AceCount != 1 {
-			t.Fatalf("%s: %d ACEs, want 1", p, dacl.AceCount)
-		}
-		var ace *windows.ACCESS_ALLOWED_ACE
-		if err := windows.GetAce(dacl, 0, &ace); err != nil {
-			t.Fatal(err)
-		}
-		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
-		if !sid.Equals(u.User.Sid) || ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE {
-			t.Errorf("%s: ACE for %v (type %d), want allow for %v", p, sid, ace.Header.AceType, u.User.Sid)
-		}
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := windows.GetNamedSecurityInfo(f, windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dacl, _, err := sd.DACL()
+	if err != nil || dacl == nil || dacl.AceCount != 1 {
+		t.Fatalf("%s: DACL %v, %v; want one inherited entry", f, dacl, err)
+	}
+	var ace *windows.ACCESS_ALLOWED_ACE
+	if err := windows.GetAce(dacl, 0, &ace); err != nil {
+		t.Fatal(err)
+	}
+	if sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart)); !sid.Equals(u.User.Sid) || ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE {
+		t.Errorf("%s: ACE for %v (type %d), want allow for %v", f, sid, ace.Header.AceType, u.User.Sid)
 	}
 }
