@@ -206,7 +206,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The whole body is read here, within the read timeout and the size
 	// cap, before any SDK handler sees the request.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.f.opts.MaxRequestBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.f.opts.MaxRequestBytes), r.ContentLength, h.f.opts.MaxRequestBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
@@ -248,6 +248,28 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.newSession(w, r)
+}
+
+// readBody reads a whole body into one buffer sized by its declared
+// length (within max), instead of growing one from 512 bytes.
+func readBody(r io.Reader, declared, max int64) ([]byte, error) {
+	if declared <= 0 || declared > max {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, declared+1) // +1: a read at the end sees io.EOF
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 // newSession serves a legacy POST without a session id (initialize), which

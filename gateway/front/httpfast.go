@@ -114,10 +114,10 @@ func postHeadersOK(r *http.Request) bool {
 			return false
 		}
 	}
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
+	if len(r.Header["Last-Event-Id"]) > 0 {
 		return false
 	}
-	jsonOK, streamOK := acceptsBoth(r.Header.Values("Accept"))
+	jsonOK, streamOK := acceptsBoth(r.Header["Accept"])
 	return jsonOK && streamOK
 }
 
@@ -427,13 +427,15 @@ func (x *fastHTTP) identity(caps, info json.RawMessage) (identity, bool) {
 	if !isObject(caps) || (info != nil && !isObject(info)) {
 		return identity{}, false
 	}
-	key := string(caps) + "\x00" + string(info)
+	var kb [512]byte
+	k := append(append(append(kb[:0], caps...), 0), info...)
 	x.idMu.Lock()
-	id, ok := x.ids[key]
+	id, ok := x.ids[string(k)] // no allocation for the lookup
 	x.idMu.Unlock()
 	if ok {
 		return id, true
 	}
+	key := string(k)
 	meta := map[string]json.RawMessage{mcp.MetaKeyProtocolVersion: json.RawMessage(metaVersion), mcp.MetaKeyClientCapabilities: caps}
 	if info != nil {
 		meta[mcp.MetaKeyClientInfo] = info
@@ -498,7 +500,7 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 	stop := context.AfterFunc(f.hard, cancel)
 	defer stop()
 
-	rid := r.Header.Get(RequestIDHeader) // settled by tagRequestID
+	rid := r.Header.Get(requestIDKey) // settled by tagRequestID
 	if !validRequestID(rid) {
 		rid = f.newRequestID(nil)
 	}
@@ -662,7 +664,7 @@ func traceContext(p *callParams, h http.Header) (traceparent, tracestate string)
 		}
 	}
 	if traceparent == "" {
-		traceparent, tracestate = h.Get("traceparent"), h.Get("tracestate")
+		traceparent, tracestate = h.Get("Traceparent"), h.Get("Tracestate")
 	}
 	if len(traceparent) > 128 || len(tracestate) > 512 {
 		return "", ""
@@ -752,11 +754,19 @@ type fastStream struct {
 	done    bool // the response is written or the POST is gone
 }
 
+// The SDK's head of an SSE answer. The slices are shared by every answer:
+// the server only reads them, and a later Set replaces them.
+var (
+	sseCacheControl = []string{"no-cache, no-transform"}
+	sseContentType  = []string{"text/event-stream"}
+	sseConnection   = []string{"keep-alive"}
+)
+
 func newFastStream(w http.ResponseWriter, x *fastHTTP, s *fastSession, modern bool) *fastStream {
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
+	h["Cache-Control"] = sseCacheControl
+	h["Content-Type"] = sseContentType
+	h["Connection"] = sseConnection
 	return &fastStream{w: w, x: x, s: s, modern: modern}
 }
 

@@ -41,11 +41,19 @@ func validRequestID(id string) bool {
 	return true
 }
 
+// The headers' canonical forms, so that the per-request reads and writes
+// below index the header maps directly instead of canonicalising (and
+// allocating) the names on every request.
+var (
+	requestIDKey     = http.CanonicalHeaderKey(RequestIDHeader)
+	correlationIDKey = http.CanonicalHeaderKey(CorrelationIDHeader)
+)
+
 // requestIDOf returns the request's id: a valid X-Request-ID, else a
 // valid X-Correlation-ID, else a new random one.
 func requestIDOf(h http.Header) string {
-	for _, k := range []string{RequestIDHeader, CorrelationIDHeader} {
-		if vs := h.Values(k); len(vs) == 1 && validRequestID(vs[0]) {
+	for _, k := range [...]string{requestIDKey, correlationIDKey} {
+		if vs := h[k]; len(vs) == 1 && validRequestID(vs[0]) {
 			return vs[0]
 		}
 	}
@@ -59,8 +67,8 @@ func requestIDOf(h http.Header) string {
 // the request's headers to the tool handlers, which log it).
 func tagRequestID(w http.ResponseWriter, r *http.Request) string {
 	id := requestIDOf(r.Header)
-	r.Header.Del(CorrelationIDHeader)
-	r.Header.Set(RequestIDHeader, id)
-	w.Header().Set(RequestIDHeader, id)
+	delete(r.Header, correlationIDKey)
+	r.Header[requestIDKey] = []string{id}
+	w.Header()[requestIDKey] = []string{id}
 	return id
 }
