@@ -68,7 +68,7 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 	if err != nil {
 		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: err.Error()}
 	}
-	v, err := g.server(server)
+	v, err := g.callServer(server)
 	if err != nil {
 		return nil, err
 	}

@@ -36,9 +36,26 @@
 // # Why trust is read on every decision
 //
 // Catalogs and running clients confer no authority. The trust file is read
-// (bounded) for each find, describe and call, so a record removed by
+// (bounded) for each find, describe and launch, so a record removed by
 // `sluice untrust` in another terminal counts at once, and an edited
 // declaration (reloaded when its file changes) closes its running server.
+//
+// # Why a call to a running server may use a resolution up to RecheckEvery old
+//
+// Resolving a server (two stats of the declaration files, reading and
+// parsing the trust file, digests of every declared field) cost more than
+// the upstream hop of a small call. A call to a server that is running
+// right now therefore reuses the resolution of an earlier call while the
+// files are unchanged: it looks at them (a stat each) at most every
+// RecheckEvery (100 ms), and anything that changed (a new modification
+// time or size of a declaration file, a new trust file: trust writes
+// replace it by rename) drops every remembered resolution; Trust, Untrust
+// and a reload in this process drop them at once. So an edited declaration,
+// a revoked or stale trust record reaches calls at most RecheckEvery after
+// the file changed. Whatever may launch is decided afresh: a call whose
+// server is not running resolves from the files, and every launch checks
+// the files again just before it spawns (the server may have died after
+// the call looked), refusing an untrusted or changed declaration.
 //
 // # Why a dead server is not restarted for the calls that were on it
 //

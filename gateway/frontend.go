@@ -629,7 +629,7 @@ func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 // forward sends one request to a trusted server, launching it if needed.
 func (f *frontend) forward(ctx context.Context, server, method string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
 	ctx = withPeer(ctx, p)
-	v, err := f.g.server(server)
+	v, err := f.g.callServer(server)
 	if err != nil {
 		return nil, f.toFront(ctx, err)
 	}

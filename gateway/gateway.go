@@ -105,6 +105,8 @@ type Gateway struct {
 	metrics     atomic.Pointer[front.Metrics] // per-upstream metrics while serving (observe.go)
 	stats       stats                         // counters for the shutdown summary (observe.go)
 	tracer      *trace.Tracer                 // nil: tracing off (no OTLP endpoint set); set before any request
+	views       viewCache                     // resolutions for calls to running servers (viewcache.go)
+	vgen        viewGen
 
 	stopReaper chan struct{}
 	reaperDone chan struct{}
@@ -288,6 +290,7 @@ func (g *Gateway) reloadLocked() *config.Loaded {
 	l := config.Load(config.LoadOptions{Cwd: g.opts.Cwd, Project: g.opts.Project, ConfigDir: g.configDir, Getenv: g.opts.Getenv})
 	g.loaded = l
 	g.stamp = stampOf(l.UserFile, l.ProjectFile)
+	g.invalidateViews()
 	for id, s := range g.ups {
 		d, ok := l.Server(id)
 		if !ok || d.Digest != s.Digest() {

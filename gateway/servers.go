@@ -204,7 +204,11 @@ func (g *Gateway) view(d config.Server, l *config.Loaded, st *trust.State) Serve
 
 // server resolves one declared server by id.
 func (g *Gateway) server(id string) (ServerView, error) {
-	l := g.reload()
+	return g.serverIn(g.reload(), g.trustState(), id)
+}
+
+// serverIn resolves one declared server by id in l against st.
+func (g *Gateway) serverIn(l *config.Loaded, st *trust.State, id string) (ServerView, error) {
 	if e, hidden := g.hiddenServerErr(l, id); hidden {
 		return ServerView{}, e
 	}
@@ -226,7 +230,7 @@ func (g *Gateway) server(id string) (ServerView, error) {
 		}
 		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: Remedy{Step: StepServers}}
 	}
-	return g.view(d, l, g.trustState()), nil
+	return g.view(d, l, st), nil
 }
 
 // untrustedErr is the refusal for a server that may not run.
@@ -298,6 +302,7 @@ func (g *Gateway) Trust(p *TrustPlan) error {
 		ActionClass: p.ActionClass,
 		TrustedAt:   g.opts.now(),
 	})
+	g.invalidateViews()
 	if err != nil {
 		return &Error{Kind: KindGateway, Server: d.ID, Message: "cannot record trust: " + err.Error(), Err: err}
 	}
@@ -320,6 +325,7 @@ func (g *Gateway) Untrust(id string) (bool, error) {
 		return false, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("server %s is declared in user scope and has no trust record; remove or edit its declaration in %s", id, d.File)}
 	}
 	removed, err := trust.Remove(trust.FilePath(g.configDir), l.ProjectRoot, id)
+	g.invalidateViews()
 	if err != nil {
 		return false, &Error{Kind: KindGateway, Server: id, Message: "cannot update the trust file: " + err.Error(), Err: err}
 	}

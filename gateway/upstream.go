@@ -58,6 +58,10 @@ func (g *Gateway) slotFor(d config.Server) (*upstream.Slot, error) {
 		CallTimeout: timeout,
 		ToolTimeout: func(tool string) (time.Duration, bool) { return cliCallTimeout(d, tool) },
 		Launch: func(ctx context.Context) (*mcp.Client, *mcp.ToolList, error) {
+			if err := g.launchCheck(d); err != nil {
+				g.noteLaunch(d.ID, false)
+				return nil, nil, err
+			}
 			c, tl, err := g.start(ctx, d, slot)
 			g.noteLaunch(d.ID, err == nil)
 			return c, tl, err
