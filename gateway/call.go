@@ -159,13 +159,14 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 	raw, err := l.Client().CallTool(uctx, tool, args, &mcp.CallOptions{Timeout: l.Timeout(tool, req.Timeout), OnProgress: req.OnProgress, Meta: withTraceMeta(uctx, req.Meta)})
 	uspan.Set(trace.Attr{Key: "sluice.bytes_in", Value: len(raw)}, trace.Attr{Key: "sluice.bytes_out", Value: len(args)})
 	uspan.End(err)
-	g.noteCall(ctx, server, tool, len(args), raw, err, time.Since(t0))
+	isError := err == nil && isErrorResult(raw)
+	g.noteCall(ctx, server, tool, len(args), raw, isError, err, time.Since(t0))
 	if err != nil {
 		return nil, callErr(server, req.Capability, err)
 	}
 	ok = true
 	res := &CallResult{Capability: req.Capability, RawBytes: len(raw)}
-	res.IsError = isErrorResult(raw)
+	res.IsError = isError
 	out, err := g.filterResult(ctx, req.Capability, raw, !req.Raw)
 	if err != nil {
 		return nil, err
@@ -201,6 +202,9 @@ func normalizeArgs(a json.RawMessage) (json.RawMessage, error) {
 
 // isErrorResult reports whether a CallToolResult says isError: true.
 func isErrorResult(raw json.RawMessage) bool {
+	if !mayHoldKey(raw, "iserror") {
+		return false
+	}
 	var r struct {
 		IsError json.RawMessage `json:"isError"`
 	}
@@ -208,4 +212,28 @@ func isErrorResult(raw json.RawMessage) bool {
 		return false
 	}
 	return bytes.Equal(bytes.TrimSpace(r.IsError), []byte("true"))
+}
+
+// mayHoldKey reports whether raw may have a member that encoding/json
+// matches with a field named key (lower case ASCII): it does unless key
+// appears nowhere in raw, in any letter case, and raw has no \u escape
+// (which could spell it). A false answer spares decoding.
+func mayHoldKey(raw []byte, key string) bool {
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	n := len(key)
+	for i := 0; i+n <= len(raw); i++ {
+		if raw[i]|0x20 != key[0] {
+			continue
+		}
+		j := 1
+		for j < n && raw[i+j]|0x20 == key[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }

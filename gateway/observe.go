@@ -179,9 +179,9 @@ func (g *Gateway) noteCrash(id string) {
 }
 
 // callOutcome labels an upstream call's end.
-func callOutcome(ctx context.Context, raw []byte, err error) string {
+func callOutcome(ctx context.Context, isError bool, err error) string {
 	switch {
-	case err == nil && isErrorResult(raw):
+	case err == nil && isError:
 		return "tool_error"
 	case err == nil:
 		return "ok"
@@ -198,8 +198,8 @@ func callOutcome(ctx context.Context, raw []byte, err error) string {
 // noteCall counts and logs one upstream call of server's tool: the
 // upstream call's log line (debug), and a warning when it took longer
 // than the slow-call threshold.
-func (g *Gateway) noteCall(ctx context.Context, server, tool string, out int, raw []byte, err error, d time.Duration) {
-	outcome := callOutcome(ctx, raw, err)
+func (g *Gateway) noteCall(ctx context.Context, server, tool string, out int, raw []byte, isError bool, err error, d time.Duration) {
+	outcome := callOutcome(ctx, isError, err)
 	s := &g.stats
 	s.mu.Lock()
 	st := s.of(server)
@@ -214,13 +214,18 @@ func (g *Gateway) noteCall(ctx context.Context, server, tool string, out int, ra
 	m.UpstreamCall(server, outcome, d)
 	m.UpstreamBytes(server, int64(len(raw)), int64(out))
 
+	th := g.slowCall()
+	slow := th > 0 && d >= th
+	if !slow && !g.log.Enabled(ctx, slog.LevelDebug) {
+		return // no line to write: build none
+	}
 	attrs := []slog.Attr{slog.String("server", server), slog.String("tool", tool), slog.String("outcome", outcome),
 		slog.Int64("duration_ms", d.Milliseconds()), slog.Int("bytes_out", out), slog.Int("bytes_in", len(raw))}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	g.log.LogAttrs(ctx, slog.LevelDebug, "upstream call", attrs...)
-	if th := g.slowCall(); th > 0 && d >= th {
+	if slow {
 		g.log.LogAttrs(ctx, slog.LevelWarn, "slow call", append(attrs, slog.Int64("threshold_ms", th.Milliseconds()))...)
 	}
 }

@@ -109,8 +109,9 @@ type pipeline struct {
 
 	mu     sync.Mutex
 	cur    *filterSet
-	seen   string // fingerprint of the filter settings last looked at
-	cfgErr error  // the settings last looked at cannot run: calls are refused
+	seen   string         // fingerprint of the filter settings last looked at
+	seenL  *config.Loaded // the declarations seen was taken of (a reload makes a new one)
+	cfgErr error          // the settings last looked at cannot run: calls are refused
 	closed bool
 	sets   sync.WaitGroup // sets not yet closed
 
@@ -285,11 +286,15 @@ func filtersFingerprint(l *config.Loaded) string {
 func (g *Gateway) acquire(capability string) (*filterSet, error) {
 	p := g.pipeline
 	l := g.reload()
-	fp := filtersFingerprint(l)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, &Error{Kind: KindFilter, Capability: capability, Message: "the gateway is closed; the result was withheld", Err: ErrClosed}
+	}
+	fp := p.seen
+	if l != p.seenL { // unchanged declarations: the same filters
+		fp = filtersFingerprint(l)
+		p.seenL = l
 	}
 	if fp != p.seen {
 		p.seen = fp

@@ -43,14 +43,40 @@ type fastStdio struct {
 
 	serverInfo []byte // this server's Implementation as JSON (modern _meta)
 
-	idMu sync.Mutex
-	ids  map[string]identity // modern _meta identity -> what the SDK makes of it
+	idMu   sync.Mutex
+	ids    map[string]identity // modern _meta identity -> what the SDK makes of it
+	legacy *identity           // the session's, from initialize (legacy era)
+	init   *mcp.InitializeParams
 }
 
-// identity is what a request's _meta says about the agent.
+// identity is what a request's _meta (or the session's initialize) says
+// about the agent.
 type identity struct {
-	caps   *mcp.ClientCapabilities
-	client string
+	caps     *mcp.ClientCapabilities
+	capsJSON json.RawMessage // caps as Peer.ClientCapabilities returns them
+	client   string
+}
+
+// capsJSON is caps as peer.ClientCapabilities encodes them.
+func capsJSON(caps *mcp.ClientCapabilities) json.RawMessage {
+	p := peer{caps: caps}
+	return p.ClientCapabilities()
+}
+
+// legacyIdentity is what the session's initialize says about the agent,
+// worked out once per session.
+func (s *fastStdio) legacyIdentity(init *mcp.InitializeParams) identity {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	if s.legacy != nil && s.init == init {
+		return *s.legacy
+	}
+	id := identity{caps: init.Capabilities, capsJSON: capsJSON(init.Capabilities)}
+	if init.ClientInfo != nil {
+		id.client = init.ClientInfo.Name
+	}
+	s.legacy, s.init = &id, init
+	return id
 }
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
@@ -107,25 +133,44 @@ type fastParams struct {
 // parseFast reads params, refusing (ok false) anything but name, arguments
 // and _meta, so what the SDK would make of the request is never in doubt.
 func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil || top == nil {
-		return p, false
-	}
-	for k, v := range top {
-		switch k {
-		case "name":
-			if json.Unmarshal(v, &p.name) != nil || p.name == "" {
-				return p, false
+	// raw is validated JSON (the whole frame was); a key that is not
+	// written plainly, or one written twice, is left to the SDK.
+	seen := 0
+	if !eachMember(raw, func(k, v []byte) bool {
+		switch {
+		case isKey(k, "name") && seen&1 == 0:
+			seen |= 1
+			if s, plain := plainString(v); plain {
+				p.name = s
+			} else if json.Unmarshal(v, &p.name) != nil {
+				return false
 			}
-		case "arguments":
+		case isKey(k, "arguments") && seen&2 == 0:
+			seen |= 2
 			p.args = v
-		case "_meta":
-			if !isObject(v) || json.Unmarshal(v, &p.meta) != nil {
-				return p, false
+		case isKey(k, "_meta") && seen&4 == 0:
+			seen |= 4
+			if !isObject(v) {
+				return false
 			}
+			p.meta = map[string]json.RawMessage{}
+			return eachMember(v, func(mk, mv []byte) bool {
+				key, plain := plainString(mk)
+				if !plain && json.Unmarshal(mk, &key) != nil {
+					return false
+				}
+				if _, dup := p.meta[key]; dup {
+					return false
+				}
+				p.meta[key] = mv
+				return true
+			})
 		default:
-			return p, false
+			return false
 		}
+		return true
+	}) {
+		return p, false
 	}
 	return p, p.name != ""
 }
@@ -161,6 +206,7 @@ func (s *fastStdio) modernIdentity(caps, info json.RawMessage) identity {
 	}
 	req := &mcp.CallToolRequest{Session: s.ss, Params: &mcp.CallToolParamsRaw{Meta: sdkMeta(meta)}}
 	id.caps = req.ClientCapabilities()
+	id.capsJSON = capsJSON(id.caps)
 	if ci := req.ClientInfo(); ci != nil {
 		id.client = ci.Name
 	}
@@ -239,10 +285,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 		if init.ProtocolVersion >= modernVersion || capsSet || infoSet {
 			return false
 		}
-		who.caps = init.Capabilities
-		if init.ClientInfo != nil {
-			who.client = init.ClientInfo.Name
-		}
+		who = s.legacyIdentity(init)
 	}
 	var token any
 	if t, ok := p.meta["progressToken"]; ok {
@@ -261,7 +304,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	}
 	rid := f.newRequestID(nil) // stdio: no headers
 	ctx, cancel := context.WithCancel(s.base)
-	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, version: version, client: who.client}
+	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, capsJSON: who.capsJSON, version: version, client: who.client}
 	pr.traceparent, pr.tracestate = metaString(p.meta, "traceparent", 128), metaString(p.meta, "tracestate", 512)
 	if useBridge(pr) {
 		cancel()
@@ -403,40 +446,50 @@ func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMe
 	if len(raw) < 2 || raw[0] != '{' {
 		return nil, "", false
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
+	// A member written twice, or a key written with escapes, takes the
+	// SDK's conversion. (A backend's bytes are checked here: filters and
+	// other backends may return anything.)
+	if !json.Valid(raw) {
 		return nil, "", false
 	}
 	outcome = "ok"
 	var meta map[string]json.RawMessage
-	for k, v := range top {
-		switch k {
-		case "content":
-			if !textBlocks(v) {
-				return nil, "", false
-			}
-		case "isError":
-			if string(v) != "true" {
-				return nil, "", false
-			}
+	var content, structured []byte
+	seen := 0
+	once := func(bit int) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	if !eachMember(raw, func(k, v []byte) bool {
+		switch {
+		case isKey(k, "content") && once(1):
+			content = v
+			return textBlocks(v)
+		case isKey(k, "isError") && once(2):
 			outcome = "tool_error"
-		case "structuredContent":
-			if string(v) == "null" {
-				return nil, "", false
-			}
-		case "_meta":
+			return string(v) == "true"
+		case isKey(k, "structuredContent") && once(4):
+			structured = v
+			return string(v) != "null"
+		case isKey(k, "_meta") && once(8):
 			if !isObject(v) || json.Unmarshal(v, &meta) != nil {
-				return nil, "", false
+				return false
 			}
 			for mk := range meta {
 				if strings.HasPrefix(mk, reservedMetaPrefix) {
 					delete(meta, mk)
 				}
 			}
-		case "resultType":
-		default:
-			return nil, "", false
+			return true
+		case isKey(k, "resultType") && once(16):
+			return true
 		}
+		return false
+	}) {
+		return nil, "", false
 	}
 	if modern {
 		if meta == nil {
@@ -446,13 +499,13 @@ func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMe
 	}
 	b := make([]byte, 0, len(raw)+len(s.serverInfo)+96)
 	b = append(b, `{"content":`...)
-	if c, has := top["content"]; has {
-		b = append(b, c...)
+	if content != nil {
+		b = append(b, content...)
 	} else {
 		b = append(b, `[]`...)
 	}
-	if sc, has := top["structuredContent"]; has {
-		b = append(append(b, `,"structuredContent":`...), sc...)
+	if structured != nil {
+		b = append(append(b, `,"structuredContent":`...), structured...)
 	}
 	if outcome == "tool_error" {
 		b = append(b, `,"isError":true`...)
@@ -477,30 +530,36 @@ func textBlocks(v json.RawMessage) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false
 	}
-	var blocks []map[string]json.RawMessage
-	if json.Unmarshal(v, &blocks) != nil {
-		return false
-	}
-	for _, b := range blocks {
-		if string(b["type"]) != `"text"` {
-			return false
-		}
-		if t, ok := b["text"]; !ok || len(t) == 0 || t[0] != '"' {
-			return false
-		}
-		for k, x := range b {
-			switch k {
-			case "type", "text":
-			case "_meta":
+	return eachElement(v, func(block []byte) bool {
+		seen := 0
+		return eachMember(block, func(k, x []byte) bool {
+			var bit int
+			switch {
+			case isKey(k, "type"):
+				bit = 1
+				if string(x) != `"text"` {
+					return false
+				}
+			case isKey(k, "text"):
+				bit = 2
+				if x[0] != '"' {
+					return false
+				}
+			case isKey(k, "_meta"):
+				bit = 4
 				if !isObject(x) {
 					return false
 				}
 			default:
 				return false
 			}
-		}
-	}
-	return true
+			if seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			return true
+		}) && seen&3 == 3
+	})
 }
 
 func isObject(v json.RawMessage) bool { return len(v) > 0 && v[0] == '{' }

@@ -30,6 +30,7 @@ type peer struct {
 
 	traceparent, tracestate string // W3C trace context the agent sent (see TraceContext)
 	caps                    *mcp.ClientCapabilities
+	capsJSON                json.RawMessage // caps encoded, when known ahead (the stdio fast path)
 	version                 string
 	client                  string
 	progMu                  sync.Mutex
@@ -102,6 +103,9 @@ func (p *peer) Conn() string { return p.conn }
 func (p *peer) ClientName() string { return p.client }
 
 func (p *peer) ClientCapabilities() json.RawMessage {
+	if p.capsJSON != nil {
+		return p.capsJSON
+	}
 	if p.caps == nil {
 		return json.RawMessage("{}")
 	}

@@ -92,6 +92,16 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, take
 		answerBadFrame(out, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON", log)
 		return true
 	}
+	if take != nil {
+		// A plain tools/call is read without the SDK's decoder (and is
+		// well-formed by construction when it is not taken).
+		if req, ok := quickCall(line); ok {
+			if take(req) {
+				return true
+			}
+			return forwardFrame(line, dst)
+		}
+	}
 	msg, id, problem := checkMessage(line)
 	if problem != "" {
 		answerBadFrame(out, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, log)
@@ -100,6 +110,12 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, take
 	if req, ok := msg.(*jsonrpc.Request); ok && take != nil && take(req) {
 		return true
 	}
+	return forwardFrame(line, dst)
+}
+
+// forwardFrame hands one frame to the SDK's connection; it reports false
+// once that no longer reads.
+func forwardFrame(line []byte, dst io.Writer) bool {
 	frame := make([]byte, 0, len(line)+1)
 	frame = append(append(frame, line...), '\n')
 	_, err := dst.Write(frame)

@@ -168,6 +168,7 @@ type Client struct {
 	version  string
 	info     ServerInfo
 	meta     []byte // modern: the reserved _meta members, without braces
+	metaVer  []byte // modern: the protocol version member alone (relayedMeta)
 	pending  map[string]*call
 	progress map[string]*call
 	srvReqs  map[string]context.CancelFunc
@@ -932,9 +933,16 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	if o.OnProgress != nil {
 		cl.token = `"p` + idText + `"`
 	}
-	p, err := c.withMeta(params, o.Meta, cl.token)
-	if x := extrasFrom(ctx); err == nil && x != nil && cancellable {
-		p, err = c.applyExtras(method, p, x)
+	x := extrasFrom(ctx)
+	if !cancellable {
+		x = nil
+	}
+	p, done, err := c.relayedMeta(method, params, o.Meta, cl.token, x)
+	if !done {
+		p, err = c.withMeta(params, o.Meta, cl.token)
+		if err == nil && x != nil {
+			p, err = c.applyExtras(method, p, x)
+		}
 	}
 	if err != nil {
 		return Message{}, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "invalid params: " + err.Error(), Err: err}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,4 +106,48 @@ func (c *Client) applyExtras(method string, params json.RawMessage, x *Extras) (
 		pm["_meta"] = mb
 	}
 	return json.Marshal(pm)
+}
+
+// relayedMeta builds the params of a modern request relayed for another
+// client in one pass, for the common case: the caller adds no _meta of its
+// own (neither in params nor as CallOptions.Meta), and the extras carry the
+// agent's client capabilities and nothing else for this method. The
+// result is what withMeta followed by applyExtras produce, member for
+// member (in another order), without decoding and re-encoding params.
+// done is false when the case does not apply.
+func (c *Client) relayedMeta(method string, params, extra json.RawMessage, token string, x *Extras) (_ json.RawMessage, done bool, _ error) {
+	if x == nil || len(x.ClientCapabilities) == 0 || len(x.Meta) > 0 || len(extra) > 0 ||
+		(len(x.Params) > 0 && (x.Method == "" || x.Method == method)) {
+		return nil, false, nil
+	}
+	c.mu.Lock()
+	modern, ours, ver := c.era == EraModern, c.meta, c.metaVer
+	c.mu.Unlock()
+	if !modern || ours == nil || ver == nil || len(params) == 0 || string(params) == "null" {
+		return nil, false, nil
+	}
+	p, err := outboundJSON(params)
+	if err != nil || p[0] != '{' || member(p, "_meta") != nil {
+		return nil, false, nil // the general path reports or merges it
+	}
+	caps, err := outboundJSON(x.ClientCapabilities)
+	if err != nil || caps[0] != '{' {
+		return nil, false, nil
+	}
+	out := make([]byte, 0, len(p)+len(ours)+len(caps)+len(token)+64)
+	out = append(out, `{"_meta":{`...)
+	if token != "" {
+		out = append(append(append(out, `"progressToken":`...), token...), ',')
+	}
+	out = append(out, ver...)
+	out = append(append(out, ','), appendString(nil, metaClientCapabilities)...)
+	out = append(append(out, ':'), caps...)
+	out = append(append(out, ','), appendString(nil, metaClientInfo)...)
+	out = append(append(out, ':'), c.clientInfo()...)
+	out = append(out, '}')
+	rest := bytes.TrimLeft(p[1:], " \t")
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), true, nil
 }

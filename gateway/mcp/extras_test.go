@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -116,5 +118,72 @@ func TestExtrasOrdered(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 2 {
 		t.Fatalf("response delivered before its notifications: saw %v", seen)
+	}
+}
+
+// The one-pass params of a relayed modern request (relayedMeta) carry
+// exactly the members the general merge (withMeta, then applyExtras) sends.
+func TestRelayedMetaMatchesTheGeneralMerge(t *testing.T) {
+	c, _ := newFake(t, nil, modernServer(func(f *fake, m Message) {
+		if m.Method == "tools/list" {
+			f.reply(m, `{"tools":[],"resultType":"complete"}`)
+		}
+	}))
+	handshake(t, c)
+	decode := func(raw json.RawMessage) map[string]any {
+		t.Helper()
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var m map[string]any
+		if err := d.Decode(&m); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		params string
+		token  string
+		caps   string
+	}{
+		{"plain", `{"name":"echo","arguments":{"n":12345678901234567890}}`, "", `{"elicitation":{}}`},
+		{"progress", `{"name":"echo","arguments":{}}`, `"p7"`, `{}`},
+		{"spaced caps", `{"name":"echo","arguments":{"a":[1, 2]}}`, `"p8"`, "{\n \"sampling\": {}\n}"},
+		{"leading space", `{ "name":"echo"}`, "", `{"roots":{"listChanged":true}}`},
+	} {
+		x := &Extras{Method: "tools/call", ClientCapabilities: json.RawMessage(tc.caps), InputRequired: true}
+		fast, done, err := c.relayedMeta("tools/call", json.RawMessage(tc.params), nil, tc.token, x)
+		if err != nil || !done {
+			t.Fatalf("%s: fast path not taken: %v", tc.name, err)
+		}
+		p, err := c.withMeta(json.RawMessage(tc.params), nil, tc.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := c.applyExtras("tools/call", p, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(fast) || !reflect.DeepEqual(decode(fast), decode(slow)) {
+			t.Errorf("%s:\n fast %s\n slow %s", tc.name, fast, slow)
+		}
+	}
+	// Cases the one pass leaves to the general merge.
+	for _, tc := range []struct {
+		name   string
+		params string
+		extra  string
+		x      Extras
+	}{
+		{"caller _meta", `{"name":"e","_meta":{"k":1}}`, "", Extras{ClientCapabilities: json.RawMessage(`{}`)}},
+		{"options meta", `{"name":"e"}`, `{"k":1}`, Extras{ClientCapabilities: json.RawMessage(`{}`)}},
+		{"extra meta", `{"name":"e"}`, "", Extras{ClientCapabilities: json.RawMessage(`{}`), Meta: json.RawMessage(`{"io.modelcontextprotocol/logLevel":"info"}`)}},
+		{"retry params", `{"name":"e"}`, "", Extras{Method: "tools/call", ClientCapabilities: json.RawMessage(`{}`), Params: json.RawMessage(`{"requestState":"s"}`)}},
+		{"no caps", `{"name":"e"}`, "", Extras{}},
+		{"not an object", `[1]`, "", Extras{ClientCapabilities: json.RawMessage(`{}`)}},
+	} {
+		if _, done, _ := c.relayedMeta("tools/call", json.RawMessage(tc.params), json.RawMessage(tc.extra), "", &tc.x); done {
+			t.Errorf("%s: the one pass must leave this to the general merge", tc.name)
+		}
 	}
 }

@@ -194,6 +194,7 @@ func (c *Client) discover(ctx, parent context.Context, version string, retry boo
 	c.mu.Lock()
 	c.era, c.version, c.info = EraModern, v, info
 	c.meta = c.modernMeta(v)
+	c.metaVer = appendString(append(appendString(nil, metaProtocolVersion), ':'), v)
 	c.mu.Unlock()
 	return false, nil
 }

@@ -1,0 +1,254 @@
+package front
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// A minimal reader of JSON the caller has already validated (json.Valid,
+// or bytes the upstream client's framer checked). The stdio fast path
+// uses it to find members without decoding into maps: it never
+// unescapes, so a caller that needs a string's value takes the plain ones
+// (no backslash, ASCII) and leaves the rest to encoding/json.
+
+// skipWS returns the index of the first non-space byte at or after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the value starting at i (b[i] is
+// its first byte), or -1 when b is cut short.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	default: // number, true, false, null
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// skipString returns the index just past the string starting at b[i] ('"').
+func skipString(b []byte, i int) int {
+	i++
+	for i < len(b) {
+		switch b[i] {
+		case '\\':
+			i += 2
+			continue
+		case '"':
+			return i + 1
+		}
+		i++
+	}
+	return -1
+}
+
+// eachMember calls fn with every member of the object obj (validated
+// JSON): the key as written, quotes included, and the raw value. It stops
+// early when fn returns false, and reports false when obj is not an
+// object or fn stopped it.
+func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipWS(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
+	for i < len(obj) {
+		ke := skipString(obj, i)
+		if ke < 0 {
+			return false
+		}
+		key := obj[i:ke]
+		i = skipWS(obj, ke)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = skipWS(obj, i+1)
+		ve := skipValue(obj, i)
+		if ve < 0 {
+			return false
+		}
+		if !fn(key, obj[i:ve]) {
+			return false
+		}
+		i = skipWS(obj, ve)
+		if i >= len(obj) {
+			return false
+		}
+		if obj[i] == '}' {
+			return true
+		}
+		if obj[i] != ',' {
+			return false
+		}
+		i = skipWS(obj, i+1)
+	}
+	return false
+}
+
+// eachElement calls fn with every element of the array arr (validated
+// JSON); like eachMember it reports false when arr is no array or fn
+// stopped it.
+func eachElement(arr []byte, fn func(val []byte) bool) bool {
+	i := skipWS(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i = skipWS(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return true
+	}
+	for i < len(arr) {
+		ve := skipValue(arr, i)
+		if ve < 0 {
+			return false
+		}
+		if !fn(arr[i:ve]) {
+			return false
+		}
+		i = skipWS(arr, ve)
+		if i >= len(arr) {
+			return false
+		}
+		if arr[i] == ']' {
+			return true
+		}
+		if arr[i] != ',' {
+			return false
+		}
+		i = skipWS(arr, i+1)
+	}
+	return false
+}
+
+// plainString returns the text of a JSON string that needs no decoding
+// (no escapes, printable ASCII only), and ok false for anything else.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	s := v[1 : len(v)-1]
+	for _, c := range s {
+		if c < 0x20 || c >= 0x80 || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	return string(s), true
+}
+
+// isKey reports whether key (as written, quotes included) is the plain
+// name.
+func isKey(key []byte, name string) bool {
+	return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
+}
+
+// quickCall reads a frame (validated JSON) that is a plain tools/call
+// request — exactly the members jsonrpc "2.0", id (an integer of at most 15
+// digits or a plain string), method "tools/call" and an object params —
+// without the SDK's decoder, into the request the SDK would decode. ok is
+// false for every other frame, which then takes the general check.
+func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
+	var ver, id, method, params []byte
+	seen := 0
+	if !eachMember(line, func(k, v []byte) bool {
+		var bit int
+		var dst *[]byte
+		switch {
+		case isKey(k, "jsonrpc"):
+			bit, dst = 1, &ver
+		case isKey(k, "id"):
+			bit, dst = 2, &id
+		case isKey(k, "method"):
+			bit, dst = 4, &method
+		case isKey(k, "params"):
+			bit, dst = 8, &params
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false // a duplicate: the general decoder decides
+		}
+		seen |= bit
+		*dst = v
+		return true
+	}) || seen != 15 || string(ver) != `"2.0"` || string(method) != `"tools/call"` || params[0] != '{' {
+		return nil, false
+	}
+	var rid jsonrpc.ID
+	var err error
+	if id[0] == '"' {
+		s, plain := plainString(id)
+		if !plain {
+			return nil, false
+		}
+		rid, err = jsonrpc.MakeID(s)
+	} else {
+		// The SDK decodes a numeric id as a float64: only integers it
+		// holds exactly are read here.
+		digits := id
+		if len(digits) > 0 && digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) == 0 || len(digits) > 15 {
+			return nil, false
+		}
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return nil, false
+			}
+		}
+		n, perr := strconv.ParseInt(string(id), 10, 64)
+		if perr != nil {
+			return nil, false
+		}
+		rid, err = jsonrpc.MakeID(float64(n))
+	}
+	if err != nil {
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: rid, Method: "tools/call", Params: bytes.Clone(params)}, true
+}

@@ -1,0 +1,167 @@
+package front
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// quickCall must read a frame exactly as the SDK's decoder does, or leave
+// it to the decoder.
+func TestQuickCallMatchesTheSDKDecoder(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","arguments":{"n":1e400}}}`, true},
+		{` { "params" : {"name":"a"} , "method":"tools/call", "id":"x-1", "jsonrpc":"2.0" } `, true},
+		{`{"jsonrpc":"2.0","id":-42,"method":"tools/call","params":{}}`, true},
+		{`{"jsonrpc":"2.0","id":123456789012345,"method":"tools/call","params":{}}`, true},
+		{`{"jsonrpc":"2.0","id":1234567890123456,"method":"tools/call","params":{}}`, false}, // past float64's exact integers
+		{`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1e2,"method":"tools/call","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{}}`, false},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{}}`, false},                  // a notification
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, false},           // another method
+		{`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{}}`, false},          // escaped
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}`, false},           // not an object
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, false},                       // no params
+		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{}}`, false},    // duplicate
+		{`{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{}}`, false},           // case
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"extra":1}`, false}, // unknown member
+		{`{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{}}`, false},           // version
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}]`, false},         // batch
+	} {
+		req, ok := quickCall([]byte(tc.line))
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.line, ok, tc.ok)
+			continue
+		}
+		if ok {
+			sameAsSDK(t, []byte(tc.line), req)
+		}
+	}
+}
+
+func sameAsSDK(t *testing.T, line []byte, req *jsonrpc.Request) {
+	t.Helper()
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		t.Fatalf("%s: quickCall read what the SDK refuses: %v", line, err)
+	}
+	want, isReq := msg.(*jsonrpc.Request)
+	if !isReq || want.ID != req.ID || want.Method != req.Method || string(want.Params) != string(req.Params) {
+		t.Fatalf("%s:\n quick %+v %s\n sdk   %+v %s", line, req.ID, req.Params, msg, want.Params)
+	}
+}
+
+// parseFast reads params as encoding/json would, or refuses them.
+func TestParseFastMatchesDecoding(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		ok     bool
+	}{
+		{`{"name":"echo","arguments":{"text":"x"}}`, true},
+		{`{"arguments":{"a":[1,{"b":"}"}]}, "name" : "e\u0063ho"}`, true},
+		{`{"name":"echo","_meta":{"progressToken":5,"k\u0065y":{"x":"y"}}}`, true},
+		{`{"name":"echo","_meta":{"a":1,"a":2}}`, false},
+		{`{"name":"echo","name":"other"}`, false},
+		{`{"name":"echo","Name":"other"}`, false},
+		{`{"name":"echo","task":{}}`, false},
+		{`{"name":"","arguments":{}}`, false},
+		{`{"name":5}`, false},
+		{`{"name":"echo","_meta":[]}`, false},
+	} {
+		p, ok := parseFast(json.RawMessage(tc.params))
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.params, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want struct {
+			Name      string                     `json:"name"`
+			Arguments json.RawMessage            `json:"arguments"`
+			Meta      map[string]json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal([]byte(tc.params), &want); err != nil {
+			t.Fatal(err)
+		}
+		if p.name != want.Name || string(p.args) != string(want.Arguments) || !reflect.DeepEqual(p.meta, want.Meta) {
+			t.Errorf("%s: got %q %s %v, want %q %s %v", tc.params, p.name, p.args, p.meta, want.Name, want.Arguments, want.Meta)
+		}
+	}
+}
+
+// The member walker agrees with encoding/json on every valid object.
+func TestEachMemberMatchesDecoding(t *testing.T) {
+	for _, obj := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":"}","b":[1,2,{"c":"]"}],"d":{"e":null}}`,
+		"{\"a\" :\t\"x\\\"y\" ,\n\"b\": true}", `{"a":-1.5e+3,"b":false}`,
+	} {
+		got := map[string]json.RawMessage{}
+		if !eachMember([]byte(obj), func(k, v []byte) bool {
+			var key string
+			if err := json.Unmarshal(k, &key); err != nil {
+				t.Fatalf("%s: key %s", obj, k)
+			}
+			got[key] = append(json.RawMessage(nil), v...)
+			return true
+		}) {
+			t.Fatalf("%s: walk refused", obj)
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(obj), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %v vs %v", obj, got, want)
+		}
+		for k, v := range want {
+			if strings.TrimSpace(string(got[k])) != string(v) {
+				t.Errorf("%s: %s = %s, want %s", obj, k, got[k], v)
+			}
+		}
+	}
+	for _, notObj := range []string{`[]`, `"s"`, `1`, `null`} {
+		if eachMember([]byte(notObj), func(k, v []byte) bool { return true }) {
+			t.Errorf("%s: walked as an object", notObj)
+		}
+	}
+}
+
+// FuzzQuickCall: for any valid JSON line, quickCall either leaves it to
+// the SDK or reads exactly what the SDK's decoder reads; parseFast never
+// disagrees with encoding/json on what it accepts.
+func FuzzQuickCall(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
+		`{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"e","_meta":{"progressToken":"t"}}}`,
+		`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"a\u00e9","arguments":null}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !json.Valid(line) {
+			return
+		}
+		req, ok := quickCall(line)
+		if !ok {
+			return
+		}
+		sameAsSDK(t, line, req)
+		if p, ok := parseFast(req.Params); ok {
+			var want struct {
+				Name string `json:"name"`
+			}
+			if err := json.Unmarshal(req.Params, &want); err != nil || want.Name != p.name {
+				t.Fatalf("%s: name %q, encoding/json %q (%v)", req.Params, p.name, want.Name, err)
+			}
+		}
+	})
+}
