@@ -159,9 +159,10 @@ func (g *Gateway) holdOf(v ServerView, sums []catalog.Sum) *toolHold {
 // toolChanges is the gateway's tool-change state.
 type toolChanges struct {
 	mu     sync.Mutex
-	cache  map[string]cachedBaseline // by baseline path
-	warned map[string]string         // per server, the last changed set logged, so a change is logged once
-	sums   map[string]rememberedSum  // by capability: the hash of its definition when last called
+	cache  map[string]cachedBaseline   // by baseline path
+	paths  map[catalog.Identity]string // baseline paths worked out (a hash of the identity each)
+	warned map[string]string           // per server, the last changed set logged, so a change is logged once
+	sums   map[string]rememberedSum    // by capability: the hash of its definition when last called
 }
 
 // rememberedSum is a tool definition's hash and (a copy of) the bytes it
@@ -207,7 +208,7 @@ type cachedBaseline struct {
 // listing and call consults it.
 func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
 	id := g.catalogIdentity(d)
-	path := catalog.BaselinePath(g.cacheDir, id)
+	path := g.baselinePath(id)
 	fi, err := os.Stat(path)
 	if err != nil {
 		return catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
@@ -230,6 +231,25 @@ func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
 	tc.cache[path] = cachedBaseline{fi: fi, b: b}
 	tc.mu.Unlock()
 	return b, nil
+}
+
+// baselinePath is catalog.BaselinePath, remembered per identity.
+func (g *Gateway) baselinePath(id catalog.Identity) string {
+	tc := &g.toolChanges
+	tc.mu.Lock()
+	p, ok := tc.paths[id]
+	tc.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = catalog.BaselinePath(g.cacheDir, id)
+	tc.mu.Lock()
+	if tc.paths == nil || len(tc.paths) >= maxRememberedSums {
+		tc.paths = map[catalog.Identity]string{}
+	}
+	tc.paths[id] = p
+	tc.mu.Unlock()
+	return p
 }
 
 // callHold is goneOrHeld for a call of tool (raw: its listed definition,
