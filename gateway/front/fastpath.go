@@ -42,6 +42,7 @@ type fastStdio struct {
 	name  string // the peer's Conn
 
 	serverInfo []byte // this server's Implementation as JSON (modern _meta)
+	workers    *workers
 
 	idMu   sync.Mutex
 	ids    map[string]identity // modern _meta identity -> what the SDK makes of it
@@ -81,7 +82,7 @@ func (s *fastStdio) legacyIdentity(init *mcp.InitializeParams) identity {
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
-	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, ready: make(chan struct{})}
+	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, ready: make(chan struct{}), workers: newWorkers()}
 }
 
 // stash holds answers the fast path handed over to the SDK, by token.
@@ -323,7 +324,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
 	}
-	go func() {
+	s.workers.run(func() {
 		defer f.inflight.done()
 		defer cancel()
 		stop := context.AfterFunc(f.hard, cancel)
@@ -343,7 +344,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 		if !handed {
 			_ = c.Write(context.Background(), resp)
 		}
-	}()
+	})
 	return true
 }
 
