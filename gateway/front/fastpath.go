@@ -141,7 +141,7 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 		switch {
 		case isKey(k, "name") && seen&1 == 0:
 			seen |= 1
-			if s, plain := plainString(v); plain {
+			if s, plain := asciiString(v); plain {
 				p.name = s
 			} else if json.Unmarshal(v, &p.name) != nil {
 				return false
@@ -156,7 +156,7 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 			}
 			p.meta = map[string]json.RawMessage{}
 			return eachMember(v, func(mk, mv []byte) bool {
-				key, plain := plainString(mk)
+				key, plain := asciiString(mk)
 				if !plain && json.Unmarshal(mk, &key) != nil {
 					return false
 				}

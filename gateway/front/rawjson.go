@@ -11,10 +11,12 @@ import (
 // or bytes the upstream client's framer checked). The stdio fast path
 // uses it to find members without decoding into maps: it never
 // unescapes, so a caller that needs a string's value takes the plain ones
-// (no backslash, ASCII) and leaves the rest to encoding/json.
+// (no backslash, ASCII) and leaves the rest to encoding/json. (The HTTP
+// fast path's scanner, httpscan.go, validates as it goes; this one walks
+// bytes known to be valid, which is all the stdio path needs.)
 
-// skipWS returns the index of the first non-space byte at or after i.
-func skipWS(b []byte, i int) int {
+// rawWS returns the index of the first non-space byte at or after i.
+func rawWS(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -26,21 +28,21 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// skipValue returns the index just past the value starting at i (b[i] is
+// rawSkip returns the index just past the value starting at i (b[i] is
 // its first byte), or -1 when b is cut short.
-func skipValue(b []byte, i int) int {
+func rawSkip(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return rawString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = skipString(b, i)
+				i = rawString(b, i)
 				if i < 0 {
 					return -1
 				}
@@ -68,8 +70,8 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// skipString returns the index just past the string starting at b[i] ('"').
-func skipString(b []byte, i int) int {
+// rawString returns the index just past the string starting at b[i] ('"').
+func rawString(b []byte, i int) int {
 	i++
 	for i < len(b) {
 		switch b[i] {
@@ -89,33 +91,33 @@ func skipString(b []byte, i int) int {
 // early when fn returns false, and reports false when obj is not an
 // object or fn stopped it.
 func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
-	i := skipWS(obj, 0)
+	i := rawWS(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
-	i = skipWS(obj, i+1)
+	i = rawWS(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return true
 	}
 	for i < len(obj) {
-		ke := skipString(obj, i)
+		ke := rawString(obj, i)
 		if ke < 0 {
 			return false
 		}
 		key := obj[i:ke]
-		i = skipWS(obj, ke)
+		i = rawWS(obj, ke)
 		if i >= len(obj) || obj[i] != ':' {
 			return false
 		}
-		i = skipWS(obj, i+1)
-		ve := skipValue(obj, i)
+		i = rawWS(obj, i+1)
+		ve := rawSkip(obj, i)
 		if ve < 0 {
 			return false
 		}
 		if !fn(key, obj[i:ve]) {
 			return false
 		}
-		i = skipWS(obj, ve)
+		i = rawWS(obj, ve)
 		if i >= len(obj) {
 			return false
 		}
@@ -125,7 +127,7 @@ func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
 		if obj[i] != ',' {
 			return false
 		}
-		i = skipWS(obj, i+1)
+		i = rawWS(obj, i+1)
 	}
 	return false
 }
@@ -134,23 +136,23 @@ func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
 // JSON); like eachMember it reports false when arr is no array or fn
 // stopped it.
 func eachElement(arr []byte, fn func(val []byte) bool) bool {
-	i := skipWS(arr, 0)
+	i := rawWS(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return false
 	}
-	i = skipWS(arr, i+1)
+	i = rawWS(arr, i+1)
 	if i < len(arr) && arr[i] == ']' {
 		return true
 	}
 	for i < len(arr) {
-		ve := skipValue(arr, i)
+		ve := rawSkip(arr, i)
 		if ve < 0 {
 			return false
 		}
 		if !fn(arr[i:ve]) {
 			return false
 		}
-		i = skipWS(arr, ve)
+		i = rawWS(arr, ve)
 		if i >= len(arr) {
 			return false
 		}
@@ -160,14 +162,14 @@ func eachElement(arr []byte, fn func(val []byte) bool) bool {
 		if arr[i] != ',' {
 			return false
 		}
-		i = skipWS(arr, i+1)
+		i = rawWS(arr, i+1)
 	}
 	return false
 }
 
-// plainString returns the text of a JSON string that needs no decoding
+// asciiString returns the text of a JSON string that needs no decoding
 // (no escapes, printable ASCII only), and ok false for anything else.
-func plainString(v []byte) (string, bool) {
+func asciiString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", false
 	}
@@ -221,7 +223,7 @@ func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
 	var rid jsonrpc.ID
 	var err error
 	if id[0] == '"' {
-		s, plain := plainString(id)
+		s, plain := asciiString(id)
 		if !plain {
 			return nil, false
 		}
