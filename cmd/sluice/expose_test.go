@@ -296,10 +296,10 @@ func TestServeAutoModeSwitches(t *testing.T) {
 		t.Fatalf("fx__list_changed: %q", got)
 	}
 	a.waitChanged(t, before, "the catalog grew past the budget")
-	names = a.waitTools(t, "gateway mode after the growth", func(n []string) bool { return slices.Contains(n, "find") })
-	if want := append(slices.Clone(gatewayTools), "fx__echo"); !slices.Equal(names, sorted(want)) {
-		t.Fatalf("auto past the budget: %v, want %v", names, sorted(want))
-	}
+	// (A list read while the switch runs may see part of it.)
+	a.waitTools(t, "gateway mode with the exposed tool after the growth", func(n []string) bool {
+		return slices.Equal(n, sorted(append(slices.Clone(gatewayTools), "fx__echo")))
+	})
 	if !strings.Contains(a.stderr.String(), "mode auto: switched to gateway") {
 		t.Fatalf("the switch is not logged:\n%s", a.stderr.String())
 	}
@@ -316,10 +316,9 @@ func TestServeAutoModeSwitches(t *testing.T) {
 		t.Fatalf("fx__list_changed through call: %q", got)
 	}
 	a.waitChanged(t, before, "the catalog shrank")
-	names = a.waitTools(t, "flat mode after the shrink", func(n []string) bool { return !slices.Contains(n, "find") })
-	if !has(names, "fx__echo", "fx__add", "fx__late_tool", "sluice__read_result") {
-		t.Fatalf("auto after the shrink: %v", names)
-	}
+	a.waitTools(t, "flat mode after the shrink", func(n []string) bool {
+		return !slices.Contains(n, "find") && has(n, "fx__echo", "fx__add", "fx__late_tool", "sluice__read_result")
+	})
 	if !strings.Contains(a.stderr.String(), "mode auto: switched to flat") {
 		t.Fatalf("the switch back is not logged:\n%s", a.stderr.String())
 	}
