@@ -120,7 +120,14 @@ func sameAnswer(x, y answer) bool {
 // answer.
 func httpExchange(t *testing.T, opts Options, modern bool) []answer {
 	opts.Logger = quietLogger()
-	_, srv := newHTTP(t, fastBackend(), &opts)
+	b := fastBackend()
+	if opts.Mode == ModeGateway { // the same tools, exposed beside the gateway's
+		b.features.Expose = true
+		for i, it := range b.items[KindTools] {
+			b.items[KindTools][i] = exposed(it)
+		}
+	}
+	_, srv := newHTTP(t, b, &opts)
 	a := &httpAgent{t: t, url: srv.URL}
 	var out []answer
 	meta := func(extra string) string {
@@ -209,11 +216,12 @@ func TestHTTPFastPathAnswersAsTheSDK(t *testing.T) {
 	for _, era := range []struct {
 		name   string
 		modern bool
-	}{{"legacy", false}, {"modern", true}} {
+		mode   Mode
+	}{{"legacy", false, ModeFlat}, {"modern", true, ModeFlat}, {"legacy-exposed", false, ModeGateway}, {"modern-exposed", true, ModeGateway}} {
 		t.Run(era.name, func(t *testing.T) {
 			var viaSDK, viaFast atomic.Int64
-			sdk := httpExchange(t, Options{Mode: ModeFlat, noFastPath: true, fastTaken: &viaSDK}, era.modern)
-			fast := httpExchange(t, Options{Mode: ModeFlat, fastTaken: &viaFast}, era.modern)
+			sdk := httpExchange(t, Options{Mode: era.mode, noFastPath: true, fastTaken: &viaSDK}, era.modern)
+			fast := httpExchange(t, Options{Mode: era.mode, fastTaken: &viaFast}, era.modern)
 			if viaSDK.Load() != 0 {
 				t.Fatalf("the fast path took %d calls while switched off", viaSDK.Load())
 			}

@@ -254,13 +254,15 @@ func (f *front) guardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if cr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && f.unlistedFlatTool(cr) {
 			return f.callUnlisted(ctx, cr)
 		}
-		if method == "logging/setLevel" && f.flatNow.Load() {
+		if method == "logging/setLevel" {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
-				if err := f.b.SetLogLevel(ctx, string(p.Level)); err != nil {
-					f.log.Warn("forwarding logging/setLevel failed", "level", p.Level, "err", err)
+				if f.flatNow.Load() {
+					if err := f.b.SetLogLevel(ctx, string(p.Level)); err != nil {
+						f.log.Warn("forwarding logging/setLevel failed", "level", p.Level, "err", err)
+					}
 				}
 				res, err := next(ctx, method, req)
-				if err == nil {
+				if err == nil { // the HTTP fast path filters by it (httpfast.go)
 					ss, _ := req.GetSession().(*mcp.ServerSession)
 					f.levels.set(ss, string(p.Level))
 				}
