@@ -16,8 +16,11 @@ package gateway
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"sluice/gateway/config"
+	"sluice/gateway/front"
+	"sluice/gateway/trust"
 )
 
 // exposeRule is one expose glob with where it came from.
@@ -174,4 +177,33 @@ func (f *frontend) markExposed(items []frontItem, rules []exposeRule) {
 type frontItem struct {
 	server, tool string
 	expose       bool
+}
+
+// watchDeclarations follows the declaration files and the trust records
+// while serving (one stat of each a second): what they say decides what
+// is listed (expose globs, tools: subsets, profiles, servers, trust), so a
+// change relists and the agent hears tools/list_changed when its list
+// changed. It returns when stop is closed.
+func (f *frontend) watchDeclarations(stop <-chan struct{}) {
+	trustFile := trust.FilePath(f.g.configDir)
+	last, lastTrust := f.g.reload(), stampOf(trustFile)
+	t := time.NewTicker(baselineWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		l, ts := f.g.reload(), stampOf(trustFile)
+		if l == last && ts == lastTrust {
+			continue
+		}
+		last, lastTrust = l, ts
+		f.log.Info("declarations or trust records changed; relisting")
+		for _, k := range []front.EventKind{front.EventFeaturesChanged, front.EventToolsChanged, front.EventResourcesChanged, front.EventPromptsChanged} {
+			f.emit(front.Event{Kind: k})
+		}
+		go f.updateStates()
+	}
 }

@@ -129,6 +129,7 @@ func newFrontend(g *Gateway, o *frontendOptions) *frontend {
 	})
 	f.stopWatch = make(chan struct{})
 	go f.g.watchBaselines(f.stopWatch)
+	go f.watchDeclarations(f.stopWatch)
 	f.updateStates()
 	return f
 }

@@ -373,3 +373,41 @@ func TestServeExposeOverHTTP(t *testing.T) {
 		t.Fatalf("the HTTP fast path did not take the 2 exposed calls: %v", m)
 	}
 }
+
+// TestServeExposeFollowsConfigEdits: a running serve follows edits of the
+// expose globs and trust decisions: adding a glob exposes the tool, and
+// trusting a project server exposes what its own expose: names, each
+// announced with tools/list_changed.
+func TestServeExposeFollowsConfigEdits(t *testing.T) {
+	w := newWorld(t)
+	user := "approve: [\"fx__*\", \"pj__*\"]\nservers:\n" + fixture(t, "fx")
+	w.writeUser(user)
+	w.writeProject("servers:\n" + fixture(t, "pj") + "    expose: [echo]\n")
+	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), 0, "fx__echo")
+	a := startStdioAgent(t)
+	if names := a.tools(t); !slices.Equal(names, gatewayTools) {
+		t.Fatalf("nothing exposed yet, but tools are %v", names)
+	}
+
+	before := a.changed.Load()
+	w.writeUser(user[:strings.Index(user, "servers:")] + "expose: [fx__echo, fx__add]\n" + user[strings.Index(user, "servers:"):])
+	a.waitChanged(t, before, "the expose edit")
+	a.waitTools(t, "the edited globs apply", func(n []string) bool {
+		return slices.Equal(n, sorted(append(slices.Clone(gatewayTools), "fx__add", "fx__echo")))
+	})
+	if _, got := a.call(t, "fx__echo", map[string]any{"text": "edited"}); got != "edited" {
+		t.Fatalf("fx__echo after the edit: %q", got)
+	}
+
+	// The project server is untrusted: its expose: exposes nothing until
+	// it is trusted and its catalog recorded.
+	want(t, sluiceProc(t, "", "trust", "pj", "--action-class", "read"), 0)
+	want(t, sluiceProc(t, "", "find", "--server", "pj", "--refresh"), 0, "pj__echo")
+	a.waitTools(t, "the trusted project server's exposed tool", func(n []string) bool { return slices.Contains(n, "pj__echo") })
+	if _, got := a.call(t, "pj__echo", map[string]any{"text": "trusted now"}); got != "trusted now" {
+		t.Fatalf("pj__echo after trust: %q", got)
+	}
+	if !strings.Contains(a.stderr.String(), "declarations or trust records changed; relisting") {
+		t.Fatalf("the relist is not logged:\n%s", a.stderr.String())
+	}
+}
