@@ -38,6 +38,9 @@ Flags:
   --logout            forget the server's tokens and client registration
   --project DIR       the project root (default: found from the working directory)
 
+At a terminal the wait for the browser is shown on stderr with the time it
+has taken (--progress=never turns that off).
+
 Exit status:
   0  authorized (or, with --logout, forgotten)
   1  the flow failed
@@ -81,6 +84,8 @@ func runAuth(e *env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	var wait *reporter
+	defer func() { wait.Stop() }()
 	open := func(u string) error {
 		fmt.Fprintf(e.stderr, "To authorize sluice with %s, open this URL:\n\n  %s\n\n", id, u)
 		if !*noBrowser {
@@ -88,10 +93,19 @@ func runAuth(e *env) int {
 				fmt.Fprintf(e.stderr, "(could not open a browser: %v)\n", err)
 			}
 		}
-		fmt.Fprintf(e.stderr, "Waiting for the browser to return (up to %s) ...\n", *timeout)
+		// At a terminal the wait is a line that counts the time; in a
+		// log, one line says what sluice waits for.
+		wait.Stop()
+		if wait = newReporter(e, "auth"); wait != nil {
+			wait.Set("waiting for the browser to return (up to %s; Ctrl-C cancels)", *timeout)
+		} else {
+			fmt.Fprintf(e.stderr, "Waiting for the browser to return (up to %s) ...\n", *timeout)
+		}
 		return nil
 	}
-	if err := g.Auth(ctx, id, gateway.AuthOptions{Open: open, Timeout: *timeout}); err != nil {
+	err := g.Auth(ctx, id, gateway.AuthOptions{Open: open, Timeout: *timeout})
+	wait.Stop()
+	if err != nil {
 		return reportErr(e.stderr, "auth", err)
 	}
 	fmt.Fprintf(e.stdout, "Authorized: %s (tokens stored under %s)\n", id, g.StateDir())

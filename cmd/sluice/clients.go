@@ -44,6 +44,9 @@ as it was in the sluice config directory's backups/. Every other line of
 the file stays as it was. Project servers launch nothing until
 'sluice trust ID'.
 
+At a terminal, stderr names each client file as it is read
+(--progress=always prints those lines in a log too).
+
 Flags:
   --from CLIENT  read this client's files
   --project      read the repository's client files (.mcp.json,
@@ -141,7 +144,12 @@ func runImport(e *env) int {
 		return code
 	}
 	defer closeFn()
-	req := gateway.ImportRequest{Client: *from, Project: *project, Progress: func(m string) { fmt.Fprintf(e.stderr, "sluice import: %s\n", m) }}
+	// Each file read is a line that stays, at a terminal (or with
+	// --progress=always); a pipe gets only the answer.
+	prog := newReporter(e, "import")
+	defer prog.Stop()
+	prog.Set("reading client configs")
+	req := gateway.ImportRequest{Client: *from, Project: *project, Progress: func(m string) { prog.Note("%s", m) }}
 	if len(pos) == 1 {
 		req.File = pos[0]
 	}
@@ -149,6 +157,7 @@ func runImport(e *env) int {
 		req.Progress = nil
 	}
 	res, err := g.Import(req)
+	prog.Stop() // before any prompt
 	if err != nil {
 		return reportErr(e.stderr, "import", err)
 	}

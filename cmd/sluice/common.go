@@ -378,6 +378,9 @@ func unsafeRune(r rune, keepLayout bool) bool {
 type escapingWriter struct {
 	w    io.Writer
 	json bool
+	// color: w is a stream colour may be written to (see term.go);
+	// paint and styledTable write sluice's own styles to w directly.
+	color bool
 }
 
 func (e escapingWriter) Write(p []byte) (int, error) {
@@ -418,7 +421,7 @@ func escapeJSON(s string) string {
 // check): nothing from a declaration, a path or a server reaches the
 // terminal raw, whichever field it came through.
 func safeOutput(e *env, asJSON bool) {
-	e.stdout = escapingWriter{w: e.stdout, json: asJSON}
+	e.stdout = escapingWriter{w: e.stdout, json: asJSON, color: !asJSON && colorOn(e.color, e.stdout)}
 	lockStderr(e)
 	e.stderr = &lockedWriter{w: escapingWriter{w: e.stderr}}
 }

@@ -16,7 +16,7 @@ func init() {
 		help: `Usage: sluice completion bash|zsh|fish
 
 Prints a completion script for the shell. It completes commands, their
-flags, server ids (review, trust, untrust, find --server), capability names
+flags, server ids (review, refresh, trust, untrust, find --server), capability names
 from the recorded catalogs (call, describe), client names (install,
 uninstall, import --from) and files (run, import). Completing reads the
 declarations and catalogs; it never launches a server.
@@ -171,7 +171,7 @@ func listCompletions(e *env, kind string, args []string) int {
 	switch cmd {
 	case "call", "describe":
 		printWords(w, completionCapabilities(e))
-	case "review", "trust", "untrust", "update", "remove", "enable", "disable", "tools":
+	case "review", "refresh", "trust", "untrust", "update", "remove", "enable", "disable", "tools":
 		printWords(w, completionServers(e))
 	case "install", "uninstall":
 		printWords(w, gateway.ClientNames())

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 
 	"sluice/gateway"
 )
@@ -105,7 +107,8 @@ func printReview(e *env, r *gateway.Review) {
 		fmt.Fprintf(w, "%s: no change: %s matches the baseline (%s, %s).\n", r.Server, src, r.Baseline, r.Reviewed)
 		return
 	}
-	fmt.Fprintf(w, "%s: %s\n", r.Server, r.Change.Summary)
+	paint(w, styleYellow, fmt.Sprintf("%s: %s", r.Server, r.Change.Summary))
+	fmt.Fprintln(w)
 	if r.Baseline != "" {
 		fmt.Fprintf(w, "compared: %s with the baseline recorded %s (%s)\n", src, r.Reviewed, r.Baseline)
 	}
@@ -114,12 +117,36 @@ func printReview(e *env, r *gateway.Review) {
 	}
 	if r.Diff != "" {
 		fmt.Fprintln(w)
-		fmt.Fprint(w, r.Diff)
+		for _, l := range strings.SplitAfter(r.Diff, "\n") {
+			body := strings.TrimSuffix(l, "\n")
+			paint(w, diffStyle(body), body)
+			io.WriteString(w, l[len(body):])
+		}
 	}
 	fmt.Fprintln(w)
 	if r.Accepted {
-		fmt.Fprintf(w, "Accepted: the listing above is the reviewed baseline of %s; its tools are callable.\n", r.Server)
+		paint(w, styleGreen, fmt.Sprintf("Accepted: the listing above is the reviewed baseline of %s; its tools are callable.", r.Server))
+		fmt.Fprintln(w)
 		return
 	}
 	fmt.Fprintf(w, "Held tools stay uncallable until you accept: sluice review %s --accept\n", r.Server)
+}
+
+// diffStyle colours one line of a review diff: a tool's heading bold, a
+// field name cyan, a removed line red, an added line green.
+func diffStyle(l string) string {
+	t := strings.TrimLeft(l, " ")
+	switch {
+	case l == "":
+		return ""
+	case !strings.HasPrefix(l, " "):
+		return styleBold
+	case strings.HasPrefix(l, "    - "):
+		return styleRed
+	case strings.HasPrefix(l, "    + "):
+		return styleGreen
+	case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "    ") && strings.HasSuffix(t, ":"):
+		return styleCyan
+	}
+	return ""
 }

@@ -38,6 +38,9 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// color and progress are --color and --progress: auto (the
+	// default), always or never (see term.go).
+	color, progress string
 }
 
 // command is one subcommand. Each lives in its own file and registers itself
@@ -69,6 +72,11 @@ func init() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	args, color, progress, err := globalFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice: %v\n", err)
+		return exitUsage
+	}
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -102,7 +110,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice: unknown command %q; run 'sluice help' for the list\n", name)
 		return exitUsage
 	}
-	return c.run(&env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr})
+	return c.run(&env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr, color: color, progress: progress})
 }
 
 func usage(w io.Writer) {
@@ -115,5 +123,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprint(w, "\nRun 'sluice help COMMAND' for details.\n")
+	fmt.Fprint(w, globalHelp+"\nRun 'sluice help COMMAND' for details.\n")
 }

@@ -97,11 +97,21 @@ func printReport(w io.Writer, rep *gateway.Report) {
 	if len(rep.Servers) == 0 {
 		fmt.Fprintf(w, "No servers declared. Declare one under 'servers:' in %s\n", rep.UserFile)
 	} else {
-		rows := []string{"ID\tSCOPE\tDECLARED AT\tTRUST\tCLASS\tDIGEST\tRUN"}
+		rows := [][]string{{"ID", "SCOPE", "DECLARED AT", "TRUST", "CLASS", "DIGEST", "RUN"}}
 		for _, s := range rep.Servers {
-			rows = append(rows, fmt.Sprintf("%s\t%s\t%s:%d:%d\t%s\t%s\t%s\t%s", s.ID, s.Scope, cleanLine(s.File), s.Line, s.Column, s.Trust, s.ActionClass, shortDigest(s.Digest), s.Run))
+			rows = append(rows, []string{s.ID, s.Scope, fmt.Sprintf("%s:%d:%d", cleanLine(s.File), s.Line, s.Column), s.Trust, s.ActionClass, shortDigest(s.Digest), string(s.Run)})
 		}
-		table(w, rows)
+		styledTable(w, rows, func(row, col int, cell string) string {
+			switch {
+			case row == 0:
+				return styleBold
+			case col == 3:
+				return trustStyle(cell)
+			case col == 6:
+				return runStyle(cell)
+			}
+			return ""
+		})
 		var notes []string
 		for _, s := range rep.Servers {
 			if !s.Trusted() {
@@ -112,7 +122,7 @@ func printReport(w io.Writer, rep *gateway.Report) {
 				notes = append(notes, n)
 			}
 			if tc := s.ToolChange; tc != nil {
-				notes = append(notes, fmt.Sprintf("%s: %s\n    fix: run 'sluice review %s' to see the change and 'sluice review %s --accept' to accept it", s.ID, tc.Summary, s.ID, s.ID))
+				notes = append(notes, fmt.Sprintf("%s: %s\n    fix: run 'sluice review %s' to see the change and 'sluice review %s --accept' to accept it (or accept it on the dashboard's Servers page)", s.ID, tc.Summary, s.ID, s.ID))
 			}
 			if s.RunError != "" {
 				notes = append(notes, fmt.Sprintf("%s: %s: %s", s.ID, s.Run, indentRest(clean(s.RunError), "    ")))
@@ -128,7 +138,11 @@ func printReport(w io.Writer, rep *gateway.Report) {
 		if len(notes) > 0 {
 			fmt.Fprintln(w)
 			for _, n := range notes {
-				fmt.Fprintf(w, "  %s\n", n)
+				// The server's id and its state are what a reader scans.
+				id, rest, _ := strings.Cut(n, ": ")
+				fmt.Fprint(w, "  ")
+				paint(w, styleBold, id+":")
+				fmt.Fprintf(w, " %s\n", rest)
 			}
 		}
 	}
