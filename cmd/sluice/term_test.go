@@ -122,12 +122,12 @@ func TestStyledTable(t *testing.T) {
 
 func TestDiffStyle(t *testing.T) {
 	for l, want := range map[string]string{
-		"changed  search":     styleBold,
-		"  description:":      styleCyan,
+		"changed  search":      styleBold,
+		"  description:":       styleCyan,
 		"      Search the web": "",
-		"    - old":           styleRed,
-		"    + new":           styleGreen,
-		"":                    "",
+		"    - old":            styleRed,
+		"    + new":            styleGreen,
+		"":                     "",
 	} {
 		if got := diffStyle(l); got != want {
 			t.Errorf("%q: %q, want %q", l, got, want)
