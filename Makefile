@@ -4,7 +4,7 @@ BIN     := bin/sluice
 PKGS    := ./...
 export SLUICE_REPO_ROOT := $(CURDIR)
 
-.PHONY: all build run test unit vet check peers browser interop conformance bench fuzz filters clean
+.PHONY: all build run test unit vet check peers browser shells interop conformance bench fuzz filters clean
 
 all: build
 
@@ -19,7 +19,7 @@ run: build
 # (they must not drift), the race-enabled unit and interop tests against
 # real peers, and the conformance suite (scripts/conformance.sh, against the
 # built binary).
-test: peers browser vet
+test: peers browser shells vet
 	./scripts/build-filters.sh --check
 	SLUICE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	./scripts/wine-test.sh
@@ -46,6 +46,10 @@ peers:
 # Chromium for the dashboard's browser tests (Debian's package).
 browser:
 	./scripts/install-browser.sh
+
+# zsh and fish for the completion tests (Debian's packages).
+shells:
+	./scripts/install-shells.sh
 
 conformance: peers build
 	./scripts/conformance.sh

@@ -26,7 +26,8 @@ declarations and catalogs; it never launches a server.
   fish:  sluice completion fish | source         (or save it to
          ~/.config/fish/completions/sluice.fish)
 
-The scripts ask 'sluice completion --list words CMD PREV' for candidates.
+The scripts ask 'sluice completion --list line WORDS...' (the words typed
+after "sluice", the last one being completed) for candidates.
 `,
 		run: runCompletion,
 	})
@@ -34,14 +35,9 @@ The scripts ask 'sluice completion --list words CMD PREV' for candidates.
 
 const bashCompletion = `# bash completion for sluice
 _sluice() {
-	local cur prev words
+	local cur words
 	cur="${COMP_WORDS[COMP_CWORD]}"
-	prev="${COMP_WORDS[COMP_CWORD-1]}"
-	if [ "$COMP_CWORD" -eq 1 ]; then
-		words="$(sluice completion --list commands 2>/dev/null)"
-	else
-		words="$(sluice completion --list words "${COMP_WORDS[1]}" "$prev" "$cur" 2>/dev/null)"
-	fi
+	words="$(sluice completion --list line "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)"
 	if [ "$words" = "__files__" ]; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 	else
@@ -54,34 +50,41 @@ complete -o default -F _sluice sluice
 const zshCompletion = `#compdef sluice
 # zsh completion for sluice
 _sluice() {
-	local -a words_
-	local out
-	if (( CURRENT == 2 )); then
-		out="$(sluice completion --list commands 2>/dev/null)"
-	else
-		out="$(sluice completion --list words "${words[2]}" "${words[CURRENT-1]}" "${words[CURRENT]}" 2>/dev/null)"
-	fi
+	local -a cands descs
+	local out l
+	out="$(sluice completion --list described "${(@)words[2,CURRENT]}" 2>/dev/null)"
 	if [[ "$out" == "__files__" ]]; then
 		_files
 		return
 	fi
-	words_=(${(f)out})
-	compadd -a words_
+	for l in "${(@f)out}"; do
+		[[ -z "$l" ]] && continue
+		if [[ "$l" == *$'\t'* ]]; then
+			descs+=("${l%%$'\t'*}:${l#*$'\t'}")
+		else
+			cands+=("$l")
+		fi
+	done
+	(( ${#descs} )) && _describe -t commands 'sluice command' descs
+	(( ${#cands} )) && compadd -a cands
+	return 0
 }
 compdef _sluice sluice
 `
 
 const fishCompletion = `# fish completion for sluice
-function __sluice_words
+function __sluice_complete
 	set -l toks (commandline -opc)
+	set -e toks[1]
 	set -l cur (commandline -ct)
-	if test (count $toks) -le 1
-		sluice completion --list commands 2>/dev/null
+	set -l out (sluice completion --list described $toks "$cur" 2>/dev/null)
+	if test "$out" = "__files__"
+		__fish_complete_path "$cur"
 	else
-		sluice completion --list words $toks[2] $toks[-1] "$cur" 2>/dev/null
+		printf "%s\n" $out
 	end
 end
-complete -c sluice -f -a '(set -l w (__sluice_words); if test "$w" = "__files__"; __fish_complete_path (commandline -ct); else; printf "%s\n" $w; end)'
+complete -c sluice -f -a '(__sluice_complete)'
 `
 
 func runCompletion(e *env) int {
@@ -132,12 +135,41 @@ func flagsOf(cmd string) []string {
 
 // listCompletions prints candidates, one a line; nothing on any problem
 // (a completion must never print an error into the shell).
+//
+// Kinds: "line" takes the words after "sluice" up to the one being
+// completed (the last, maybe empty) and prints candidates; "described"
+// does the same with each command's summary after a tab (fish and zsh
+// show it). "commands" and "words CMD PREV CUR" are what scripts printed
+// by older versions ask.
 func listCompletions(e *env, kind string, args []string) int {
 	w := e.stdout
+	described := false
 	switch kind {
 	case "commands":
 		printWords(w, commandNames())
 		return exitOK
+	case "line", "described":
+		described = kind == "described"
+		args = lineWords(args)
+		if len(args) == 0 {
+			args = []string{""}
+		}
+		cur := args[len(args)-1]
+		if len(args) == 1 {
+			if strings.HasPrefix(cur, "-") {
+				printWords(w, globalFlagNames)
+				return exitOK
+			}
+			if described {
+				for _, n := range commandNames() {
+					fmt.Fprintf(w, "%s\t%s\n", n, commands[n].summary)
+				}
+			} else {
+				printWords(w, commandNames())
+			}
+			return exitOK
+		}
+		args = []string{args[0], args[len(args)-2], cur}
 	case "words":
 	default:
 		return exitOK
@@ -151,9 +183,10 @@ func listCompletions(e *env, kind string, args []string) int {
 		cur = args[2]
 	}
 	if strings.HasPrefix(cur, "-") {
-		printWords(w, flagsOf(cmd))
+		printWords(w, append(flagsOf(cmd), globalFlagNames...))
 		return exitOK
 	}
+
 	switch prev {
 	case "--server":
 		printWords(w, completionServers(e))
@@ -183,6 +216,53 @@ func listCompletions(e *env, kind string, args []string) int {
 		printWords(w, []string{"bash", "zsh", "fish"})
 	}
 	return exitOK
+}
+
+// globalFlagNames are the flags every command takes (see term.go).
+var globalFlagNames = []string{"--color=always", "--color=auto", "--color=never", "--no-color", "--no-progress", "--progress=always", "--progress=auto", "--progress=never"}
+
+// lineWords drops the global flags from a command line's words (all but
+// the last, which is being completed), so the command is found wherever
+// they were typed. bash splits "--color=never" into "--color", "=",
+// "never": the "=" and its value go too.
+func lineWords(words []string) []string {
+	if len(words) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(words))
+	last := len(words) - 1
+	for i := 0; i < last; i++ {
+		wd := words[i]
+		if wd == "--" {
+			out = append(out, words[i:last]...)
+			break
+		}
+		if wd == "=" && len(out) > 0 && isGlobalFlag(out[len(out)-1]) {
+			out = out[:len(out)-1]
+			i++ // the value
+			continue
+		}
+		if isGlobalFlag(wd) {
+			if !strings.Contains(wd, "=") && i+1 < last && words[i+1] == "=" {
+				out = append(out, wd) // dropped with its "=" and value
+			}
+			continue
+		}
+		out = append(out, wd)
+	}
+	return append(out, words[last])
+}
+
+func isGlobalFlag(w string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+	if !strings.HasPrefix(w, "-") {
+		return false
+	}
+	switch name {
+	case "color", "progress", "no-color", "no-progress":
+		return true
+	}
+	return false
 }
 
 func commandNames() []string {

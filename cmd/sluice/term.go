@@ -48,6 +48,9 @@ const (
 // error naming the flag.
 func globalFlags(args []string) (rest []string, color, progress string, err error) {
 	color, progress = modeAuto, modeAuto
+	if len(args) >= 2 && args[0] == "completion" && args[1] == "--list" {
+		return args, color, progress, nil // the words of a command line being completed
+	}
 	rest = make([]string, 0, len(args))
 	for i, a := range args {
 		if a == "--" {
