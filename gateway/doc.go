@@ -90,18 +90,22 @@
 // capability they name, before the script runs: a script that fails halfway
 // has already made its side effects.
 //
-// # Why filters compile when serving starts, and on first use elsewhere
+// # Why filters are checked when serving starts but load on first use
 //
 // Compiling a built-in filter takes about a second cold and tens of
-// milliseconds from the on-disk cache. Open checks everything that can be
+// milliseconds from the on-disk cache, and a loaded filter holds about
+// 16 MiB (its machine code, the decoded module and a warm instance) — more
+// than the rest of an idle gateway. Open checks everything that can be
 // checked cheaply (configuration, module files, sha256 pins, the results
 // directory) and refuses to start on any error, but does not compile: a
 // one-shot command ('sluice find', 'sluice describe') never runs a filter
-// and should not pay for one. A one-shot call compiles its filters when
-// they first have to run. 'sluice serve' compiles every filter with
-// LoadFilters before it answers its first request and refuses to start if
-// one fails to load (fail closed), so a long-running gateway never
-// compiles on the request path and a broken filter is a start-up error, not
-// a surprise on some later call. A filter changed while serving is
-// compiled once when its new set first runs; never per call.
+// and should not pay for one. 'sluice serve' runs CheckFilters before it
+// answers its first request: every filter the configuration names is
+// compiled and initialised with its config, and serve refuses to start if
+// one fails (fail closed), so a broken filter is a start-up error, not a
+// surprise on some later call. The check then lets go of them, and each
+// filter loads alone, from the now warm compilation cache, when a result
+// first needs it: the default shape filter, for one, never loads while
+// results stay within its budget. A filter changed while serving is
+// compiled once when its new set first runs it; never per call.
 package gateway

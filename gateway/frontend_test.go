@@ -645,17 +645,30 @@ func TestServeRefusesABrokenFilter(t *testing.T) {
 			t.Fatalf("flat=%v: serve wrote frames before refusing: %q", flat, out.String())
 		}
 	}
-	// A good configuration serves and has its filters compiled up front.
+	// A good configuration serves. The start-up check leaves nothing
+	// loaded; each filter loads when a result first needs it, and the
+	// default shape filter not at all while results fit its budget.
 	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: builtin:redact\n")
 	g := w.open()
-	a := serveAgent(t, g, false, `{}`, nil)
-	if names := a.toolNames(); !slices.Contains(names, "find") {
+	a := serveAgent(t, g, true, `{}`, nil)
+	if names := a.toolNames(); !slices.Contains(names, "fx__echo") {
 		t.Fatalf("tools %v", names)
 	}
-	for _, st := range g.FilterStatuses() {
-		if st.State != FilterActive {
-			t.Fatalf("filter %s is %s once serve answers; want it compiled at start", st.Name, st.State)
+	states := func() map[string]string {
+		m := map[string]string{}
+		for _, st := range g.FilterStatuses() {
+			m[st.Name] = st.State
 		}
+		return m
+	}
+	if got := states(); got["builtin:redact"] != FilterNotLoaded || got["builtin:shape"] != FilterNotLoaded {
+		t.Fatalf("filters once serve answers: %v; want both not loaded", got)
+	}
+	if r := a.tool("fx__echo", `{"text":"key AKIAIOSFODNN7EXAMPLE"}`); r.IsError || len(r.Content) != 1 || strings.Contains(r.Content[0].Text, "AKIAIOSFODNN7EXAMPLE") {
+		t.Fatalf("echo through redact: %s", r.raw)
+	}
+	if got := states(); got["builtin:redact"] != FilterActive || got["builtin:shape"] != FilterNotLoaded {
+		t.Fatalf("filters after a small result: %v; want redact active, shape not loaded", got)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,9 +45,10 @@ import (
 //
 // Open refuses to start when the filters setting has an error, a module is
 // unreadable, unknown or does not match its sha256 pin, or the results
-// directory is unsafe. Modules are compiled once per gateway (wazero cache
-// in <cache dir>/wazero), when a filter first has to run or when
-// LoadFilters is called, never per call. When the user file's filters
+// directory is unsafe. Each filter is compiled (wazero cache in
+// <cache dir>/wazero) and warmed alone, when a result first has to run
+// through it or when LoadFilters is called, never per call; a filter no
+// result needs is never loaded (CheckFilters only checks). When the user file's filters
 // change, the next result runs through a new set built from them (calls in
 // flight finish with the old one); while the file contributes nothing
 // (syntax error ...) or the new filters cannot run (invalid setting, pin
@@ -124,19 +126,23 @@ type pipeline struct {
 	counts  outcomeCounts // every run's outcome, for the live status
 }
 
-// filterSet is one generation of filters: one wasm.Host (created and filled
-// on first need, or by LoadFilters) and the filters in config order. Calls
-// hold a reference; a replaced set closes when its last call ends.
+// filterSet is one generation of filters: one wasm.Host (created on the
+// first filter's load) and the filters in config order, each compiled and
+// warmed when it first has to run (or by LoadFilters). Calls hold a
+// reference; a replaced set closes when its last call ends.
 type filterSet struct {
 	p       *pipeline
 	entries []*filterEntry
 	refs    int // guarded by p.mu; 1 while current, plus one per call
 
-	mu       sync.Mutex
-	loadDone chan struct{} // closed once the load finished (nil: not started)
-	host     *wasm.Host
-	loadErr  error
-	closed   bool
+	mu     sync.Mutex
+	host   *wasm.Host
+	hostMu sync.Mutex // serialises creating the host
+	// hostErr is why the host could not start (set once; every filter of
+	// the set then fails to load with it).
+	hostErr error
+	loads   sync.WaitGroup // filter loads in progress: close waits for them
+	closed  bool
 }
 
 // prepareCompileCache, when set (by tests, which give every gateway its own
@@ -153,9 +159,11 @@ type filterEntry struct {
 	budget  int  // shape's budget: results within it pass without a call; 0 = unknown
 	isShape bool // builtin shape (native fallback for inputs over the host's cap)
 
-	filter  *wasm.Filter // set by load
-	loadErr error
-	runs    latencies // recent run times, for FilterStatus.P50
+	// guarded by the set's mu:
+	loadDone chan struct{} // closed once the load ended (nil: not started)
+	filter   *wasm.Filter  // set by load
+	loadErr  error
+	runs     latencies // recent run times, for FilterStatus.P50
 }
 
 func (e *filterEntry) inactive() bool { return len(e.cfg.Capabilities) == 0 }
@@ -467,19 +475,22 @@ func shapeBudget(cfg json.RawMessage) int {
 	return n
 }
 
-// ensureLoaded creates the host and loads every active filter, once. Load
-// failures are kept per filter and applied per call with its policy.
-func (s *filterSet) ensureLoaded(ctx context.Context) error {
+// ensureLoaded loads e (creating the set's host first if it has none),
+// once; a concurrent call waits for the same load. A load failure is kept
+// on e and applied per call with its policy; the returned error is the
+// set's (closed, or the host could not start) or ctx's.
+func (s *filterSet) ensureLoaded(ctx context.Context, e *filterEntry) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	done := s.loadDone
+	done := e.loadDone
 	if done == nil {
 		done = make(chan struct{})
-		s.loadDone = done
-		go s.load(done)
+		e.loadDone = done
+		s.loads.Add(1)
+		go s.load(e, done)
 	}
 	s.mu.Unlock()
 	select {
@@ -489,24 +500,50 @@ func (s *filterSet) ensureLoaded(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.loadErr
+	return s.hostErr
 }
 
 // load runs detached from any one caller, so a cancelled call does not
 // poison the load for the next.
-func (s *filterSet) load(done chan struct{}) {
+func (s *filterSet) load(e *filterEntry, done chan struct{}) {
+	defer s.loads.Done()
 	defer close(done)
-	p := s.p
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultFilterLoadTimeout)
 	defer cancel()
 	start := time.Now()
-	if err := proc.MkdirPrivate(p.cacheDir); err != nil { // 0700; an owner-only ACL on Windows
-		p.log.Warn("wazero compilation cache unavailable; compiling in memory", "dir", p.cacheDir, "error", err)
+	h, err := s.hostFor(ctx)
+	if err != nil {
+		return
 	}
-	cache := p.cacheDir
-	if fi, err := os.Lstat(cache); err != nil || !fi.IsDir() {
-		cache = ""
+	f, err := h.Load(ctx, e.spec)
+	s.mu.Lock()
+	if err != nil {
+		e.loadErr = err
+		s.p.log.Error("filter failed to load", "filter", e.name, "error", err)
+	} else {
+		e.filter = f
 	}
+	s.mu.Unlock()
+	// Compiling leaves tens of MiB of garbage behind (much more when the
+	// compilation cache is cold); hand it back now rather than keep it
+	// as the idle process's footprint.
+	debug.FreeOSMemory()
+	s.p.log.Debug("filter loaded", "filter", e.name, "elapsed", time.Since(start))
+}
+
+// hostFor returns the set's filter host, creating it on first use. Its
+// failure is recorded as the set's hostErr.
+func (s *filterSet) hostFor(ctx context.Context) (*wasm.Host, error) {
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
+	s.mu.Lock()
+	h, herr := s.host, s.hostErr
+	s.mu.Unlock()
+	if h != nil || herr != nil {
+		return h, herr
+	}
+	p := s.p
+	cache := p.compileCache()
 	if prepareCompileCache != nil && cache != "" {
 		var builtins []string
 		for _, e := range s.entries {
@@ -517,35 +554,31 @@ func (s *filterSet) load(done chan struct{}) {
 		prepareCompileCache(cache, builtins)
 	}
 	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: p.store.Put, Logger: p.log})
-	if err != nil {
-		s.mu.Lock()
-		s.loadErr = &Error{Kind: KindFilter, Message: "cannot start the filter host: " + err.Error(), Err: err}
-		s.mu.Unlock()
-		return
-	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.hostErr = &Error{Kind: KindFilter, Message: "cannot start the filter host: " + err.Error(), Err: err}
+		return nil, s.hostErr
+	}
 	if s.closed {
-		s.mu.Unlock()
 		h.Close(ctx)
-		return
+		s.hostErr = ErrClosed
+		return nil, ErrClosed
 	}
 	s.host = h
-	s.mu.Unlock()
-	for _, e := range s.entries {
-		if e.inactive() {
-			continue
-		}
-		f, err := h.Load(ctx, e.spec)
-		s.mu.Lock()
-		if err != nil {
-			e.loadErr = err
-			p.log.Error("filter failed to load", "filter", e.name, "error", err)
-		} else {
-			e.filter = f
-		}
-		s.mu.Unlock()
+	return h, nil
+}
+
+// compileCache returns the wazero compilation cache directory, creating
+// it; "" when it cannot be used (filters then compile in memory).
+func (p *pipeline) compileCache() string {
+	if err := proc.MkdirPrivate(p.cacheDir); err != nil { // 0700; an owner-only ACL on Windows
+		p.log.Warn("wazero compilation cache unavailable; compiling in memory", "dir", p.cacheDir, "error", err)
 	}
-	p.log.Debug("filters loaded", "filters", len(s.entries), "elapsed", time.Since(start))
+	if fi, err := os.Lstat(p.cacheDir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return p.cacheDir
 }
 
 // close ends the pipeline: the current set is released and close returns
@@ -563,11 +596,8 @@ func (p *pipeline) close() {
 func (s *filterSet) close() {
 	s.mu.Lock()
 	s.closed = true
-	done := s.loadDone
 	s.mu.Unlock()
-	if done != nil {
-		<-done
-	}
+	s.loads.Wait() // no load starts once closed is set
 	s.mu.Lock()
 	h := s.host
 	s.host = nil
@@ -579,8 +609,8 @@ func (s *filterSet) close() {
 	}
 }
 
-// LoadFilters compiles and warms every configured filter now (a long-lived
-// surface calls it at start so nothing is compiled on a request's path). It
+// LoadFilters compiles and warms every active filter now and keeps them
+// loaded ('sluice filter list' without a running serve shows them so). It
 // returns an error naming every filter that failed to load; such a filter
 // then fails its calls according to its onError policy.
 func (g *Gateway) LoadFilters(ctx context.Context) error {
@@ -589,12 +619,69 @@ func (g *Gateway) LoadFilters(ctx context.Context) error {
 		return err
 	}
 	defer g.pipeline.release(s)
-	if err := s.ensureLoaded(ctx); err != nil {
+	return s.loadAll(ctx, s.entries)
+}
+
+// CheckFilters is what a long-lived surface runs before it answers its
+// first request: every filter the configuration names (not the implicit
+// default shape filter, whose module and config are built in) is compiled
+// and initialised with its config, so a filter that cannot run refuses the
+// start (fail closed) instead of failing calls later. The check then lets
+// go of them — with a usable compilation cache reloading one later costs
+// tens of milliseconds, and an idle gateway should not hold compiled code
+// for filters that may never run. Without a cache the filters stay loaded
+// (they would otherwise compile twice). Each filter loads again, alone,
+// when a result first needs it.
+func (g *Gateway) CheckFilters(ctx context.Context) error {
+	s, err := g.acquire("")
+	if err != nil {
 		return err
+	}
+	defer g.pipeline.release(s)
+	var named []*filterEntry
+	for _, e := range s.entries {
+		if e.index >= 0 && !e.inactive() {
+			named = append(named, e)
+		}
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	if g.pipeline.compileCache() == "" {
+		return s.loadAll(ctx, named)
+	}
+	// A set of its own, closed after the check: the current set stays
+	// unloaded.
+	check := &filterSet{p: g.pipeline, entries: cloneEntries(named)}
+	defer func() {
+		check.close()
+		debug.FreeOSMemory()
+	}()
+	return check.loadAll(ctx, check.entries)
+}
+
+// cloneEntries copies entries without their load state.
+func cloneEntries(es []*filterEntry) []*filterEntry {
+	out := make([]*filterEntry, 0, len(es))
+	for _, e := range es {
+		out = append(out, &filterEntry{index: e.index, name: e.name, cfg: e.cfg, spec: e.spec, budget: e.budget, isShape: e.isShape})
+	}
+	return out
+}
+
+// loadAll loads the active entries of es and names every one that failed.
+func (s *filterSet) loadAll(ctx context.Context, es []*filterEntry) error {
+	for _, e := range es {
+		if e.inactive() {
+			continue
+		}
+		if err := s.ensureLoaded(ctx, e); err != nil {
+			return err
+		}
 	}
 	var msgs []string
 	s.mu.Lock()
-	for _, e := range s.entries {
+	for _, e := range es {
 		if e.loadErr != nil {
 			msgs = append(msgs, e.name+": "+e.loadErr.Error())
 		}
@@ -694,7 +781,7 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 // run applies one filter and its policy. blocked: data is the replacement
 // result naming the filter's reason, and no later filter runs.
 func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data []byte, meta wasm.Meta, capability string) (out []byte, blocked bool, err error) {
-	if err := s.ensureLoaded(ctx); err != nil {
+	if err := s.ensureLoaded(ctx, e); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, false, interrupted(e, capability, cerr)
 		}

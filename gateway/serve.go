@@ -124,10 +124,11 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 		defer stop()
 	}
-	// Filters compile here, once, before the first request: a filter
-	// that cannot load refuses the start (fail closed) instead of failing
-	// calls later or paying the compile on the request path.
-	if err := g.LoadFilters(ctx); err != nil {
+	// Filters are checked here, before the first request: a filter that
+	// cannot load refuses the start (fail closed) instead of failing calls
+	// later. Each loads again from the compilation cache when a result
+	// first needs it (see CheckFilters).
+	if err := g.CheckFilters(ctx); err != nil {
 		fe.Close()
 		if ctx.Err() != nil {
 			return nil

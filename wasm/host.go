@@ -28,6 +28,7 @@ const (
 	DefaultTimeoutPerMiB       = 2 * time.Second
 	DefaultInitTimeout         = 10 * time.Second
 	DefaultMaxCallsPerInstance = 10000
+	DefaultPoolIdleTimeout     = time.Minute
 	DefaultMaxInputBytes       = 4 << 20
 	DefaultMaxOutputBytes      = 4 << 20
 	DefaultMaxModuleBytes      = 20 << 20
@@ -65,6 +66,11 @@ type Options struct {
 	// PoolSize is the default number of live instances per (module, config).
 	// Default GOMAXPROCS.
 	PoolSize int
+	// PoolIdleTimeout closes an instance that has sat unused in its pool
+	// that long; a pool grows again on demand (up to PoolSize) and shrinks
+	// to no instance when nothing calls it. Default 1 minute; negative =
+	// instances stay until recycled or closed.
+	PoolIdleTimeout time.Duration
 	// MaxCallsPerInstance recycles an instance after that many calls.
 	// Default 10000.
 	MaxCallsPerInstance int
@@ -126,6 +132,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.PoolSize <= 0 {
 		r.PoolSize = runtime.GOMAXPROCS(0)
+	}
+	if r.PoolIdleTimeout == 0 {
+		r.PoolIdleTimeout = DefaultPoolIdleTimeout
 	}
 	if r.MaxCallsPerInstance <= 0 {
 		r.MaxCallsPerInstance = DefaultMaxCallsPerInstance
@@ -430,7 +439,9 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 			f.Close(ctx)
 			return nil, err
 		}
-		p.idle <- inst // a fresh pool has room for its first instance
+		if !p.idleAdd(inst) { // a fresh pool has room for its first instance
+			p.discard(ctx, inst) // closed meanwhile
+		}
 	}
 	return f, nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -39,6 +41,9 @@ type pool struct {
 	// fail fast instead of piling up more.
 	overrun int
 	ends    sync.Cond // on mu: an abandoned call ended (overrun went down)
+	// reaping: a reap is scheduled (see reap); guarded by mu.
+	reaping bool
+	reaper  *time.Timer
 }
 
 type instance struct {
@@ -49,6 +54,8 @@ type instance struct {
 	calls  int
 	stderr *tailBuffer
 	w      *worker // rtFast instances only: the goroutine their calls run on
+	// idleSince is when the instance last went back to the pool.
+	idleSince time.Time
 }
 
 func newPool(h *Host, key poolKey, cm *compiledModule, config []byte, size int) *pool {
@@ -61,6 +68,9 @@ func newPool(h *Host, key poolKey, cm *compiledModule, config []byte, size int) 
 	p.ends.L = &p.mu
 	return p
 }
+
+// size is the most instances the pool holds at once.
+func (p *pool) size() int { return cap(p.sem) }
 
 // get checks out an instance for one call, creating one if the pool is below
 // its size, else waiting for one to come back.
@@ -171,16 +181,90 @@ func (p *pool) classifyInit(filter string, err error, mod api.Module, in *instan
 func (p *pool) put(ctx context.Context, in *instance, ok bool) {
 	in.calls++
 	in.state.input, in.state.meta = nil, nil
-	if ok && in.calls < p.h.opts.MaxCallsPerInstance && pages(in.mod) <= p.h.opts.RecycleAbovePages {
-		p.mu.Lock()
-		closed := p.closed
-		p.mu.Unlock()
-		if !closed {
-			p.idle <- in
-			return
-		}
+	if ok && in.calls < p.h.opts.MaxCallsPerInstance && pages(in.mod) <= p.h.opts.RecycleAbovePages && p.idleAdd(in) {
+		return
 	}
 	p.discard(ctx, in)
+}
+
+// idleAdd returns in to the idle instances (false when the pool is
+// closed), noting when, and arms the reaper.
+func (p *pool) idleAdd(in *instance) bool {
+	in.idleSince = time.Now()
+	p.mu.Lock()
+	closed := p.closed
+	if !closed && !p.reaping && p.h.opts.PoolIdleTimeout > 0 {
+		p.scheduleLocked(p.h.opts.PoolIdleTimeout)
+	}
+	p.mu.Unlock()
+	if closed {
+		return false
+	}
+	p.idle <- in
+	return true
+}
+
+// scheduleLocked arms the reaper to run after d. Called with mu held.
+func (p *pool) scheduleLocked(d time.Duration) {
+	p.reaping = true
+	if p.reaper == nil {
+		p.reaper = time.AfterFunc(d, p.reap)
+		return
+	}
+	p.reaper.Reset(d)
+}
+
+// reap closes the instances that have sat idle for PoolIdleTimeout, down
+// to none: a pool is as large as its recent use, and a filter nothing
+// called for a while holds only its compiled code (the next call
+// instantiates again, a few milliseconds for a Go guest). It reschedules
+// itself while idle instances remain.
+func (p *pool) reap() {
+	timeout := p.h.opts.PoolIdleTimeout
+	p.mu.Lock()
+	if p.closed {
+		p.reaping = false
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	now := time.Now()
+	var keep, drop []*instance
+	var next time.Duration
+take:
+	for n := len(p.idle); n > 0; n-- {
+		select {
+		case in := <-p.idle:
+			if age := now.Sub(in.idleSince); age >= timeout {
+				drop = append(drop, in)
+			} else {
+				keep = append(keep, in)
+				if rest := timeout - age; next == 0 || rest < next {
+					next = rest
+				}
+			}
+		default:
+			break take
+		}
+	}
+	for _, in := range keep {
+		p.idle <- in // never blocks: idle has room for every live instance
+	}
+	for _, in := range drop {
+		p.discard(context.Background(), in)
+	}
+	p.mu.Lock()
+	p.reaping = false
+	if !p.closed && len(keep) > 0 {
+		p.scheduleLocked(next)
+	}
+	p.mu.Unlock()
+	if len(drop) > 0 {
+		// The instances' memories (megabytes each for a Go guest) are
+		// garbage now; an idle process would otherwise keep them mapped
+		// until the runtime's background scavenger gets to them.
+		releaseMemory()
+	}
 }
 
 // abandon takes in, whose call overran its deadline and is still running,
@@ -222,6 +306,9 @@ func (p *pool) shutdown(ctx context.Context) {
 		return
 	}
 	p.closed = true
+	if p.reaper != nil {
+		p.reaper.Stop()
+	}
 	for p.overrun > 0 {
 		p.ends.Wait()
 	}
@@ -235,6 +322,11 @@ func (p *pool) shutdown(ctx context.Context) {
 		in.mod.Close(ctx)
 	}
 }
+
+// releaseMemory returns freed memory to the operating system now
+// (debug.FreeOSMemory: one forced collection, run only after a pool
+// shrank or a module was compiled, never per call).
+var releaseMemory = debug.FreeOSMemory
 
 func pages(m api.Module) uint32 {
 	if m == nil || m.Memory() == nil {
