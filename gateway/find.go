@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -177,14 +178,34 @@ type summary struct {
 	hold       *toolHold
 	truncated  bool
 	recordedAt time.Time
+	set        string // the entries' set hash, when the index records it
 }
 
+// findFullSearch, set by tests, makes find read every catalog and baseline
+// whole, as describe does, instead of the compact index and set files: the
+// reference their answers must equal.
+var findFullSearch bool
+
 // summaries is known() for search: it reads the small catalog index rather
-// than every schema. It never launches.
+// than every schema, and the baseline's set hash rather than every
+// reviewed definition when the sets agree. It never launches.
 func (g *Gateway) summaries(v ServerView) summary {
 	s := g.summariesAll(v)
 	if s.prov == ProvMissing || s.prov == ProvDeclared {
 		return g.visibleSummary(v, s)
+	}
+	if s.set != "" && !findFullSearch {
+		// The common case needs no per-tool comparison: the listing's set
+		// is the baseline's (or there is no baseline), which is what
+		// holdOf would find after hashing every tool.
+		set, err := catalog.BaselineSet(g.cacheDir, g.catalogIdentity(v.decl))
+		switch {
+		case errors.Is(err, catalog.ErrNoBaseline):
+			return g.visibleSummary(v, s)
+		case err == nil && set == s.set:
+			s.hold = &toolHold{policy: v.decl.ToolChangePolicy(), held: map[string]bool{}, change: catalog.Change{Set: set}}
+			return g.visibleSummary(v, s)
+		}
 	}
 	sums := make([]catalog.Sum, 0, len(s.entries))
 	for _, e := range s.entries {
@@ -239,8 +260,10 @@ func (g *Gateway) summariesAll(v ServerView) summary {
 		}
 	}
 	id := g.catalogIdentity(v.decl)
-	if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil && v.decl.CLI == nil {
-		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt}
+	if findFullSearch {
+		// The reference the index path must agree with (tests).
+	} else if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil && v.decl.CLI == nil {
+		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt, set: ix.Set}
 	}
 	l := g.knownAll(v)
 	s := summary{prov: l.prov, truncated: l.truncated, recordedAt: l.recordedAt}

@@ -182,32 +182,39 @@ func (b *Baseline) Tool(name string) (BaselineTool, bool) {
 // there is none, a *BaselineError when the file is unusable (the caller
 // must then hold every tool, since nothing reviewed can be read).
 func LoadBaseline(dir string, id Identity) (*Baseline, error) {
+	b, _, err := loadBaseline(dir, id)
+	return b, err
+}
+
+// loadBaseline is LoadBaseline that also returns the file's FileInfo,
+// taken from the descriptor it was read through.
+func loadBaseline(dir string, id Identity) (*Baseline, os.FileInfo, error) {
 	path := BaselinePath(dir, id)
-	data, reason := readCapped(path)
+	data, fi, reason := readCapped(path)
 	switch reason {
 	case "":
 	case "absent":
-		return nil, ErrNoBaseline
+		return nil, nil, ErrNoBaseline
 	default:
-		return nil, &BaselineError{Path: path, Reason: reason}
+		return nil, nil, &BaselineError{Path: path, Reason: reason}
 	}
 	var b Baseline
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil || dec.More() {
-		return nil, &BaselineError{Path: path, Reason: "malformed"}
+		return nil, nil, &BaselineError{Path: path, Reason: "malformed"}
 	}
 	if b.Format != BaselineFormat {
-		return nil, &BaselineError{Path: path, Reason: "version"}
+		return nil, nil, &BaselineError{Path: path, Reason: "version"}
 	}
 	if b.Identity != baselineKey(id) {
-		return nil, &BaselineError{Path: path, Reason: "identity"}
+		return nil, nil, &BaselineError{Path: path, Reason: "identity"}
 	}
 	if len(b.Tools) > MaxTools {
-		return nil, &BaselineError{Path: path, Reason: "malformed"}
+		return nil, nil, &BaselineError{Path: path, Reason: "malformed"}
 	}
 	sort.Slice(b.Tools, func(i, j int) bool { return b.Tools[i].Name < b.Tools[j].Name })
-	return &b, nil
+	return &b, fi, nil
 }
 
 // StoreBaseline records b atomically (0600 in a 0700 directory).
@@ -225,17 +232,62 @@ func StoreBaseline(dir string, b *Baseline) error {
 	if len(data) > MaxFileBytes {
 		return &BaselineError{Path: BaselinePath(dir, out.Identity), Reason: "oversized"}
 	}
-	if !writeAtomic(BaselinePath(dir, out.Identity), data) {
+	fi, ok := writeAtomic(BaselinePath(dir, out.Identity), data)
+	if !ok {
 		return &BaselineError{Path: BaselinePath(dir, out.Identity), Reason: "unwritable"}
 	}
+	_, _ = writeAtomic(baselineSetPath(dir, out.Identity), encodeSet(out.Identity, out.Set, linkOf(fi)))
 	return nil
+}
+
+// baselineSetPath is where the compact set file of id's baseline lives.
+func baselineSetPath(dir string, id Identity) string {
+	p := BaselinePath(dir, id)
+	return p[:len(p)-len(".json")] + ".set"
+}
+
+func encodeSet(id Identity, set string, src link) []byte {
+	var e encoder
+	e.link(src)
+	e.uint(BaselineFormat)
+	encodeIdentity(&e, baselineKey(id))
+	e.str(set)
+	return e.file(setMagic)
+}
+
+// BaselineSet returns the set hash of id's baseline (Baseline.Set) with the
+// errors of LoadBaseline, reading a small compact file beside the baseline
+// instead of every reviewed definition. A set file that is absent,
+// corrupt, of another version or no longer derived from the baseline file
+// (stale) is never used: the baseline is read whole and the set file
+// rewritten from it.
+func BaselineSet(dir string, id Identity) (string, error) {
+	path := baselineSetPath(dir, id)
+	if data, _, reason := readCapped(path); reason == "" {
+		if d, reason := openCompact(data, setMagic); reason == "" {
+			src := d.link()
+			format := d.uint()
+			bid := decodeIdentity(d)
+			set := d.str()
+			if d.done() && format == BaselineFormat && bid == baselineKey(id) && src.current(BaselinePath(dir, id)) {
+				return set, nil
+			}
+		}
+	}
+	b, fi, err := loadBaseline(dir, id)
+	if err != nil {
+		return "", err
+	}
+	_, _ = writeAtomic(path, encodeSet(id, b.Set, linkOf(fi)))
+	return b.Set, nil
 }
 
 // RemoveBaseline deletes the baseline recorded for id, if any.
 func RemoveBaseline(dir string, id Identity) error {
-	err := os.Remove(BaselinePath(dir, id))
-	if err != nil && !os.IsNotExist(err) {
-		return err
+	for _, p := range []string{baselineSetPath(dir, id), BaselinePath(dir, id)} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"sluice/gateway/internal/files"
@@ -101,10 +100,29 @@ func Path(dir string, id Identity) string {
 // IndexPath is where the search index for id lives inside dir.
 func IndexPath(dir string, id Identity) string {
 	p := Path(dir, id)
+	return p[:len(p)-len(".json")] + ".index"
+}
+
+// legacyIndexPath is where earlier versions kept a JSON search index.
+func legacyIndexPath(dir string, id Identity) string {
+	p := Path(dir, id)
 	return p[:len(p)-len(".json")] + ".index.json"
 }
 
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.\-/]{1,128}$`)
+// validToolName is ^[A-Za-z0-9_.\-/]{1,128}$, checked without a regexp
+// (find checks every indexed name).
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
 
 // toolHead is what Load insists on for every tool.
 type toolHead struct {
@@ -120,7 +138,7 @@ func ValidTool(raw json.RawMessage) bool {
 		return false
 	}
 	var h toolHead
-	if err := json.Unmarshal(raw, &h); err != nil || h.Name == nil || !toolName.MatchString(*h.Name) {
+	if err := json.Unmarshal(raw, &h); err != nil || h.Name == nil || !validToolName(*h.Name) {
 		return false
 	}
 	s := bytes.TrimSpace(h.InputSchema)
@@ -129,11 +147,18 @@ func ValidTool(raw json.RawMessage) bool {
 
 // Load returns the catalog recorded for id, or an error wrapping ErrMiss.
 func Load(dir string, id Identity, opts *Options) (*Catalog, error) {
+	c, _, err := load(dir, id, opts)
+	return c, err
+}
+
+// load is Load that also returns the catalog file's FileInfo, taken from
+// the descriptor it was read through.
+func load(dir string, id Identity, opts *Options) (*Catalog, os.FileInfo, error) {
 	path := Path(dir, id)
-	miss := func(reason string) (*Catalog, error) {
-		return nil, &MissError{Path: path, Reason: reason}
+	miss := func(reason string) (*Catalog, os.FileInfo, error) {
+		return nil, nil, &MissError{Path: path, Reason: reason}
 	}
-	data, reason := readCapped(path)
+	data, fi, reason := readCapped(path)
 	if reason != "" {
 		return miss(reason)
 	}
@@ -164,7 +189,7 @@ func Load(dir string, id Identity, opts *Options) (*Catalog, error) {
 			return miss("malformed")
 		}
 	}
-	return &c, nil
+	return &c, fi, nil
 }
 
 // Store records c atomically (temp file, fsync, rename; 0600 in a 0700
@@ -195,33 +220,35 @@ func Store(dir string, c *Catalog, opts *Options) bool {
 	if err != nil || len(data) > MaxFileBytes {
 		return false
 	}
-	if !writeAtomic(Path(dir, out.Identity), data) {
+	fi, ok := writeAtomic(Path(dir, out.Identity), data)
+	if !ok {
 		return false
 	}
-	idx, err := json.Marshal(buildIndex(&out))
-	if err != nil {
-		return false
-	}
-	return writeAtomic(IndexPath(dir, out.Identity), idx)
+	_ = os.Remove(legacyIndexPath(dir, out.Identity)) // the JSON index of earlier versions
+	_, ok = writeAtomic(IndexPath(dir, out.Identity), encodeIndex(buildIndex(&out), linkOf(fi)))
+	return ok
 }
 
-// writeAtomic replaces path with data (files.WriteAtomic): 0600 in a
+// writeAtomic replaces path with data (files.WriteAtomicInfo): 0600 in a
 // private directory (proc.MkdirPrivate: 0700, on Windows an owner-only
-// access list instead of whatever %LOCALAPPDATA% grants).
-func writeAtomic(path string, data []byte) bool {
+// access list instead of whatever %LOCALAPPDATA% grants). fi is the
+// written file's.
+func writeAtomic(path string, data []byte) (os.FileInfo, bool) {
 	if err := proc.MkdirPrivate(filepath.Dir(path)); err != nil {
-		return false
+		return nil, false
 	}
-	return files.WriteAtomic(path, data, 0o600) == nil
+	fi, err := files.WriteAtomicInfo(path, data, 0o600)
+	return fi, err == nil
 }
 
 // Remove deletes the catalog (and its index) recorded for id, if any.
 func Remove(dir string, id Identity) error {
-	err := os.Remove(IndexPath(dir, id))
-	if err != nil && !os.IsNotExist(err) {
-		return err
+	for _, p := range []string{IndexPath(dir, id), legacyIndexPath(dir, id)} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
 	}
-	err = os.Remove(Path(dir, id))
+	err := os.Remove(Path(dir, id))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -236,23 +263,24 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// readCapped reads a whole regular file of at most MaxFileBytes; reason is
-// the miss reason when it cannot.
-func readCapped(path string) ([]byte, string) {
+// readCapped reads a whole regular file of at most MaxFileBytes and
+// returns it with the descriptor's FileInfo; reason is the miss reason
+// when it cannot.
+func readCapped(path string) ([]byte, os.FileInfo, string) {
 	f, err := os.Open(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, "absent"
+			return nil, nil, "absent"
 		}
-		return nil, "unreadable"
+		return nil, nil, "unreadable"
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return nil, "unreadable"
+		return nil, nil, "unreadable"
 	}
 	if st.Size() > MaxFileBytes {
-		return nil, "oversized"
+		return nil, nil, "oversized"
 	}
 	data := make([]byte, st.Size()+1)
 	n := 0
@@ -264,7 +292,7 @@ func readCapped(path string) ([]byte, string) {
 		}
 	}
 	if n > MaxFileBytes || int64(n) > st.Size() {
-		return nil, "oversized"
+		return nil, nil, "oversized"
 	}
-	return data[:n], ""
+	return data[:n], st, ""
 }

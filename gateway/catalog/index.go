@@ -1,10 +1,10 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Entry is what search needs of one tool: no schemas.
@@ -17,17 +17,65 @@ type Entry struct {
 	// without reading every schema ("" in an index written before them).
 	Hash string `json:"hash,omitempty"`
 	Body string `json:"body,omitempty"`
+
+	// Name, Title and Description in lower case, for Score; set by EntryOf
+	// and by the index (lowered: they are set).
+	lname, ltitle, ldesc string
+	lowered              bool
 }
 
-// Index is the search side of a catalog, stored beside it so find reads a
-// few kilobytes per server instead of every schema.
+// lower fills e's lower-case fields.
+func (e *Entry) lower() {
+	e.lname, e.ltitle, e.ldesc = strings.ToLower(e.Name), strings.ToLower(e.Title), strings.ToLower(e.Description)
+	e.lowered = true
+}
+
+// lowerOf reports whether low is strings.ToLower(s) and, by differs,
+// whether the two differ; ASCII text is checked without allocating.
+func lowerOf(low, s string, differs bool) bool {
+	if differs == (low == s) {
+		return false
+	}
+	if len(low) != len(s) {
+		return strings.ToLower(s) == low
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return strings.ToLower(s) == low
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if low[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// Entry flags in the compact index: the fields whose lower-case form
+// differs from them, which the index then records too.
+const (
+	entryReadOnly = 1 << iota
+	entryLowerName
+	entryLowerTitle
+	entryLowerDesc
+)
+
+// Index is the search side of a catalog, stored beside it in a compact
+// file (see compact.go) so find reads a few kilobytes per server instead of
+// every schema, and decodes them without a JSON parser.
 type Index struct {
-	Format     int       `json:"format"`
-	Identity   Identity  `json:"identity"`
-	Server     Server    `json:"server"`
-	Entries    []Entry   `json:"entries"`
-	Truncated  bool      `json:"truncated,omitempty"`
-	RecordedAt time.Time `json:"recordedAt"`
+	Format     int
+	Identity   Identity
+	Server     Server
+	Entries    []Entry
+	Truncated  bool
+	RecordedAt time.Time
+	// Set is SetHash of the entries' sums: find compares it with the
+	// baseline's set and reads per-tool hashes only when they differ.
+	Set string
 }
 
 // MaxIndexDescription bounds each indexed description.
@@ -35,10 +83,123 @@ const MaxIndexDescription = 1024
 
 func buildIndex(c *Catalog) *Index {
 	ix := &Index{Format: Format, Identity: c.Identity, Server: c.Server, Truncated: c.Truncated, RecordedAt: c.RecordedAt, Entries: make([]Entry, 0, len(c.Tools))}
+	sums := make([]Sum, 0, len(c.Tools))
 	for _, raw := range c.Tools {
-		ix.Entries = append(ix.Entries, EntryOf(raw))
+		e := EntryOf(raw)
+		ix.Entries = append(ix.Entries, e)
+		sums = append(sums, Sum{Name: e.Name, Hash: e.Hash, Body: e.Body})
 	}
+	ix.Set = SetHash(sums)
 	return ix
+}
+
+// encodeIndex is ix as a compact file linked to the catalog file src.
+func encodeIndex(ix *Index, src link) []byte {
+	var e encoder
+	e.b = make([]byte, 0, 256+len(ix.Entries)*256)
+	e.link(src)
+	e.uint(uint64(ix.Format))
+	encodeIdentity(&e, ix.Identity)
+	for _, f := range []string{ix.Server.Name, ix.Server.Version, ix.Server.Title, ix.Server.Era, ix.Server.ProtocolVersion, ix.Server.Instructions} {
+		e.str(f)
+	}
+	e.bool(ix.Truncated)
+	e.time(ix.RecordedAt)
+	e.str(ix.Set)
+	e.uint(uint64(len(ix.Entries)))
+	for _, en := range ix.Entries {
+		if !en.lowered {
+			en.lower()
+		}
+		var flags uint64
+		if en.ReadOnly {
+			flags |= entryReadOnly
+		}
+		if en.lname != en.Name {
+			flags |= entryLowerName
+		}
+		if en.ltitle != en.Title {
+			flags |= entryLowerTitle
+		}
+		if en.ldesc != en.Description {
+			flags |= entryLowerDesc
+		}
+		e.str(en.Name)
+		e.str(en.Title)
+		e.str(en.Description)
+		e.uint(flags)
+		for _, f := range []struct {
+			bit  uint64
+			text string
+		}{{entryLowerName, en.lname}, {entryLowerTitle, en.ltitle}, {entryLowerDesc, en.ldesc}} {
+			if flags&f.bit != 0 {
+				e.str(f.text)
+			}
+		}
+		e.str(en.Hash)
+		e.str(en.Body)
+	}
+	return e.file(indexMagic)
+}
+
+func encodeIdentity(e *encoder, id Identity) {
+	for _, f := range []string{id.ProjectRoot, id.Scope, id.DeclarationPath, id.ServerID, id.Digest, id.Cwd} {
+		e.str(f)
+	}
+}
+
+func decodeIdentity(d *decoder) Identity {
+	return Identity{ProjectRoot: d.str(), Scope: d.str(), DeclarationPath: d.str(), ServerID: d.str(), Digest: d.str(), Cwd: d.str()}
+}
+
+// decodeIndex reads a compact index; reason is the miss reason when it
+// cannot (its link is checked by the caller).
+func decodeIndex(data []byte) (*Index, link, string) {
+	d, reason := openCompact(data, indexMagic)
+	if reason != "" {
+		return nil, link{}, reason
+	}
+	src := d.link()
+	ix := &Index{Format: int(d.uint())}
+	ix.Identity = decodeIdentity(d)
+	ix.Server = Server{Name: d.str(), Version: d.str(), Title: d.str(), Era: d.str(), ProtocolVersion: d.str(), Instructions: d.str()}
+	ix.Truncated = d.bool()
+	ix.RecordedAt = d.time()
+	ix.Set = d.str()
+	n := d.uint()
+	if d.bad || n > MaxTools {
+		return nil, link{}, "malformed"
+	}
+	ix.Entries = make([]Entry, n)
+	for i := range ix.Entries {
+		en := &ix.Entries[i]
+		en.Name, en.Title, en.Description = d.str(), d.str(), d.str()
+		flags := d.uint()
+		if flags >= entryLowerDesc<<1 {
+			d.bad = true
+		}
+		en.ReadOnly = flags&entryReadOnly != 0
+		en.lname, en.ltitle, en.ldesc, en.lowered = en.Name, en.Title, en.Description, true
+		if flags&entryLowerName != 0 {
+			en.lname = d.str()
+		}
+		if flags&entryLowerTitle != 0 {
+			en.ltitle = d.str()
+		}
+		if flags&entryLowerDesc != 0 {
+			en.ldesc = d.str()
+		}
+		// Only the lower-case forms encodeIndex would write: what Score
+		// reads here is what it would compute.
+		if !lowerOf(en.lname, en.Name, flags&entryLowerName != 0) || !lowerOf(en.ltitle, en.Title, flags&entryLowerTitle != 0) || !lowerOf(en.ldesc, en.Description, flags&entryLowerDesc != 0) {
+			d.bad = true
+		}
+		en.Hash, en.Body = d.str(), d.str()
+	}
+	if !d.done() {
+		return nil, link{}, "malformed"
+	}
+	return ix, src, ""
 }
 
 // EntryOf extracts the search entry of a raw tool object.
@@ -68,47 +229,75 @@ func EntryOf(raw json.RawMessage) Entry {
 		}
 		e.Description = strings.TrimSpace(e.Description[:cut])
 	}
+	e.lower()
 	return e
 }
 
 // LoadIndex returns the search index recorded for id, with the same miss
-// rules as Load. A catalog written before indexes existed has none: the
-// caller falls back to Load.
+// rules as Load. An index that is absent, unreadable, corrupt, of another
+// version or no longer derived from the catalog file beside it (stale) is
+// never used: it is rebuilt from the catalog, when that one loads, and
+// rewritten. With no usable catalog it is a miss.
 func LoadIndex(dir string, id Identity, opts *Options) (*Index, error) {
 	path := IndexPath(dir, id)
-	miss := func(reason string) (*Index, error) {
-		return nil, &MissError{Path: path, Reason: reason}
+	ix, reason := readIndex(path, Path(dir, id))
+	if reason == "" {
+		reason = checkIndex(ix, id, opts)
+		if reason == "" {
+			return ix, nil
+		}
+		if reason == "future" || reason == "expired" || reason == "identity" {
+			// The catalog it was derived from says the same.
+			return nil, &MissError{Path: path, Reason: reason}
+		}
 	}
-	data, reason := readCapped(path)
+	c, fi, err := load(dir, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	ix = buildIndex(c)
+	// Linked to the catalog file as it was read (the same descriptor's
+	// stat). Best effort: a cache that cannot be written still answers.
+	_, _ = writeAtomic(path, encodeIndex(ix, linkOf(fi)))
+	return ix, nil
+}
+
+// readIndex reads and decodes the compact index at path and checks that it
+// is still derived from the catalog file at src.
+func readIndex(path, src string) (*Index, string) {
+	data, _, reason := readCapped(path)
 	if reason != "" {
-		return miss(reason)
+		return nil, reason
 	}
-	var ix Index
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ix); err != nil || dec.More() {
-		return miss("malformed")
+	ix, l, reason := decodeIndex(data)
+	if reason != "" {
+		return nil, reason
 	}
+	if !l.current(src) {
+		return nil, "stale"
+	}
+	return ix, ""
+}
+
+// checkIndex applies Load's rules to a decoded index.
+func checkIndex(ix *Index, id Identity, opts *Options) string {
 	if ix.Format != Format {
-		return miss("version")
+		return "version"
 	}
 	if ix.Identity != id {
-		return miss("identity")
+		return "identity"
 	}
 	now := opts.now()
 	if ix.RecordedAt.IsZero() || ix.RecordedAt.After(now.Add(futureSlack)) {
-		return miss("future")
+		return "future"
 	}
 	if now.Sub(ix.RecordedAt) > opts.ttl() {
-		return miss("expired")
-	}
-	if len(ix.Entries) > MaxTools {
-		return miss("malformed")
+		return "expired"
 	}
 	for _, e := range ix.Entries {
-		if !toolName.MatchString(e.Name) {
-			return miss("malformed")
+		if !validToolName(e.Name) {
+			return "malformed"
 		}
 	}
-	return &ix, nil
+	return ""
 }

@@ -19,10 +19,11 @@ func QueryTerms(q string) []string {
 // capability name (SERVER__TOOL, which find passes as capability), then the
 // title, then the description.
 func Score(terms []string, capability string, t Entry) int {
-	name := strings.ToLower(t.Name)
+	if !t.lowered {
+		t.lower()
+	}
+	name, title, desc := t.lname, t.ltitle, t.ldesc
 	full := strings.ToLower(capability)
-	title := strings.ToLower(t.Title)
-	desc := strings.ToLower(t.Description)
 	total := 0
 	for _, term := range terms {
 		s := 0

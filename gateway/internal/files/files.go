@@ -25,11 +25,21 @@ import (
 // (mode perm), written, fsynced, closed, renamed over path, then the
 // directory fsynced. A reader sees the old file or the new one, never a
 // part. On error nothing but the old file remains.
-func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
+func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	_, err := WriteAtomicInfo(path, data, perm)
+	return err
+}
+
+// WriteAtomicInfo is WriteAtomic that also returns the written file's
+// FileInfo, taken before the rename: a file derived from path can record
+// its size and modification time and later tell whether path is still
+// the file it was derived from, even when another writer replaced it
+// right after this one.
+func WriteAtomicInfo(path string, data []byte, perm os.FileMode) (fi os.FileInfo, err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp := f.Name()
 	defer func() {
@@ -39,25 +49,28 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 		}
 	}()
 	if err = f.Chmod(perm); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err = f.Write(data); err != nil {
-		return err
+		return nil, err
 	}
 	if err = f.Sync(); err != nil {
-		return err
+		return nil, err
+	}
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
 	}
 	if err = f.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	if err = rename(tmp, path); err != nil {
-		return err
+		return nil, err
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		_ = d.Sync() // best effort: not every platform syncs directories
 		d.Close()
 	}
-	return nil
+	return fi, nil
 }
 
 // Canonical returns the absolute, symlink-free form of dir (which must
