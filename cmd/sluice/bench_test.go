@@ -56,7 +56,16 @@ func benchWorld(b *testing.B) (home string) {
 // timeProc runs the sluice binary once and returns its wall time.
 func timeProc(b *testing.B, wantCode int, args ...string) time.Duration {
 	b.Helper()
-	cmd := exec.Command(sluiceBin, args...)
+	return timeBin(b, sluiceBin, nil, wantCode, args...)
+}
+
+// timeBin runs bin once with extra environment and returns its wall time.
+func timeBin(b *testing.B, bin string, env []string, wantCode int, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -107,17 +116,39 @@ func BenchmarkFindCached32x500(b *testing.B) {
 			b.Fatalf("refresh s%02d recorded %+v (%v), want %d tools", i, res.Servers, err, tools)
 		}
 	}
-	var finds, versions []time.Duration
+	// SLUICE_BENCH_BEFORE=BINARY: an earlier build measured in the same
+	// rounds, with catalogs it recorded itself in a cache of its own (its
+	// files may not be this build's).
+	before := os.Getenv("SLUICE_BENCH_BEFORE")
+	var beforeEnv []string
+	if before != "" {
+		cache := filepath.Join(b.TempDir(), "before-cache")
+		beforeEnv = []string{"SLUICE_CACHE_DIR=" + cache}
+		for i := 0; i < servers; i++ {
+			timeBin(b, before, beforeEnv, exitOK, "find", "--server", fmt.Sprintf("s%02d", i), "--refresh")
+		}
+	}
+	var finds, versions, bFinds, bVersions []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		finds = append(finds, timeProc(b, exitOK, "find", "generated tool 0042"))
 		versions = append(versions, timeProc(b, exitOK, "version"))
+		if before != "" {
+			bFinds = append(bFinds, timeBin(b, before, beforeEnv, exitOK, "find", "generated tool 0042"))
+			bVersions = append(bVersions, timeBin(b, before, beforeEnv, exitOK, "version"))
+		}
 	}
 	b.StopTimer()
 	f, v := median(finds), median(versions)
 	b.ReportMetric(ms(f), "ms-find-median")
 	b.ReportMetric(ms(v), "ms-version-median")
 	b.ReportMetric(float64(f)/float64(v), "x-version")
+	if before != "" {
+		bf, bv := median(bFinds), median(bVersions)
+		b.ReportMetric(ms(bf), "ms-before-find-median")
+		b.ReportMetric(float64(bf)/float64(bv), "x-before-version")
+		b.ReportMetric(float64(f)/float64(bf), "x-before-find")
+	}
 }
 
 func BenchmarkCallRoundTrip(b *testing.B) {
