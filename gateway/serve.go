@@ -15,6 +15,7 @@ import (
 
 	"sluice/gateway/admin"
 	"sluice/gateway/front"
+	"sluice/gateway/proc"
 )
 
 // ServeOptions configures Serve. The zero value serves gateway mode over
@@ -183,6 +184,13 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 				}
 			}
 		}
+	}
+	// Start-up is over: the executable's pages only it touched need not
+	// stay mapped (see proc.ReleaseStartupPages).
+	if n, err := proc.ReleaseStartupPages(); err != nil {
+		fo.Logger.Debug("start-up pages kept", "error", err.Error())
+	} else {
+		fo.Logger.Debug("start-up pages released", "bytes", n)
 	}
 	var err error
 	if o.HTTP == "" {

@@ -6,6 +6,10 @@
 // deny-list); the group's life cycle (unspawned → live → cleaning →
 // released) and its teardown; a bounded, valid-UTF-8 tail of stderr.
 //
+// It also owns one process-wide memory call, ReleaseStartupPages
+// (pages_linux.go): a long-running gateway lets go of the executable's
+// pages that only its start-up touched.
+//
 // It is the only package that imports golang.org/x/sys, and it must never
 // import another package of sluice. It runs on Linux, macOS and Windows.
 // The life cycle, the teardown sequence and the Outcome are written once
