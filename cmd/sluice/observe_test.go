@@ -182,6 +182,8 @@ func TestServeRequestIDsMetricsAndSummary(t *testing.T) {
 		`sluice_upstream_call_duration_seconds_count{server="fx"} 4`,
 		`sluice_upstream_bytes_total{direction="in",server="fx"}`,
 		`sluice_upstream_bytes_total{direction="out",server="fx"}`,
+		// Every call of this session was answered on the HTTP fast path.
+		"sluice_http_fast_path_calls_total 4\n",
 	} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics lacks %s", series)
