@@ -362,6 +362,41 @@ func TestServeExposeOverHTTP(t *testing.T) {
 			}
 		})
 	}
+	// Both eras hear tools/list_changed when the exposed set changes: a
+	// legacy session on its standalone SSE stream, a modern client on
+	// subscriptions/listen.
+	var changed [2]atomic.Int32
+	for i, version := range []string{"", "2025-11-25"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "http-listener", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed[i].Add(1) },
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		tr := &http.Transport{}
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: tr}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		cancel()
+		if err != nil {
+			t.Fatalf("version %q: %v", version, err)
+		}
+		defer tr.CloseIdleConnections()
+		defer cs.Close()
+	}
+	// A legacy client opens its SSE stream in the background: the change
+	// is made again (alternating) until both have heard one.
+	deadline := time.Now().Add(90 * time.Second)
+	for round := 0; changed[0].Load() == 0 || changed[1].Load() == 0; round++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools/list_changed over HTTP: modern %d, legacy %d", changed[0].Load(), changed[1].Load())
+		}
+		globs := "[echo, add]"
+		if round%2 == 1 {
+			globs = "[echo]"
+		}
+		w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx") + "    expose: " + globs + "\n")
+		for wait := time.Now().Add(3 * time.Second); time.Now().Before(wait) && (changed[0].Load() == 0 || changed[1].Load() == 0); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
 	// The HTTP fast path took both exposed calls.
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
