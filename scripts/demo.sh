@@ -28,7 +28,7 @@ step "2. Launch it once and record its tool catalog" "$bin" find --server demo -
 step "3. Search the recorded catalog: nothing is launched" "$bin" find "number" --limit 3
 step "4. Describe a tool: schema, admission and code-mode signature" "$bin" describe demo__add
 printf '\n== 5. Run a code-mode script\n$ sluice run testdata/demo/demo.star\n'
-"$bin" run testdata/demo/demo.star | tee "$tmp/run.out"
+"$bin" run testdata/demo/demo.star 2>&1 | tee "$tmp/run.out" # one stream, so the lines keep their order
 handle=$(grep -oE 'stored under handle [A-Za-z0-9_.-]+' "$tmp/run.out" | head -1 | sed -E 's/^stored under handle //')
 if [[ -z $handle ]]; then
 	echo "demo: the script's value was not shaped (no result handle found)" >&2

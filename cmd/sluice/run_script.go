@@ -197,10 +197,15 @@ func printRun(e *env, res *gateway.ExecuteResult) {
 			// A shortened value is an MCP result: show its text (the
 			// answer, then the note naming the handle) as a person reads
 			// it, not as the JSON a model gets (that is --json).
-			if err := printResult(e.stdout, res.Result, term); err != nil {
+			handle, err := printShortened(e.stdout, res.Result, term)
+			if err != nil {
 				fmt.Fprintln(e.stdout, pretty(res.Result, ""))
 			}
-			fmt.Fprintf(e.stderr, "sluice run: the result (%s) was shortened by a context filter; read the full value with 'sluice result HANDLE' (the handle is in the note above)\n", sizeText(res.ResultBytes))
+			if handle != "" {
+				fmt.Fprintf(e.stderr, "sluice run: the result (%s) was shortened by a context filter; the whole value: sluice result %s\n", sizeText(res.ResultBytes), clean(handle))
+			} else {
+				fmt.Fprintf(e.stderr, "sluice run: the result (%s) was shortened by a context filter\n", sizeText(res.ResultBytes))
+			}
 		} else {
 			body := pretty(res.Result, "")
 			if term {
