@@ -233,7 +233,8 @@ func printImport(w io.Writer, res *gateway.ImportResult) {
 		fmt.Fprintf(w, "  problem: %s\n", cleanLine(p))
 	}
 	if res.Diff != "" {
-		fmt.Fprintf(w, "\n%s:\n%s", res.Target, escapeText(res.Diff, true))
+		fmt.Fprintf(w, "\n%s:\n", res.Target)
+		printFileDiff(w, res.Diff)
 	}
 }
 
@@ -298,7 +299,8 @@ func applyPlan(e *env, cmd string, p *gateway.InstallPlan, yes, dry bool) int {
 	case p.Forget:
 		fmt.Fprintf(e.stdout, "%s: forget the install record (the file is not touched)\n", p.File)
 	case p.Diff != "":
-		fmt.Fprintf(e.stdout, "%s:\n%s", p.File, escapeText(p.Diff, true))
+		fmt.Fprintf(e.stdout, "%s:\n", p.File)
+		printFileDiff(e.stdout, p.Diff)
 	}
 	for _, r := range p.Removed {
 		fmt.Fprintf(e.stdout, "removes %s (now served through sluice)\n", r)

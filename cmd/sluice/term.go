@@ -375,3 +375,20 @@ Flags of every command (anywhere before a "--"):
                    always (plain lines where stderr is no terminal) or
                    never; --no-progress = never
 `
+
+// printFileDiff prints the line diff of a file edit (import, install,
+// uninstall): "+" lines green, "-" lines red where w takes colour.
+func printFileDiff(w io.Writer, diff string) {
+	for _, l := range strings.SplitAfter(diff, "\n") {
+		body := strings.TrimSuffix(l, "\n")
+		st := ""
+		switch {
+		case strings.HasPrefix(body, "+"):
+			st = styleGreen
+		case strings.HasPrefix(body, "-"):
+			st = styleRed
+		}
+		paint(w, st, body)
+		io.WriteString(w, l[len(body):])
+	}
+}
