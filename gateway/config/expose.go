@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -43,7 +44,18 @@ func (e *GlobError) Error() string {
 // CheckGlob validates one glob in path.Match syntax (* ? [..] [^..] and \
 // escapes) and reports the first problem with its position.
 func CheckGlob(g string) error {
-	rs := []rune(g)
+	// One entry per character; a byte that is not UTF-8 is one character
+	// that path.Match refuses inside a class.
+	var rs []rune
+	bad := map[int]bool{}
+	for i := 0; i < len(g); {
+		r, n := utf8.DecodeRuneInString(g[i:])
+		if r == utf8.RuneError && n == 1 {
+			bad[len(rs)] = true
+		}
+		rs = append(rs, r)
+		i += n
+	}
 	at := func(i int, why string) error { return &GlobError{Glob: g, Offset: i + 1, Reason: why} }
 	for i := 0; i < len(rs); i++ {
 		switch rs[i] {
@@ -68,13 +80,13 @@ func CheckGlob(g string) error {
 				if rs[i] == ']' && n > 0 {
 					break
 				}
-				lo, next, err := classChar(rs, i, at)
+				lo, next, err := classChar(rs, bad, i, at)
 				if err != nil {
 					return err
 				}
 				i = next
 				if i < len(rs) && rs[i] == '-' {
-					hi, next, err := classChar(rs, i+1, at)
+					hi, next, err := classChar(rs, bad, i+1, at)
 					if err != nil {
 						return err
 					}
@@ -92,20 +104,27 @@ func CheckGlob(g string) error {
 
 // classChar reads one character of a [..] class at i (an escape counts
 // as one) and returns it and the index after it.
-func classChar(rs []rune, i int, at func(int, string) error) (rune, int, error) {
+func classChar(rs []rune, bad map[int]bool, i int, at func(int, string) error) (rune, int, error) {
 	if i >= len(rs) {
 		return 0, i, at(i-1, "a character class ends without its closing \"]\"")
 	}
+	notUTF8 := "a byte that is not UTF-8 in a character class"
 	switch rs[i] {
 	case '\\':
 		if i+1 == len(rs) {
 			return 0, i, at(i, `"\" escapes nothing`)
+		}
+		if bad[i+1] {
+			return 0, i, at(i+1, notUTF8)
 		}
 		return rs[i+1], i + 2, nil
 	case '-':
 		return 0, i, at(i, `"-" has no character before it in a class (escape it as \-)`)
 	case ']':
 		return 0, i, at(i, `"]" ends an empty class or range`)
+	}
+	if bad[i] {
+		return 0, i, at(i, notUTF8)
 	}
 	return rs[i], i + 1, nil
 }

@@ -174,3 +174,25 @@ func TestExposeServer(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckGlob: CheckGlob refuses whatever path.Match refuses, accepts
+// the rest except backwards ranges, and always points inside the glob.
+func FuzzCheckGlob(f *testing.F) {
+	for _, s := range []string{"fs__read_*", "[a-z]?", "[^x]", `\*`, "[", "a\\", "[]", "[z-a]", "[-a]", "é[é-ü]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, g string) {
+		_, perr := path.Match(g, "")
+		cerr := CheckGlob(g)
+		var ge *GlobError
+		switch {
+		case perr != nil && cerr == nil:
+			t.Fatalf("CheckGlob(%q) accepts what path.Match refuses", g)
+		case perr == nil && cerr != nil && (!errors.As(cerr, &ge) || !strings.Contains(ge.Reason, "runs backwards")):
+			t.Fatalf("CheckGlob(%q) = %v; path.Match accepts it", g, cerr)
+		}
+		if cerr != nil && (!errors.As(cerr, &ge) || ge.Offset < 1 || ge.Offset > len([]rune(g))) {
+			t.Fatalf("CheckGlob(%q): position %v outside the glob", g, cerr)
+		}
+	})
+}
