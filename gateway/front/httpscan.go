@@ -1,6 +1,9 @@
 package front
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // A single-pass JSON scanner for the HTTP fast path (httpfast.go). It
 // validates exactly what encoding/json validates (the grammar; invalid
@@ -162,6 +165,53 @@ func literal(b []byte, i int, lit string) int {
 	return -1
 }
 
+// skipValid returns the index past the value starting at b[i] in input
+// already validated by skipValue: it only matches quotes and brackets.
+func skipValid(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipValidString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipValidString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !jsonWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValidString returns the index past the (valid) string at b[i].
+func skipValidString(b []byte, i int) int {
+	for i++; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		bs := 0
+		for k := i - 1; b[k] == '\\'; k-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+}
+
 // member is one object member: its name (without quotes; escaped when the
 // name holds an escape) and its value, both spans of the input.
 type member struct {
@@ -171,7 +221,8 @@ type member struct {
 }
 
 // members appends the members of the object v (one whole, valid value
-// without surrounding whitespace, as returned by the scanner) to dst. ok
+// without surrounding whitespace, as returned by the scanner: it is not
+// validated again) to dst. ok
 // is false when v is not an object.
 func members(dst []member, v []byte) ([]member, bool) {
 	if len(v) < 2 || v[0] != '{' {
@@ -182,10 +233,11 @@ func members(dst []member, v []byte) ([]member, bool) {
 		return dst, true
 	}
 	for {
-		end, esc := skipString(v, i)
+		end := skipValidString(v, i)
 		name := v[i+1 : end-1]
+		esc := bytes.IndexByte(name, '\\') >= 0
 		i = skipWS(v, skipWS(v, end)+1)
-		vend := skipValue(v, i, maxDepth)
+		vend := skipValid(v, i)
 		dst = append(dst, member{name: name, escaped: esc, value: v[i:vend]})
 		i = skipWS(v, vend)
 		if v[i] == '}' {
@@ -206,7 +258,7 @@ func elements(dst [][]byte, v []byte) ([][]byte, bool) {
 		return dst, true
 	}
 	for {
-		end := skipValue(v, i, maxDepth)
+		end := skipValid(v, i)
 		dst = append(dst, v[i:end])
 		i = skipWS(v, end)
 		if v[i] == ']' {
