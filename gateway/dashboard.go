@@ -41,7 +41,9 @@ type DashboardOptions struct {
 	// permits a non-loopback Addr. Without it the dashboard refuses every
 	// other peer even when serve was bound with --allow-remote.
 	Remote bool
-	// Token, when set, is asked once by a login form.
+	// Token, when set, is asked once by a login form. Without one the
+	// dashboard makes its own for this process (admin.NewToken): loopback
+	// alone is every local user. OnListen is given its login link.
 	Token string
 	// PlanText renders a trust plan exactly as 'sluice trust' shows it
 	// (the CLI supplies its own renderer); nil = a plain summary.
@@ -53,8 +55,12 @@ type DashboardOptions struct {
 	// 0600); "" = <state dir>/audit.jsonl.
 	AuditFile string
 	Version   string
-	// OnListen receives the dashboard's base URL (http://host:port).
-	OnListen func(url string)
+	// OnListen receives the dashboard's base URL (http://host:port) and,
+	// when the token was made for this process, the link that logs a
+	// browser in with it ("" when the operator gave the token). The link
+	// is a secret: show it to the operator only (standard error), never
+	// in a log line or to an agent.
+	OnListen func(base, login string)
 }
 
 // dashState is what a serving gateway keeps for its dashboard.
@@ -62,6 +68,16 @@ type dashState struct {
 	activity  *admin.Activity
 	approvals *admin.Approvals
 	handler   *admin.Handler
+	madeToken string // the per-process token; "" when the operator gave one
+}
+
+// loginURL is the login link for the dashboard at base when its token was
+// made for this process, else "".
+func (d *dashState) loginURL(base string) string {
+	if d.madeToken == "" {
+		return ""
+	}
+	return admin.LoginURL(base, d.madeToken)
 }
 
 // dashKey marks a call from the dashboard; agentKey carries an agent's
@@ -86,14 +102,19 @@ func newDashboard(g *Gateway, o *DashboardOptions, status func() map[string]any)
 		return nil, &Error{Kind: KindGateway, Message: "cannot open the approvals audit log: " + err.Error(), Remedy: fixText("fix the state directory, or set SLUICE_STATE_DIR"), Err: err}
 	}
 	act := admin.NewActivity(nil)
+	token, made := o.Token, ""
+	if token == "" {
+		token = admin.NewToken()
+		made = token
+	}
 	h, err := admin.New(&admin.Options{
-		Backend: &dashBackend{g: g, planText: o.PlanText}, Token: o.Token, Remote: o.Remote,
+		Backend: &dashBackend{g: g, planText: o.PlanText}, Token: token, TokenGenerated: made != "", Remote: o.Remote,
 		Approvals: q, Activity: act, Logger: g.log, Version: o.Version, Status: status,
 	})
 	if err != nil {
 		return nil, err
 	}
-	d := &dashState{activity: act, approvals: q, handler: h}
+	d := &dashState{activity: act, approvals: q, handler: h, madeToken: made}
 	g.dash.Store(d)
 	return d, nil
 }
@@ -121,7 +142,7 @@ func listenDashboard(ctx context.Context, g *Gateway, d *dashState, o *Dashboard
 	d.approvals.SetURL(base)
 	g.log.Info("serving the dashboard", "url", base+admin.Path+"/")
 	if o.OnListen != nil {
-		o.OnListen(base)
+		o.OnListen(base, d.loginURL(base))
 	}
 	stopped := make(chan struct{})
 	var once atomic.Bool

@@ -177,7 +177,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 				d.approvals.SetURL(base)
 				fo.Logger.Info("serving the dashboard", "url", base+admin.Path+"/")
 				if o.Dashboard.OnListen != nil {
-					o.Dashboard.OnListen(base)
+					o.Dashboard.OnListen(base, d.loginURL(base))
 				}
 				if onListen != nil {
 					onListen(addr)

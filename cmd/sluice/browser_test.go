@@ -23,7 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +118,23 @@ func newBrowser(t *testing.T, shots string) *browser {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return b
+}
+
+// loginWithLink opens the login link the serve at addr printed: a
+// dashboard without an operator's token has one made for the process, and
+// opening its link logs in (the page's script posts the fragment's token)
+// and takes the token out of the address bar. ready is an element of the
+// servers page, where the login lands.
+func (b *browser) loginWithLink(addr, ready string) {
+	b.t.Helper()
+	link := loginLink(addr)
+	if link == "" {
+		b.t.Fatal("serve printed no login link for a dashboard without a token")
+	}
+	b.run("log in with the printed link", chromedp.Navigate(link), chromedp.WaitVisible(css(ready)))
+	if loc, err := chromedp.Run(b.ctx, chromedp.Location()); err != nil || strings.Contains(loc, "token") || !strings.HasSuffix(loc, "/admin/servers") {
+		b.t.Errorf("after the login link the browser is at %q (%v)", loc, err)
+	}
 }
 
 func (b *browser) run(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -251,6 +267,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	if r := <-agentCall("fx__huge", map[string]any{"bytes": 100000}); r == nil || !strings.Contains(fmt.Sprint(mustJSON(t, r)), "sluice://results/") {
 		t.Fatalf("the huge result was not stored: %.300s", mustJSON(t, r))
 	}
+
+	b.loginWithLink(addr, "#server-fx")
 
 	// Servers: the declaration, its trust, env masked.
 	b.run("servers page", chromedp.Navigate(base+"/servers"), chromedp.WaitVisible(css("#server-fx")))
@@ -450,6 +468,7 @@ func TestDashboardReviewInBrowser(t *testing.T) {
 
 	b := newBrowser(t, shots)
 	b.shot = 30
+	b.loginWithLink(addr, "#toolchange-fx")
 	b.run("servers page", chromedp.Navigate(base+"/servers"), chromedp.WaitVisible(css("#toolchange-fx")))
 	if tc := b.text("#toolchange-fx"); !strings.Contains(tc, "1 changed (search)") || !strings.Contains(tc, "1 added (wipe)") {
 		t.Errorf("the servers page names the change as %q", tc)
@@ -549,13 +568,11 @@ type reviewJSON struct {
 func waitReview(t *testing.T, base string, ok func(reviewJSON) bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
+	d := newDash(t, strings.TrimPrefix(strings.TrimSuffix(base, "/admin"), "http://")) // logged in like the browser
 	for {
 		var rv reviewJSON
-		resp, err := http.Get(base + "/api/servers/fx/review")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&rv)
-			resp.Body.Close()
-		}
+		_, body := d.get("/admin/api/servers/fx/review")
+		err := json.Unmarshal([]byte(body), &rv)
 		if err == nil && ok(rv) {
 			return
 		}

@@ -79,11 +79,20 @@ func runDashboard(e *env) int {
 		return reportErr(e.stderr, "dashboard", err)
 	}
 	err = gateway.Dashboard(context.Background(), g, gateway.DashboardOptions{Addr: addr, Remote: *remote, Token: token, PlanText: planText, Version: versionString(),
-		OnListen: func(u string) { fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/\n", u) }})
+		OnListen: func(base, login string) { fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/%s\n", base, loginNote(login)) }})
 	if err != nil {
 		return reportErr(e.stderr, "dashboard", err)
 	}
 	return exitOK
+}
+
+// loginNote tells the operator, on standard error only, how to log in to
+// a dashboard whose token sluice made for this process.
+func loginNote(login string) string {
+	if login == "" {
+		return ""
+	}
+	return " (log in: " + login + " — a token made for this process, shown here only)"
 }
 
 // planText is the trust prompt as 'sluice trust' prints it, for the

@@ -46,6 +46,7 @@ func startWithDashboard(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser
 		for sc.Scan() {
 			log.Write(append(sc.Bytes(), '\n'))
 			if m := dashboardAt.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				noteDashboardLine(sc.Text())
 				addrc <- m[1]
 				sent = true
 			}

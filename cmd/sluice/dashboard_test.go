@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,19 +20,79 @@ import (
 
 // dash is a client of one serve's dashboard.
 type dash struct {
-	t    *testing.T
-	base string // http://host:port
-	c    *http.Client
-	csrf string
+	t      *testing.T
+	base   string // http://host:port
+	c      *http.Client
+	csrf   string
+	cookie string // the session, after a login with a per-process token
+}
+
+// dashLoginLine is the dashboard line serve and dashboard print on
+// stderr; its login link is there when the token was made for the
+// process.
+var dashLoginLine = regexp.MustCompile(`(?:sluice serve: dashboard at|sluice dashboard:) (http://[^/ ]+)/admin/(?: \(log in: (\S+) )?`)
+
+// dashLogins maps a dashboard's host:port to the login link its process
+// printed (only dashboards without an operator's token have one).
+var dashLogins sync.Map
+
+// noteDashboardLine records the login link of a dashboard line of stderr;
+// it reports whether line was one.
+func noteDashboardLine(line string) bool {
+	m := dashLoginLine.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	if m[2] != "" {
+		dashLogins.Store(strings.TrimPrefix(m[1], "http://"), m[2])
+	}
+	return true
+}
+
+// loginLink is the login link the dashboard at addr printed ("" = none).
+func loginLink(addr string) string {
+	v, _ := dashLogins.Load(addr)
+	s, _ := v.(string)
+	return s
 }
 
 func newDash(t *testing.T, addr string) *dash {
+	t.Helper()
+	d := newAnonDash(t, addr)
+	if link := loginLink(addr); link != "" {
+		d.login(link)
+	}
+	return d
+}
+
+// newAnonDash is a client of the dashboard at addr that has not logged in.
+func newAnonDash(t *testing.T, addr string) *dash {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	d := &dash{t: t, base: "http://" + addr, c: &http.Client{Transport: tr, Timeout: 90 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	return d
+}
+
+// login logs in with the token of a login link, as the login page's
+// script does: the fragment's token is posted to the login form.
+func (d *dash) login(link string) {
+	d.t.Helper()
+	u, err := url.Parse(link)
+	if err != nil || !strings.HasPrefix(u.Fragment, "token=") {
+		d.t.Fatalf("login link %q", link)
+	}
+	d.get("/admin/login") // the CSRF token
+	resp, body := d.post("/admin/login", url.Values{"token": {strings.TrimPrefix(u.Fragment, "token=")}, "_csrf": {d.csrf}}, false)
+	for _, c := range resp.Cookies() {
+		if c.Name == "sluice_admin" {
+			d.cookie = c.Name + "=" + c.Value
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || d.cookie == "" {
+		d.t.Fatalf("login with the printed link: %d %s", resp.StatusCode, body)
+	}
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([0-9a-f]+)">`)
@@ -48,6 +109,9 @@ func (d *dash) get(path string, hdr ...string) (*http.Response, string) {
 			continue
 		}
 		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	if d.cookie != "" && req.Header.Get("Cookie") == "" {
+		req.Header.Set("Cookie", d.cookie)
 	}
 	resp, err := d.c.Do(req)
 	if err != nil {
@@ -70,6 +134,9 @@ func (d *dash) post(path string, form url.Values, withCSRF bool) (*http.Response
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if withCSRF {
 		req.Header.Set("X-CSRF-Token", d.csrf)
+	}
+	if d.cookie != "" {
+		req.Header.Set("Cookie", d.cookie)
 	}
 	resp, err := d.c.Do(req)
 	if err != nil {
@@ -223,6 +290,10 @@ func TestDashboardOverHTTP(t *testing.T) {
 	if o.err != nil || !o.res.IsError || !strings.Contains(toolText(o.res), "http://"+addr+"/admin/activity") {
 		t.Fatalf("declined call: %v %q", o.err, toolText(o.res))
 	}
+	// The model is told where the dashboard is, never how to log in.
+	if tok := tokenOf(t, loginLink(addr)); strings.Contains(toolText(o.res), tok) || strings.Contains(toolText(o.res), "#token") {
+		t.Fatalf("the declined call's text carries the dashboard's login token: %q", toolText(o.res))
+	}
 
 	// A script: one approval for its whole set (parallel() included).
 	script := "r = parallel([{\"tool\": \"fx__add\", \"args\": {\"a\": 1, \"b\": 2}}, {\"tool\": \"fx__echo\", \"args\": {\"text\": \"e\"}}])\nresult = [x.ok for x in r] + [fx.add(a=40, b=2)]\n"
@@ -263,6 +334,10 @@ func TestDashboardOverHTTP(t *testing.T) {
 	// sluice status shows the running serve.
 	r := sluiceProc(t, "", "status")
 	want(t, r, exitOK, "dashboard: http://"+addr+"/admin/activity", "server fx", "pending approvals: 0")
+	// Neither the audit log nor status carries the login token.
+	if tok := tokenOf(t, loginLink(addr)); strings.Contains(string(b), tok) || strings.Contains(r.stdout+r.stderr, tok) {
+		t.Errorf("the login token reached the audit log or sluice status")
+	}
 }
 
 // TestDashboardLogin: with a token the dashboard asks for it once, then

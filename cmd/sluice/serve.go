@@ -308,7 +308,7 @@ func runServe(e *env) int {
 	if *httpAddr != "" || *adminAddr != "" {
 		so.Dashboard = &gateway.DashboardOptions{Addr: *adminAddr, Remote: *adminRemote, Token: token, PlanText: planText,
 			ApprovalTimeout: *approvalTimeout, Version: versionString(),
-			OnListen: func(u string) { fmt.Fprintf(e.stderr, "sluice serve: dashboard at %s/admin/\n", u) }}
+			OnListen: func(base, login string) { fmt.Fprintf(e.stderr, "sluice serve: dashboard at %s/admin/%s\n", base, loginNote(login)) }}
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
 		return reportErr(e.stderr, "serve", err)

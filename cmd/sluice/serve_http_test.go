@@ -37,25 +37,36 @@ func startHTTPServeProc(t *testing.T, env []string, args ...string) (string, int
 	}
 	t.Cleanup(func() { killGroup(cmd) })
 	var log syncBuffer
-	addrc := make(chan string, 1)
+	addrc, dashc := make(chan string, 1), make(chan struct{})
 	re := regexp.MustCompile(`"msg":"serving MCP over HTTP".*"addr":"([^"]+)"`)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
+		sent, dash := false, false
 		for sc.Scan() {
 			log.Write(append(sc.Bytes(), '\n'))
 			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
 				addrc <- m[1]
 				sent = true
 			}
+			if !dash && noteDashboardLine(sc.Text()) {
+				close(dashc)
+				dash = true
+			}
 		}
 	}()
 	var addr string
-	select {
-	case addr = <-addrc:
-	case <-time.After(90 * time.Second): // generous: a filter pipeline compiles first, on a loaded machine
-		t.Fatalf("serve did not report its address:\n%s", log.String())
+	// Both lines: the address, and the dashboard's (with its login link
+	// when the token was made for the process).
+	for got := 0; got < 2; got++ {
+		select {
+		case addr = <-addrc:
+			addrc = nil
+		case <-dashc:
+			dashc = nil
+		case <-time.After(90 * time.Second): // generous: a filter pipeline compiles first, on a loaded machine
+			t.Fatalf("serve did not report its address and dashboard:\n%s", log.String())
+		}
 	}
 	stop := func() {
 		_ = interrupt(cmd)

@@ -661,3 +661,47 @@ func TestAuditLineIsBounded(t *testing.T) {
 		t.Fatalf("the bounded line does not account for the list: %d + %d, sha %q", len(d.Capabilities), d.More, d.CapabilitiesSHA256)
 	}
 }
+
+// TestGeneratedToken: a token made for the process is long, fresh each
+// time, travels in the login URL's fragment only, logs in like an
+// operator's token, and the login page points at the link without ever
+// showing the token.
+func TestGeneratedToken(t *testing.T) {
+	tok := NewToken()
+	if len(tok) != 64 || strings.Trim(tok, "0123456789abcdef") != "" {
+		t.Fatalf("token %q: want 64 hex digits", tok)
+	}
+	if NewToken() == tok {
+		t.Fatal("two tokens are the same")
+	}
+	u := LoginURL("http://127.0.0.1:8765/", tok)
+	if u != "http://127.0.0.1:8765/admin/login#token="+tok {
+		t.Fatalf("login URL %q", u)
+	}
+	if pu, err := url.Parse(u); err != nil || pu.RawQuery != "" || pu.Path != "/admin/login" || pu.Fragment != "token="+tok {
+		t.Fatalf("the token must be in the fragment only: %+v %v", pu, err)
+	}
+
+	h, _ := newTestHandler(t, Options{Token: tok, TokenGenerated: true})
+	if w := do(h, "GET", "/admin/servers", loop, nil, nil); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/admin/login" {
+		t.Fatalf("before login: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	w := do(h, "GET", "/admin/login", loop, nil, nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "login link") || strings.Contains(w.Body.String(), tok) {
+		t.Fatalf("login page: %d\n%s", w.Code, w.Body)
+	}
+	w = do(h, "POST", "/admin/login", loop, url.Values{"token": {tok}, "_csrf": {h.gate.csrf}}, nil)
+	if ck := w.Result().Cookies(); w.Code != http.StatusSeeOther || len(ck) != 1 {
+		t.Fatalf("login with the generated token: %d %v", w.Code, ck)
+	}
+	// The script that moves the fragment into the form is served before
+	// login (it is what logs in).
+	if w := do(h, "GET", "/admin/assets/app.js", loop, nil, nil); w.Code != 200 || !strings.Contains(w.Body.String(), "#token=") {
+		t.Fatalf("app.js: %d", w.Code)
+	}
+	// An operator's token gets the operator's wording.
+	h2, _ := newTestHandler(t, Options{Token: "tok-1"})
+	if w := do(h2, "GET", "/admin/login", loop, nil, nil); strings.Contains(w.Body.String(), "login link") || !strings.Contains(w.Body.String(), "started with a token") {
+		t.Fatalf("login page with an operator's token:\n%s", w.Body)
+	}
+}

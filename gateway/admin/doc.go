@@ -24,12 +24,23 @@
 // served before. Every POST needs the per-process CSRF token (header
 // X-CSRF-Token or form field _csrf), 403 without.
 //
+// # Why a token even on loopback
+//
+// Loopback is not one user: every local account, and every program any of
+// them runs, can connect to 127.0.0.1. So the gateway never serves the
+// dashboard without a token: when the operator gave none it makes one per
+// process (NewToken) and prints LoginURL on its standard error only. The
+// token rides in the URL's fragment, which browsers never send to a
+// server (no access logs, no Referer); the login page's script moves it
+// into the login form, posts it, and takes it out of the address bar and
+// history. The URL a model is shown (Approvals.URL) never carries it.
+//
 // # Why no inline script and no other origin
 //
 // The CSP allows 'self' only: no inline script or style, no CDN, no
 // framing. The pages work as plain HTML forms; assets/app.js only draws
-// the charts and reloads the Activity page when the pending approvals
-// change. Values of env and headers are masked everywhere (a reference
+// the charts, reloads the Activity page when the pending approvals change
+// and submits a login link's token. Values of env and headers are masked everywhere (a reference
 // such as ${env:NAME} is shown, it holds no value), the trust prompt
 // included.
 //

@@ -43,8 +43,13 @@ type Options struct {
 	Backend Backend
 	// Token, when set, is asked once by a login form; a session cookie
 	// (HttpOnly, SameSite=Strict) keeps the login. Nothing else is
-	// served before.
+	// served before. See NewToken for a dashboard without an operator's
+	// token.
 	Token string
+	// TokenGenerated says Token was made for this process (NewToken), so
+	// the login page points at the login link instead of the operator's
+	// token file.
+	TokenGenerated bool
 	// Remote admits peers that are not loopback (serve --admin-remote).
 	// Without it every request from another address is 403, however the
 	// listener was bound. Remote needs a Token: New refuses it without.
@@ -241,7 +246,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		msg = "That is not the token this sluice was started with."
 		w.WriteHeader(http.StatusUnauthorized)
 	}
-	h.render(w, "login", map[string]any{"Message": msg})
+	h.render(w, "login", map[string]any{"Message": msg, "Generated": h.o.TokenGenerated})
 }
 
 // page is what every template gets.

@@ -134,6 +134,18 @@ func newGate(o *Options) *gate {
 	return g
 }
 
+// NewToken returns a fresh login token for a dashboard whose operator
+// configured none: 32 random bytes, hex. It is meant to live as long as
+// the process and to be shown to the operator only (LoginURL).
+func NewToken() string { return randomHex(32) }
+
+// LoginURL is the address that logs a browser in to the dashboard at base
+// (http://host:port) with token: the login page with the token in the
+// fragment, which the browser keeps to itself (see the package doc).
+func LoginURL(base, token string) string {
+	return strings.TrimSuffix(base, "/") + Path + "/login#token=" + url.QueryEscape(token)
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

@@ -1,5 +1,6 @@
 // sluice dashboard: progressive enhancement only. Pages work without it;
-// it draws the Metrics charts and reloads Activity when approvals change.
+// it draws the Metrics charts, reloads Activity when approvals change and
+// logs in with the token of a login link (/admin/login#token=...).
 (function () {
   "use strict";
   var page = document.body.getAttribute("data-page");
@@ -50,6 +51,18 @@
     }, 1500);
   }
 
+  // The fragment never reaches the server; take it out of the address bar
+  // (and this history entry) before anything else, then post it.
+  function loginFromLink() {
+    var m = /^#token=([^&]+)$/.exec(window.location.hash || "");
+    var field = document.getElementById("token");
+    if (!m || !field || !field.form) { return; }
+    window.history.replaceState(null, "", window.location.pathname);
+    field.value = decodeURIComponent(m[1]);
+    field.form.submit();
+  }
+
+  if (page === "login") { loginFromLink(); }
   if (page === "metrics") { drawCharts(); }
   if (page === "activity") { watchApprovals(); }
 })();

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startDashboardCmd runs 'sluice dashboard 127.0.0.1:0' and returns its
+// address, its login link, its stdout and its stderr as they grow.
+func startDashboardCmd(t *testing.T) (addr, link string, stdout, stderr *syncBuffer, stop func()) {
+	t.Helper()
+	cmd := exec.Command(sluiceBin, "dashboard", "127.0.0.1:0")
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { killGroup(cmd) })
+	stop = func() {
+		_ = interrupt(cmd)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("dashboard after its interrupt: %v\n%s", err, stderr)
+			}
+		case <-time.After(60 * time.Second):
+			t.Errorf("dashboard did not end on its interrupt")
+		}
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if m := dashLoginLine.FindStringSubmatch(line); m != nil {
+				noteDashboardLine(line)
+				return strings.TrimPrefix(m[1], "http://"), m[2], stdout, stderr, stop
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("sluice dashboard did not say where it is:\n%s", stderr)
+	return
+}
+
+// tokenOf is the token in a login link's fragment.
+func tokenOf(t *testing.T, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil || !strings.HasPrefix(u.Fragment, "token=") || u.RawQuery != "" {
+		t.Fatalf("login link %q: the token must be in the fragment", link)
+	}
+	return strings.TrimPrefix(u.Fragment, "token=")
+}
+
+// TestDashboardPerProcessToken: a dashboard without an operator's token
+// does not rely on loopback alone. sluice makes a token for the process,
+// prints the login link on stderr only (once, nowhere else), and asks for
+// it before anything but the login page; each process has its own.
+func TestDashboardPerProcessToken(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	addr, link, stdout, stderr, stop := startDashboardCmd(t)
+	if link == "" {
+		t.Fatalf("no login link was printed:\n%s", stderr)
+	}
+	tok := tokenOf(t, link)
+	if len(tok) != 64 || !strings.HasPrefix(link, "http://"+addr+"/admin/login#token=") {
+		t.Fatalf("login link %q", link)
+	}
+
+	// Loopback alone gets the login page and nothing else.
+	raw := &http.Client{Timeout: 90 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/admin/servers", "/admin/activity", "/admin/tools?capability=fx__echo"} {
+		resp, err := raw.Get("http://" + addr + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/login" {
+			t.Errorf("GET %s without logging in: %d %s", p, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	anon := newAnonDash(t, addr)
+	if resp, _ := anon.get("/admin/api/status"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the API without logging in: %d", resp.StatusCode)
+	}
+	resp, page := anon.get("/admin/login")
+	if resp.StatusCode != 200 || !strings.Contains(page, "login link") || strings.Contains(page, tok) {
+		t.Errorf("login page: %d\n%s", resp.StatusCode, page)
+	}
+	if resp, _ := anon.post("/admin/api/tools/call", url.Values{"capability": {"fx__echo"}, "arguments": {`{"text":"x"}`}}, true); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a call without logging in: %d", resp.StatusCode)
+	}
+	if resp, _ := anon.post("/admin/login", url.Values{"token": {"not-it"}, "_csrf": {anon.csrf}}, false); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %d", resp.StatusCode)
+	}
+
+	// The printed link logs in; the dashboard then works as before.
+	d := newDash(t, addr)
+	resp, body := d.get("/admin/api/status")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"ID": "fx"`) || strings.Contains(body, tok) {
+		t.Fatalf("status after login: %d %s", resp.StatusCode, body)
+	}
+	d.get("/admin/tools")
+	if resp, body := d.post("/admin/api/tools/call", url.Values{"capability": {"fx__echo"}, "arguments": {`{"text":"logged in"}`}}, true); resp.StatusCode != 200 || !strings.Contains(body, "logged in") {
+		t.Fatalf("a call after login: %d %s", resp.StatusCode, body)
+	}
+
+	// Another process has another token; this one's does not open it.
+	addr2, link2, _, _, stop2 := startDashboardCmd(t)
+	if tok2 := tokenOf(t, link2); tok2 == tok {
+		t.Fatal("two processes made the same token")
+	}
+	other := newAnonDash(t, addr2)
+	other.get("/admin/login")
+	if resp, _ := other.post("/admin/login", url.Values{"token": {tok}, "_csrf": {other.csrf}}, false); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the first process's token opened the second: %d", resp.StatusCode)
+	}
+	stop2()
+	stop()
+
+	// stderr only, and only in the dashboard line.
+	if strings.Contains(stdout.String(), tok) {
+		t.Errorf("the token reached stdout:\n%s", stdout)
+	}
+	if n := strings.Count(stderr.String(), tok); n != 1 {
+		t.Errorf("the token is on stderr %d times, want once (the login line):\n%s", n, stderr)
+	}
+}
