@@ -21,8 +21,10 @@ func init() {
 Serves the dashboard at http://ADDR/admin/ (default 127.0.0.1:8765) without
 serving MCP: servers and their trust, tools (search, describe, call, code
 mode), filters, offloaded results. It answers loopback clients only unless
---admin-remote is given; with a token (--token-file or SLUICE_TOKEN) it asks
-for it once. Ends on SIGTERM or SIGINT.
+--admin-remote is given, and asks for a token once: the one given
+(--token-file or SLUICE_TOKEN), else one made for this process, whose login
+link (ADDR/admin/login#token=...) is printed on stderr only. Ends on SIGTERM
+or SIGINT.
 
 Flags:
   --admin-remote      allow a non-loopback ADDR and clients (needs a token)
@@ -79,7 +81,9 @@ func runDashboard(e *env) int {
 		return reportErr(e.stderr, "dashboard", err)
 	}
 	err = gateway.Dashboard(context.Background(), g, gateway.DashboardOptions{Addr: addr, Remote: *remote, Token: token, PlanText: planText, Version: versionString(),
-		OnListen: func(base, login string) { fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/%s\n", base, loginNote(login)) }})
+		OnListen: func(base, login string) {
+			fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/%s\n", base, loginNote(login))
+		}})
 	if err != nil {
 		return reportErr(e.stderr, "dashboard", err)
 	}

@@ -80,7 +80,9 @@ a warning.
 Dashboard: with --http the dashboard is served under http://ADDR/admin/ on
 the same listener; --admin ADDR serves it on its own loopback address (with
 stdio too). It answers loopback clients only, even with --allow-remote,
-unless --admin-remote is given; with a token it asks for it once.
+unless --admin-remote is given, and asks for a token once: the one given
+(--token-file, SLUICE_TOKEN), else one made for this process, whose login
+link (ADDR/admin/login#token=...) is printed on stderr only.
 
 Profiles: --profile NAME serves only what profiles.NAME in the user config
 exposes (its servers, and of their tools those matching its capability
@@ -308,7 +310,9 @@ func runServe(e *env) int {
 	if *httpAddr != "" || *adminAddr != "" {
 		so.Dashboard = &gateway.DashboardOptions{Addr: *adminAddr, Remote: *adminRemote, Token: token, PlanText: planText,
 			ApprovalTimeout: *approvalTimeout, Version: versionString(),
-			OnListen: func(base, login string) { fmt.Fprintf(e.stderr, "sluice serve: dashboard at %s/admin/%s\n", base, loginNote(login)) }}
+			OnListen: func(base, login string) {
+				fmt.Fprintf(e.stderr, "sluice serve: dashboard at %s/admin/%s\n", base, loginNote(login))
+			}}
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
 		return reportErr(e.stderr, "serve", err)
