@@ -119,7 +119,7 @@ run() {
 # observed.
 run proc -test.v -test.timeout 10m -test.skip '^Test(MkdirPrivate|CheckPrivate)$' "$@"
 run config -test.v -test.run '^TestWindows' "$@"
-run files -test.v -test.run '^TestWindows' "$@"
+run files -test.v -test.run '^(TestWindows|TestLock$)' "$@"
 run wasm -test.v -test.run '^TestWindows' "$@"
 # The Windows end-to-end tests of the sluice binary (serve over Windows
 # pipes, teardown, kill-on-close when sluice is killed); the test binary

@@ -117,19 +117,8 @@ func (s store) remove() (bool, error) {
 // refresh the same rotating refresh token at once; the loser's token would
 // be revoked). It returns the unlock function.
 func (s store) lock() (func(), error) {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := proc.MkdirPrivate(s.dir); err != nil { // 0700; an owner-only ACL on Windows
 		return nil, err
 	}
-	f, err := os.OpenFile(s.file()+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = unlockFile(f)
-		f.Close()
-	}, nil
+	return files.Lock(s.file() + ".lock")
 }

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"sluice/gateway/internal/files"
@@ -335,27 +334,8 @@ func update(path string, modify func([]Record) ([]Record, error)) error {
 	return nil
 }
 
-// lock takes an exclusive flock on the sidecar lock file.
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = lockFile(f)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = unlockFile(f)
-		f.Close()
-	}, nil
-}
+// lock takes the exclusive lock on the sidecar lock file (files.Lock).
+func lock(path string) (func(), error) { return files.Lock(path) }
 
 // writeAtomic replaces path with data, mode 0600 (files.WriteAtomic).
 func writeAtomic(path string, data []byte) error { return files.WriteAtomic(path, data, 0o600) }

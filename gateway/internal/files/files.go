@@ -1,14 +1,16 @@
-// Package files holds the two file-system rules that several packages
-// must apply identically: replacing a file atomically, and the canonical
-// form of a directory. gateway/catalog (catalogs and indexes),
-// gateway/trust (the trust file) and gateway/config (declaration roots)
-// use them; the wasm results store keeps its own writer because wasm
-// imports no package of ours.
+// Package files holds the file-system rules that several packages must
+// apply identically: replacing a file atomically, locking a file across
+// processes (Lock: flock on Unix, LockFileEx on Windows), and the
+// canonical form of a directory. gateway/catalog (catalogs and indexes),
+// gateway/trust (the trust file and its lock), gateway/oauth (tokens and
+// the refresh lock) and gateway/config (declarations and their roots) use
+// them; the wasm results store keeps its own writer because wasm imports
+// no package of ours.
 //
 // It imports only the standard library and must never import another
 // package of the module.
 //
-// # Why a package for two functions
+// # Why a package for a few functions
 //
 // catalog and trust take plain values and may not import each other or
 // config, yet each wrote files the same way with its own copy (one synced

@@ -1,4 +1,4 @@
-package trust
+package files
 
 import (
 	"os"
