@@ -178,7 +178,8 @@ type summary struct {
 	hold       *toolHold
 	truncated  bool
 	recordedAt time.Time
-	set        string // the entries' set hash, when the index records it
+	set        string         // the entries' set hash, when the index records it
+	ix         *catalog.Index // the index entries came from (nil: a listing)
 }
 
 // findFullSearch, set by tests, makes find read every catalog and baseline
@@ -207,8 +208,14 @@ func (g *Gateway) summaries(v ServerView) summary {
 			return g.visibleSummary(v, s)
 		}
 	}
-	sums := make([]catalog.Sum, 0, len(s.entries))
+	var sums []catalog.Sum
+	if s.ix != nil {
+		sums = s.ix.Sums() // in the order of s.entries, which are its entries
+	}
 	for _, e := range s.entries {
+		if s.ix != nil {
+			break // the sums are the index's
+		}
 		if e.Hash == "" {
 			// An index written before hashes: compare the full catalog.
 			l := g.known(v)
@@ -263,7 +270,7 @@ func (g *Gateway) summariesAll(v ServerView) summary {
 	if findFullSearch {
 		// The reference the index path must agree with (tests).
 	} else if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil && v.decl.CLI == nil {
-		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt, set: ix.Set}
+		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt, set: ix.Set, ix: ix}
 	}
 	l := g.knownAll(v)
 	s := summary{prov: l.prov, truncated: l.truncated, recordedAt: l.recordedAt}
@@ -293,6 +300,7 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 	}
 	res := &FindResult{Query: req.Query, Servers: []FindServer{}, Tools: []FindTool{}}
 	terms := catalog.QueryTerms(req.Query)
+	var scratch []byte // ScoreIn's, reused for every tool
 	var refreshErr error
 	for _, v := range views {
 		fs := FindServer{ID: v.ID, Scope: v.Scope, Trust: v.Trust, ActionClass: v.ActionClass, Run: v.Run}
@@ -346,15 +354,17 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 			}
 		}
 		res.Servers = append(res.Servers, fs)
-		for _, t := range l.entries {
-			ft := FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.Title, Description: firstLine(t.Description, 200), ReadOnly: t.ReadOnly}
+		for i := range l.entries {
+			t := &l.entries[i]
+			score := 0
 			if len(terms) > 0 {
-				ft.Score = catalog.Score(terms, ft.Capability, t)
-				if ft.Score == 0 {
+				// Scored before anything is built for it: most tools do
+				// not match.
+				if score = catalog.ScoreIn(terms, v.ID, t, &scratch); score == 0 {
 					continue
 				}
 			}
-			res.Tools = append(res.Tools, ft)
+			res.Tools = append(res.Tools, FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.Title, Description: firstLine(t.Description, 200), ReadOnly: t.ReadOnly, Score: score})
 		}
 	}
 	if len(terms) > 0 {

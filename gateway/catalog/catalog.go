@@ -225,7 +225,11 @@ func Store(dir string, c *Catalog, opts *Options) bool {
 		return false
 	}
 	_ = os.Remove(legacyIndexPath(dir, out.Identity)) // the JSON index of earlier versions
-	_, ok = writeAtomic(IndexPath(dir, out.Identity), encodeIndex(buildIndex(&out), linkOf(fi)))
+	data = encodeIndex(buildIndex(&out), linkOf(fi))
+	if data == nil {
+		return false
+	}
+	_, ok = writeAtomic(IndexPath(dir, out.Identity), data)
 	return ok
 }
 

@@ -96,6 +96,11 @@ func (d *decoder) uint() uint64 {
 	if d.bad {
 		return 0
 	}
+	if len(d.s) > 0 && d.s[0] < 0x80 { // one byte: most lengths and flags
+		v := uint64(d.s[0])
+		d.s = d.s[1:]
+		return v
+	}
 	v, n := uvarint(d.s)
 	if n <= 0 {
 		d.bad = true

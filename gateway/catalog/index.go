@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ type Entry struct {
 	Description string `json:"description,omitempty"`
 	ReadOnly    bool   `json:"readOnly,omitempty"`
 	// Hash and Body are the tool's Sum, for comparing with its baseline
-	// without reading every schema ("" in an index written before them).
+	// without reading every schema (empty in the entries of an index read
+	// from its file: Index.Sums has them).
 	Hash string `json:"hash,omitempty"`
 	Body string `json:"body,omitempty"`
 
@@ -76,6 +78,23 @@ type Index struct {
 	// Set is SetHash of the entries' sums: find compares it with the
 	// baseline's set and reads per-tool hashes only when they differ.
 	Set string
+	// sums holds, for an index read from its file, every entry's hash and
+	// body hash (32 bytes each, in entry order); such entries leave Hash
+	// and Body empty until Sums is asked for.
+	sums string
+}
+
+// Sums returns every entry's Sum, in entry order.
+func (ix *Index) Sums() []Sum {
+	out := make([]Sum, len(ix.Entries))
+	for i, e := range ix.Entries {
+		out[i] = Sum{Name: e.Name, Hash: e.Hash, Body: e.Body}
+		if len(ix.sums) == len(ix.Entries)*64 {
+			raw := ix.sums[i*64 : i*64+64]
+			out[i].Hash, out[i].Body = hex.EncodeToString([]byte(raw[:32])), hex.EncodeToString([]byte(raw[32:]))
+		}
+	}
+	return out
 }
 
 // MaxIndexDescription bounds each indexed description.
@@ -93,10 +112,21 @@ func buildIndex(c *Catalog) *Index {
 	return ix
 }
 
-// encodeIndex is ix as a compact file linked to the catalog file src.
+// encodeIndex is ix as a compact file linked to the catalog file src; nil
+// when an entry's hashes are not SHA-256 hex (never for SumOf's).
 func encodeIndex(ix *Index, src link) []byte {
+	sums := ix.Sums()
+	raw := make([]byte, 0, len(sums)*64)
+	for _, sm := range sums {
+		h, err1 := hex.DecodeString(sm.Hash)
+		b, err2 := hex.DecodeString(sm.Body)
+		if err1 != nil || err2 != nil || len(h) != 32 || len(b) != 32 {
+			return nil
+		}
+		raw = append(append(raw, h...), b...)
+	}
 	var e encoder
-	e.b = make([]byte, 0, 256+len(ix.Entries)*256)
+	e.b = make([]byte, 0, 256+len(ix.Entries)*160)
 	e.link(src)
 	e.uint(uint64(ix.Format))
 	encodeIdentity(&e, ix.Identity)
@@ -136,9 +166,8 @@ func encodeIndex(ix *Index, src link) []byte {
 				e.str(f.text)
 			}
 		}
-		e.str(en.Hash)
-		e.str(en.Body)
 	}
+	e.str(string(raw))
 	return e.file(indexMagic)
 }
 
@@ -194,9 +223,9 @@ func decodeIndex(data []byte) (*Index, link, string) {
 		if !lowerOf(en.lname, en.Name, flags&entryLowerName != 0) || !lowerOf(en.ltitle, en.Title, flags&entryLowerTitle != 0) || !lowerOf(en.ldesc, en.Description, flags&entryLowerDesc != 0) {
 			d.bad = true
 		}
-		en.Hash, en.Body = d.str(), d.str()
 	}
-	if !d.done() {
+	ix.sums = d.str()
+	if len(ix.sums) != len(ix.Entries)*64 || !d.done() {
 		return nil, link{}, "malformed"
 	}
 	return ix, src, ""
@@ -258,7 +287,9 @@ func LoadIndex(dir string, id Identity, opts *Options) (*Index, error) {
 	ix = buildIndex(c)
 	// Linked to the catalog file as it was read (the same descriptor's
 	// stat). Best effort: a cache that cannot be written still answers.
-	_, _ = writeAtomic(path, encodeIndex(ix, linkOf(fi)))
+	if data := encodeIndex(ix, linkOf(fi)); data != nil {
+		_, _ = writeAtomic(path, data)
+	}
 	return ix, nil
 }
 

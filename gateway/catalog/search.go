@@ -1,6 +1,9 @@
 package catalog
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Search ranking over index entries: find (in the gateway) splits its query
 // with QueryTerms and keeps the entries Score ranks above zero.
@@ -19,11 +22,34 @@ func QueryTerms(q string) []string {
 // capability name (SERVER__TOOL, which find passes as capability), then the
 // title, then the description.
 func Score(terms []string, capability string, t Entry) int {
+	return score(terms, func() string { return strings.ToLower(capability) }, &t)
+}
+
+// ScoreIn is Score for the capability SERVER__TOOL of server id (lower
+// case, as every server id is): the capability is only built when a term
+// is not found in the tool's name, and then into scratch, which the caller
+// reuses from entry to entry.
+func ScoreIn(terms []string, id string, t *Entry, scratch *[]byte) int {
+	return score(terms, func() string {
+		*scratch = append(append(append((*scratch)[:0], id...), "__"...), t.Name...)
+		b := *scratch
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				b[i] = c + 'a' - 'A'
+			} else if c >= 0x80 {
+				return strings.ToLower(string(b))
+			}
+		}
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}, t)
+}
+
+func score(terms []string, capability func() string, t *Entry) int {
 	if !t.lowered {
 		t.lower()
 	}
 	name, title, desc := t.lname, t.ltitle, t.ldesc
-	full := strings.ToLower(capability)
+	full, built := "", false
 	total := 0
 	for _, term := range terms {
 		s := 0
@@ -32,8 +58,13 @@ func Score(terms []string, capability string, t Entry) int {
 			s = 100
 		case strings.Contains(name, term):
 			s = 40
-		case strings.Contains(full, term):
-			s = 25
+		default:
+			if !built {
+				full, built = capability(), true
+			}
+			if strings.Contains(full, term) {
+				s = 25
+			}
 		}
 		if strings.Contains(title, term) {
 			s += 15

@@ -43,3 +43,26 @@ func TestScore(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreInIsScore: ScoreIn, which builds the capability only when it
+// must, ranks every entry as Score does with the capability built.
+func TestScoreInIsScore(t *testing.T) {
+	entries := []Entry{
+		{Name: "read", Title: "Read a file", Description: "Reads a file. The file must exist."},
+		{Name: "READ_Dir", Title: "Directory", Description: "Lists a directory"},
+		{Name: "x.y/z-w", Description: "FS access via fs__"},
+		EntryOf([]byte(`{"name":"Write","title":"Écrire","description":"WRITE a file"}`)),
+	}
+	var scratch []byte
+	for _, q := range []string{"read", "fs", "fs__re", "s__read_d", "file", "écrire", "write file", "dir fs", "zzz", "_", "x.y/z"} {
+		terms := QueryTerms(q)
+		for _, e := range entries {
+			cp := "fs__" + e.Name
+			want := Score(terms, cp, e)
+			e := e
+			if got := ScoreIn(terms, "fs", &e, &scratch); got != want {
+				t.Errorf("%q on %s: ScoreIn = %d, Score = %d", q, e.Name, got, want)
+			}
+		}
+	}
+}
