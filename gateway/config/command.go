@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"sluice/gateway/proc"
@@ -122,7 +123,20 @@ type launcher struct {
 	valueArgs []string // options taking the next argument unless written --x=v
 	refuse    []string // options that run a command line through a shell
 	scripts   []string // subcommands that run package.json scripts through a shell
+	// commands, when set, are all the launcher's own subcommands: any
+	// other first word names a package.json script, which it runs through
+	// a shell (yarn build is yarn run build).
+	commands []string
 }
+
+// yarnCommands are yarn's own commands (classic and modern); 'yarn WORD'
+// with any other WORD runs the package.json script WORD.
+var yarnCommands = []string{"add", "audit", "autoclean", "bin", "cache", "check", "config", "constraints", "create",
+	"dedupe", "dlx", "exec", "explain", "generate-lock-entry", "global", "help", "import", "info", "init", "install",
+	"licenses", "link", "list", "login", "logout", "node", "npm", "outdated", "owner", "pack", "patch", "patch-commit",
+	"plugin", "policies", "publish", "rebuild", "remove", "run", "sdks", "search", "set", "stage", "start", "tag",
+	"team", "test", "unlink", "unplug", "up", "upgrade", "upgrade-interactive", "version", "versions", "why",
+	"workspace", "workspaces"}
 
 var launchers = map[string]launcher{
 	"npx":  {valueArgs: []string{"-p", "--package", "--registry", "--cache", "--userconfig"}, refuse: []string{"-c", "--call"}},
@@ -132,7 +146,8 @@ var launchers = map[string]launcher{
 		refuse: []string{"-c", "--call"}, scripts: []string{"run", "run-script", "rum", "urn", "start", "stop", "restart", "test", "t", "tst"}},
 	"pnpm": {sub: []string{"exec", "dlx"}, valueArgs: []string{"--package", "-C", "--dir", "--filter", "-F"},
 		refuse: []string{"-c", "--shell-mode"}, scripts: []string{"run", "run-script", "start", "test", "t"}},
-	"yarn": {sub: []string{"exec", "dlx"}, valueArgs: []string{"-p", "--package", "--cwd"}, scripts: []string{"run", "start", "test"}},
+	"yarn": {sub: []string{"exec", "dlx"}, valueArgs: []string{"-p", "--package", "--cwd"},
+		scripts: []string{"run", "start", "test", "workspace", "workspaces"}, commands: yarnCommands},
 	"bun":  {sub: []string{"x"}, valueArgs: []string{"-p", "--package"}},
 	"uvx":  {valueArgs: []string{"--from", "--with", "--with-requirements", "--python", "-p", "--index", "--index-url", "--extra-index-url", "--directory", "--project"}},
 	"uv": {sub: []string{"run", "tool"}, valueArgs: []string{"--from", "--with", "--with-requirements", "--with-editable", "--python", "-p",
@@ -314,6 +329,12 @@ func (l launcher) inner(name string, args []string) (string, []string, string) {
 					if a == s {
 						return "", nil, fmt.Sprintf("%s runs a package.json script through a shell", a)
 					}
+				}
+				if name == "yarn" && a == "node" {
+					return "node", args[i+1:], "" // yarn node ARGS is node ARGS
+				}
+				if l.commands != nil && !slices.Contains(l.commands, a) {
+					return "", nil, fmt.Sprintf("%s runs the package.json script %q through a shell (%s is not one of its commands)", name, a, a)
 				}
 				if needSub {
 					// Some other subcommand (npm install, uv sync ...):

@@ -144,6 +144,12 @@ func TestCommandProblem(t *testing.T) {
 		{ScopeUser, "uv", []string{"tool", "run", "sh"}},
 		{ScopeUser, "uvx", []string{"--from", "pkg", "python", "-c", "1"}},
 		{ScopeUser, "pipx", []string{"run", "bash"}},
+		{ScopeUser, "yarn", []string{"run", "build"}},
+		{ScopeUser, "yarn", []string{"build"}},                             // a script by its bare name
+		{ScopeUser, "yarn", []string{"--cwd", "pkg", "serve-mcp"}},         // after an option with a value
+		{ScopeUser, "yarn", []string{"workspace", "server", "start"}},      // a workspace's script
+		{ScopeUser, "yarn", []string{"node", "-e", "1"}},                   // yarn node is node
+		{ScopeUser, "yarn", []string{"dlx", "-p", "x", "bash", "-c", "1"}}, // dlx's inner program
 		{ScopeProject, "node", []string{"--env-file=.env", "s.js"}},
 		{ScopeProject, "uv", []string{"run", "--env-file", ".env", "s.py"}},
 	}
@@ -175,6 +181,9 @@ func TestCommandProblem(t *testing.T) {
 		{"lua", []string{"server.lua", "-e"}},
 		{"node", []string{"--env-file=.env", "s.js"}}, // user scope
 		{"docker", []string{"run", "-i", "--rm", "mcp/fetch"}},
+		{"yarn", []string{"dlx", "@modelcontextprotocol/server-filesystem", "/tmp"}},
+		{"yarn", []string{"node", "dist/server.js"}},
+		{"yarn", []string{"install"}},
 	}
 	for _, c := range allowed {
 		if p := CommandProblem(ScopeUser, c.cmd, c.args); p != "" {
