@@ -237,7 +237,11 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base,
 		Backup: filepath.Join(g.configDir, "backups", fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))}, render)
 	if err != nil {
-		return nil, &Error{Kind: KindBadInput, Message: err.Error(), Err: err}
+		kind := KindBadInput // the file as it is cannot take the servers
+		if errors.Unwrap(err) != nil {
+			kind = KindGateway // it cannot be read
+		}
+		return nil, &Error{Kind: kind, Message: err.Error(), Err: err}
 	}
 	res.Created = edit.Created
 	res.Diff = linediff.Changed(edit.Before, edit.After, clients.Mask)

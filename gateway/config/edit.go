@@ -280,7 +280,7 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		src, created = nil, true
 	case err != nil:
-		return nil, &EditError{File: t.File, Message: "cannot read it: " + err.Error()}
+		return nil, &EditError{File: t.File, Message: "cannot read it: " + err.Error(), Err: err}
 	}
 	_, _, beforeDiags := Parse(src, t.File, t.Scope, t.Base)
 	if fatal := fileFatal(src, beforeDiags); fatal != nil {
@@ -357,10 +357,10 @@ func (e *Edit) Write() error {
 	}
 	if t.Backup != "" && !e.Created {
 		if err := proc.MkdirPrivate(filepath.Dir(t.Backup)); err != nil {
-			return &EditError{File: t.File, Message: "cannot create the backup directory, so nothing was written: " + err.Error()}
+			return &EditError{File: t.File, Message: "cannot create the backup directory, so nothing was written: " + err.Error(), Err: err}
 		}
 		if err := files.WriteAtomic(t.Backup, e.Before, 0o600); err != nil {
-			return &EditError{File: t.File, Message: "cannot keep a backup, so nothing was written: " + err.Error()}
+			return &EditError{File: t.File, Message: "cannot keep a backup, so nothing was written: " + err.Error(), Err: err}
 		}
 	}
 	if e.Created {
@@ -371,7 +371,7 @@ func (e *Edit) Write() error {
 			err = os.MkdirAll(dir, 0o755)
 		}
 		if err != nil {
-			return &EditError{File: t.File, Message: "cannot create its directory: " + err.Error()}
+			return &EditError{File: t.File, Message: "cannot create its directory: " + err.Error(), Err: err}
 		}
 	}
 	perm := os.FileMode(0o600)
@@ -381,7 +381,7 @@ func (e *Edit) Write() error {
 		perm = 0o644
 	}
 	if err := files.WriteAtomic(t.File, e.After, perm); err != nil {
-		return &EditError{File: t.File, Message: "cannot write it: " + err.Error()}
+		return &EditError{File: t.File, Message: "cannot write it: " + err.Error(), Err: err}
 	}
 	return nil
 }

@@ -324,3 +324,20 @@ func TestEditWriteBackupAndRace(t *testing.T) {
 		t.Fatal("a file created meanwhile was overwritten")
 	}
 }
+
+// TestEditErrorCarriesTheFileSystemError: a file that cannot be read is
+// an EditError that unwraps to the file system's error (callers tell it
+// from a file that cannot take the edit), and nothing is written.
+func TestEditErrorCarriesTheFileSystemError(t *testing.T) {
+	dir := t.TempDir()
+	tg := EditTarget{File: dir, Scope: ScopeUser, Base: dir} // a directory, not a file
+	_, err := AppendServers(tg, entry("web", "npx"))
+	var ee *EditError
+	if !errors.As(err, &ee) || ee.Err == nil || errors.Unwrap(err) == nil || !strings.Contains(err.Error(), "cannot read it") {
+		t.Fatalf("want an EditError wrapping the read error, got %#v", err)
+	}
+	_, err = AppendServers(target(t, "servers: 3\n"), entry("web", "npx"))
+	if !errors.As(err, &ee) || errors.Unwrap(err) != nil {
+		t.Fatalf("a file that cannot take the edit wraps nothing: %#v", err)
+	}
+}

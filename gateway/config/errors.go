@@ -145,7 +145,10 @@ type EditError struct {
 	File        string
 	Message     string
 	Diagnostics []Diagnostic // the problems the edited file would have
+	Err         error        // the file system's error, when reading or writing failed
 }
+
+func (e *EditError) Unwrap() error { return e.Err }
 
 func (e *EditError) Error() string {
 	s := e.File + ": " + e.Message
