@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"sluice/gateway/catalog"
@@ -82,11 +83,42 @@ type toolInfo struct {
 }
 
 func (t toolInfo) readOnly() bool {
+	if len(t.Annotations) == 0 {
+		return false
+	}
+	// Every admitted call asks; a server sends the same annotations each
+	// time, so the answer is remembered by their bytes.
+	hints.mu.Lock()
+	ro, ok := hints.m[string(t.Annotations)]
+	hints.mu.Unlock()
+	if ok {
+		return ro
+	}
+	ro = decodeReadOnly(t.Annotations)
+	hints.mu.Lock()
+	if hints.m == nil || len(hints.m) >= maxHints {
+		hints.m = map[string]bool{}
+	}
+	hints.m[string(t.Annotations)] = ro
+	hints.mu.Unlock()
+	return ro
+}
+
+// hints remembers decodeReadOnly's answers by the annotations' bytes.
+var hints struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// maxHints bounds hints: past it, the map starts over.
+const maxHints = 1024
+
+func decodeReadOnly(annotations json.RawMessage) bool {
 	var a struct {
 		ReadOnlyHint *bool  `json:"readOnlyHint"`
 		Title        string `json:"title"`
 	}
-	if len(t.Annotations) == 0 || json.Unmarshal(t.Annotations, &a) != nil || a.ReadOnlyHint == nil {
+	if json.Unmarshal(annotations, &a) != nil || a.ReadOnlyHint == nil {
 		return false
 	}
 	return *a.ReadOnlyHint

@@ -275,6 +275,14 @@ func (g *Gateway) idleTimeout() time.Duration {
 // load. Servers whose declaration changed (or vanished) are closed, so the
 // next call launches what the file now says.
 func (g *Gateway) reload() *config.Loaded {
+	// The common case (nothing changed) stats outside g.mu: concurrent
+	// calls do not queue behind each other's syscalls.
+	g.mu.Lock()
+	l, stamp := g.loaded, g.stamp
+	g.mu.Unlock()
+	if l != nil && stampOf(l.UserFile, l.ProjectFile) == stamp {
+		return l
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.reloadLocked()

@@ -42,6 +42,7 @@ type fastStdio struct {
 	name  string // the peer's Conn
 
 	serverInfo []byte // this server's Implementation as JSON (modern _meta)
+	serverMeta []byte // {serverInfo key: serverInfo} as JSON, the modern _meta of a result without its own
 	workers    *workers
 
 	idMu   sync.Mutex
@@ -82,7 +83,8 @@ func (s *fastStdio) legacyIdentity(init *mcp.InitializeParams) identity {
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
-	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, ready: make(chan struct{}), workers: newWorkers()}
+	meta, _ := json.Marshal(map[string]json.RawMessage{mcp.MetaKeyServerInfo: info})
+	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, serverMeta: meta, ready: make(chan struct{}), workers: newWorkers()}
 }
 
 // stash holds answers the fast path handed over to the SDK, by token.
@@ -476,7 +478,16 @@ func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMe
 			structured = v
 			return string(v) != "null"
 		case isKey(k, "_meta") && once(8):
-			if !isObject(v) || json.Unmarshal(v, &meta) != nil {
+			if !isObject(v) {
+				return false
+			}
+			if eachMember(v, func(mk, _ []byte) bool {
+				key, plain := asciiString(mk)
+				return plain && strings.HasPrefix(key, reservedMetaPrefix)
+			}) {
+				return true // only reserved members, all dropped
+			}
+			if json.Unmarshal(v, &meta) != nil {
 				return false
 			}
 			for mk := range meta {
@@ -492,13 +503,10 @@ func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMe
 	}) {
 		return nil, "", false
 	}
-	if modern {
-		if meta == nil {
-			meta = map[string]json.RawMessage{}
-		}
+	if modern && meta != nil {
 		meta[mcp.MetaKeyServerInfo] = s.serverInfo
 	}
-	b := make([]byte, 0, len(raw)+len(s.serverInfo)+96)
+	b := make([]byte, 0, len(raw)+len(s.serverMeta)+96)
 	b = append(b, `{"content":`...)
 	if content != nil {
 		b = append(b, content...)
@@ -517,6 +525,8 @@ func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMe
 			return nil, "", false
 		}
 		b = append(append(b, `,"_meta":`...), m...)
+	} else if modern {
+		b = append(append(b, `,"_meta":`...), s.serverMeta...) // what marshalling {serverInfo} gives
 	}
 	if modern {
 		b = append(b, `,"resultType":"complete"`...)
