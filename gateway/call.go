@@ -57,10 +57,13 @@ type CallResult struct {
 func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err error) {
 	start := time.Now()
 	server, tool, ok := SplitCapability(req.Capability)
-	ctx, span := g.tracer.Start(ctx, "call "+req.Capability, trace.KindInternal,
-		trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"}, trace.Attr{Key: "gen_ai.tool.name", Value: tool},
-		trace.Attr{Key: "sluice.server", Value: server})
-	defer func() { span.End(err) }()
+	var span *trace.Span // nil (every method a no-op) with tracing off: no attributes built
+	if g.tracer != nil {
+		ctx, span = g.tracer.Start(ctx, "call "+req.Capability, trace.KindInternal,
+			trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"}, trace.Attr{Key: "gen_ai.tool.name", Value: tool},
+			trace.Attr{Key: "sluice.server", Value: server})
+		defer func() { span.End(err) }()
+	}
 	if !ok {
 		return nil, &Error{Kind: KindBadInput, Capability: req.Capability, Message: fmt.Sprintf("%q is not a capability name", req.Capability), Remedy: Remedy{Before: "capabilities are SERVER__TOOL;", Step: StepFind, After: "to list them"}}
 	}
@@ -131,10 +134,12 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 		}
 		return nil, unknownToolErr(server, tool, all, l.Truncated())
 	}
-	_, aspan := g.tracer.Start(ctx, "admission", trace.KindInternal)
 	a := g.admission(v, fromMCP(t))
-	aspan.Set(trace.Attr{Key: "sluice.approved", Value: a.Approved || req.Yes}, trace.Attr{Key: "sluice.action_class", Value: string(a.Class)})
-	aspan.End(nil)
+	if g.tracer != nil {
+		_, aspan := g.tracer.Start(ctx, "admission", trace.KindInternal)
+		aspan.Set(trace.Attr{Key: "sluice.approved", Value: a.Approved || req.Yes}, trace.Attr{Key: "sluice.action_class", Value: string(a.Class)})
+		aspan.End(nil)
+	}
 	if !a.Approved && !req.Yes {
 		if req.Approve == nil {
 			return nil, refusal(req.Capability, a)
@@ -153,12 +158,17 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 		}
 	}
 	t0 := time.Now()
-	uctx, uspan := g.tracer.Start(ctx, "tools/call "+tool, trace.KindClient,
-		trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: tool},
-		trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"}, trace.Attr{Key: "sluice.server", Value: server})
+	uctx, uspan := ctx, (*trace.Span)(nil)
+	if g.tracer != nil {
+		uctx, uspan = g.tracer.Start(ctx, "tools/call "+tool, trace.KindClient,
+			trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: tool},
+			trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"}, trace.Attr{Key: "sluice.server", Value: server})
+	}
 	raw, err := l.Client().CallTool(uctx, tool, args, &mcp.CallOptions{Timeout: l.Timeout(tool, req.Timeout), OnProgress: req.OnProgress, Meta: withTraceMeta(uctx, req.Meta)})
-	uspan.Set(trace.Attr{Key: "sluice.bytes_in", Value: len(raw)}, trace.Attr{Key: "sluice.bytes_out", Value: len(args)})
-	uspan.End(err)
+	if uspan != nil {
+		uspan.Set(trace.Attr{Key: "sluice.bytes_in", Value: len(raw)}, trace.Attr{Key: "sluice.bytes_out", Value: len(args)})
+		uspan.End(err)
+	}
 	isError := err == nil && isErrorResult(raw)
 	g.noteCall(ctx, server, tool, len(args), raw, isError, err, time.Since(t0))
 	if err != nil {

@@ -334,8 +334,11 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p fr
 // back upstream.
 func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (_ json.RawMessage, err error) {
 	ctx = withPeer(ctx, p)
-	ctx, span := f.g.startRequest(ctx, p, "tools/call "+req.Capability, trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: req.Capability}, trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"})
-	defer func() { span.End(err) }()
+	if f.g.tracer != nil {
+		var span *trace.Span
+		ctx, span = f.g.startRequest(ctx, p, "tools/call "+req.Capability, trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: req.Capability}, trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"})
+		defer func() { span.End(err) }()
+	}
 	server, _, _ := SplitCapability(req.Capability)
 	done := f.track(server, p)
 	defer done()

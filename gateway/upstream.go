@@ -50,6 +50,15 @@ func (g *Gateway) slotFor(d config.Server) (*upstream.Slot, error) {
 		delete(g.ups, d.ID)
 		g.goBG(func() { s.Shutdown() })
 	}
+	slot := g.newSlot(d)
+	g.ups[d.ID] = slot
+	return slot, nil
+}
+
+// newSlot makes the slot for declaration d. (Apart from slotFor, whose
+// common case, the slot already running d, then copies d nowhere: the
+// closures here capture it.)
+func (g *Gateway) newSlot(d config.Server) *upstream.Slot {
 	timeout := declTimeout(d)
 	var slot *upstream.Slot
 	slot = upstream.New(upstream.Config{
@@ -77,8 +86,7 @@ func (g *Gateway) slotFor(d config.Server) (*upstream.Slot, error) {
 		CrashLoopLimit:    g.opts.crashLoopLimit,
 		Log:               g.log,
 	})
-	g.ups[d.ID] = slot
-	return slot, nil
+	return slot
 }
 
 // peekSlot returns the slot running the declaration with this digest,
