@@ -214,29 +214,45 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 func (c *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		c.mu.Lock()
-		cancelled, tracked := c.inflight[resp.ID.Raw()]
-		c.mu.Unlock()
-		var err error
-		if !cancelled {
-			err = c.Connection.Write(ctx, msg)
-		}
-		// Forget the request only once its response is out: waitAnswered
-		// must not see it answered before it is.
-		c.mu.Lock()
-		if tracked {
-			delete(c.inflight, resp.ID.Raw())
-		}
-		if c.initID != nil && c.initID == resp.ID.Raw() {
-			c.initID = nil
-			close(c.initDone)
-		}
-		c.mu.Unlock()
-		select {
-		case c.changed <- struct{}{}:
-		default:
-		}
-		return err // nil when withheld: the agent cancelled it
+		return c.answer(resp.ID, func() error { return c.Connection.Write(ctx, msg) })
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// writeFrame writes frame, an encoded response to id exactly as the SDK's
+// connection would encode it, straight to out (where the connection
+// writes, one whole frame per Write), with Write's bookkeeping.
+func (c *cancelConn) writeFrame(id jsonrpc.ID, frame []byte, out io.Writer) error {
+	return c.answer(id, func() error {
+		_, err := out.Write(frame)
+		return err
+	})
+}
+
+// answer sends the response to id with send unless the agent cancelled
+// the request, and then forgets the request.
+func (c *cancelConn) answer(id jsonrpc.ID, send func() error) error {
+	c.mu.Lock()
+	cancelled, tracked := c.inflight[id.Raw()]
+	c.mu.Unlock()
+	var err error
+	if !cancelled {
+		err = send()
+	}
+	// Forget the request only once its response is out: waitAnswered
+	// must not see it answered before it is.
+	c.mu.Lock()
+	if tracked {
+		delete(c.inflight, id.Raw())
+	}
+	if c.initID != nil && c.initID == id.Raw() {
+		c.initID = nil
+		close(c.initDone)
+	}
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+	return err // nil when withheld: the agent cancelled it
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -41,8 +42,9 @@ type fastStdio struct {
 	conn  *cancelConn
 	name  string // the peer's Conn
 
-	serverInfo []byte // this server's Implementation as JSON (modern _meta)
-	serverMeta []byte // {serverInfo key: serverInfo} as JSON, the modern _meta of a result without its own
+	serverInfo []byte    // this server's Implementation as JSON (modern _meta)
+	serverMeta []byte    // {serverInfo key: serverInfo} as JSON, the modern _meta of a result without its own
+	out        io.Writer // where the connection writes its frames (whole frames per Write); nil: through the connection
 	workers    *workers
 
 	idMu   sync.Mutex
@@ -344,7 +346,11 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 		handed := s.call(ctx, req.ID, p, rid, ref.capability(), pr, modern, resp)
 		forget()
 		if !handed {
-			_ = c.Write(context.Background(), resp)
+			if frame, ok := encodeResult(resp); ok && s.out != nil {
+				_ = c.writeFrame(req.ID, frame, s.out)
+			} else {
+				_ = c.Write(context.Background(), resp)
+			}
 		}
 	})
 	return true

@@ -2,6 +2,7 @@ package front
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -253,4 +254,57 @@ func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
 		return nil, false
 	}
 	return &jsonrpc.Request{ID: rid, Method: "tools/call", Params: bytes.Clone(params)}, true
+}
+
+// encodeResult encodes a result response the way the SDK's connection
+// does (jsonrpc first, the id, the result compacted, no HTML escaping,
+// newline-terminated), when the id is an integer or a string needing no
+// escapes; ok is false otherwise (and for an error response), and the
+// connection encodes it.
+func encodeResult(resp *jsonrpc.Response) (_ []byte, ok bool) {
+	if resp.Error != nil || len(resp.Result) == 0 {
+		return nil, false
+	}
+	b := make([]byte, 0, len(resp.Result)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	switch v := resp.ID.Raw().(type) {
+	case int64:
+		b = strconv.AppendInt(b, v, 10)
+	case string:
+		if _, plain := asciiString([]byte(`"` + v + `"`)); !plain {
+			return nil, false
+		}
+		b = append(append(append(b, '"'), v...), '"')
+	default:
+		return nil, false
+	}
+	b = append(b, `,"result":`...)
+	b, ok = appendCompact(b, resp.Result)
+	if !ok {
+		return nil, false
+	}
+	return append(b, '}', '\n'), true
+}
+
+// appendCompact appends v without the whitespace outside its strings, as
+// encoding/json compacts a RawMessage; ok is false when v is not valid
+// JSON.
+func appendCompact(b, v []byte) (_ []byte, ok bool) {
+	if !json.Valid(v) {
+		return b, false
+	}
+	start := 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			i = rawString(v, i) - 1
+		case ' ', '\t', '\n', '\r':
+			b = append(b, v[start:i]...)
+			for i+1 < len(v) && (v[i+1] == ' ' || v[i+1] == '\t' || v[i+1] == '\n' || v[i+1] == '\r') {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	return append(b, v[start:]...), true
 }

@@ -63,6 +63,7 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		_, err := pw.Write(frame)
 		return err
 	})
+	fast.out = out
 	defer fast.workers.close()
 	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log, fast.hook())
 	t := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1} // filterFrames caps lines
