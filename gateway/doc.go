@@ -55,7 +55,8 @@
 // the file changed. Whatever may launch is decided afresh: a call whose
 // server is not running resolves from the files, and every launch checks
 // the files again just before it spawns (the server may have died after
-// the call looked), refusing an untrusted or changed declaration.
+// the call looked), refusing an untrusted or changed declaration. A cli
+// server's call runs a process every time, so it always resolves afresh.
 //
 // # Why a dead server is not restarted for the calls that were on it
 //

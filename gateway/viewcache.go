@@ -62,7 +62,8 @@ func (g *Gateway) invalidateViews() { g.vgen.n.Add(1) }
 // callServer is server(id) for a call: it returns the remembered
 // resolution when the files were looked at less than RecheckEvery ago (or
 // have not changed since) and the declaration it resolved is running
-// right now; otherwise it resolves afresh (server), so whatever may launch
+// right now and is no cli server (each of whose calls runs a process);
+// otherwise it resolves afresh (server), so whatever may launch
 // is decided on what the files say now. The Launch hook checks again
 // (launchCheck), because a running server can die between here and the
 // lease.
@@ -77,7 +78,8 @@ func (g *Gateway) callServer(id string) (ServerView, error) {
 	if !fresh {
 		ok = g.recheck(now) && ok
 	}
-	if ok && g.isRunning(v) {
+	// A cli server's every call runs a process: a launch, decided afresh.
+	if ok && v.decl.CLI == nil && g.isRunning(v) {
 		return v, nil
 	}
 	return g.resolveForCall(now, id)
