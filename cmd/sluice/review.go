@@ -33,7 +33,9 @@ tool, what changed:
 
 --accept records the listing shown as the new baseline, so its tools are
 callable again. To see a fresher listing first, run
-'sluice find --server SERVER --refresh'.
+'sluice find --server SERVER --refresh'. The dashboard (serve --http or
+--admin) shows the same review on its Servers page and accepts it there,
+bound to the digest of what the page showed (the "digest" of --json).
 
 Per server, onToolChange in the declaration chooses the policy: hold
 (default), warn (report the change, keep the tools callable) or accept
