@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"sluice/gateway"
@@ -38,7 +37,7 @@ Flags:
   --server ID    only this server
   --refresh      launch the server named by --server, list its tools and
                  record its catalog (progress is shown on stderr when stderr
-                 is a terminal)
+                 is a terminal; see --progress in 'sluice help')
   --limit N      at most N tools (default 50 with a query, all without)
   --json         print the answer as JSON: {"query", "servers": [...],
                  "tools": [...], "more"}
@@ -84,14 +83,13 @@ func runFind(e *env) int {
 	ctx, cancel := interruptible()
 	defer cancel()
 
-	var stop func()
-	if *refresh && isTerminal(e.stderr) {
-		stop = progress(e.stderr, "refreshing "+*server)
+	var prog *reporter
+	if *refresh {
+		prog = newReporter(e, "find")
+		prog.Set("refreshing %s", *server)
 	}
 	res, err := g.Find(ctx, gateway.FindRequest{Query: strings.Join(pos, " "), Server: *server, Refresh: *refresh, Limit: *limit})
-	if stop != nil {
-		stop()
-	}
+	prog.Stop()
 	if res != nil {
 		if *asJSON {
 			if werr := writeJSON(e.stdout, res); werr != nil && err == nil {
@@ -177,33 +175,5 @@ func printFind(w io.Writer, res *gateway.FindResult) {
 	table(w, rows)
 	if res.More > 0 {
 		fmt.Fprintf(w, "  … %d more; narrow the query or raise --limit\n", res.More)
-	}
-}
-
-// progress draws a spinner with the elapsed time on a terminal until the
-// returned stop is called; stop erases the line.
-func progress(w io.Writer, what string) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	start := time.Now()
-	go func() {
-		defer wg.Done()
-		frames := `|/-\`
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			fmt.Fprintf(w, "\r%c %s… %.1fs", frames[i%len(frames)], what, time.Since(start).Seconds())
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\033[K")
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() { close(done); wg.Wait() })
 	}
 }

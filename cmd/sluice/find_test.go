@@ -186,8 +186,9 @@ func TestFindRefreshShowsProgressOnATerminal(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx", "-delay", "150ms"))
 	fakeTerminal(t)
+	t.Setenv("TERM", "xterm") // a terminal that can redraw a line
 	r := sluice(t, "", "find", "--server", "fx", "--refresh")
-	want(t, r, exitOK, "fx__echo", "refreshing fx…", "\r\033[K")
+	want(t, r, exitOK, "fx__echo", "| refreshing fx ", "\r\033[K")
 	if strings.Contains(r.stdout, "refreshing") {
 		t.Fatalf("progress belongs on stderr:\n%s", r)
 	}

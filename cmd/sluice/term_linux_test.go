@@ -168,6 +168,16 @@ func TestRefreshProgress(t *testing.T) {
 		t.Errorf("--progress=never:\n%s", r)
 	}
 
+	// find's scoped refresh draws the same line, and honours --progress.
+	r = sluiceTTY(t, false, true, withEnv(), "find", "--server", "fa", "--refresh")
+	if r.code != exitOK || !strings.Contains(r.tty, "| refreshing fa ") || !strings.HasSuffix(r.tty, "\r\x1b[K") || strings.Contains(r.stdout, "refreshing") {
+		t.Errorf("find --refresh at a terminal:\n%s", r)
+	}
+	r = sluiceTTY(t, false, true, withEnv(), "--progress=never", "find", "--server", "fa", "--refresh")
+	if strings.Contains(r.tty, "refreshing") {
+		t.Errorf("find --refresh --progress=never:\n%s", r)
+	}
+
 	want(t, sluiceProc(t, "", "refresh", "pj"), exitRefused, "skipped", "sluice trust pj")
 	want(t, sluiceProc(t, "", "refresh", "fq"), exitUsage, `no server "fq" is declared; did you mean fa?`)
 	want(t, sluiceProc(t, "", "refresh", "--parallel", "0"), exitUsage, "--parallel must be between 1 and 32")
