@@ -169,6 +169,13 @@ func (f *front) reconcile(kind Kind, items []Item) {
 	}
 	f.mu.Unlock()
 	for _, it := range add {
+		// The owner is recorded before the SDK lists the item: an agent
+		// that calls a tool as soon as it is listed (the fast paths look
+		// the owner up) must not be told it is unknown.
+		f.mu.Lock()
+		prevOwner, hadOwner := cur.owner[it.key]
+		cur.owner[it.key] = it.ref
+		f.mu.Unlock()
 		if err := f.register(kind, it); err != nil {
 			f.log.Warn("skipping upstream item the gateway cannot serve", "kind", string(kind), "server", it.ref.Server, "name", it.ref.Name, "err", err)
 			f.mu.Lock()
@@ -180,12 +187,19 @@ func (f *front) reconcile(kind Kind, items []Item) {
 				delete(cur.sig, it.key)
 				delete(cur.owner, it.key)
 				f.mu.Unlock()
+			} else {
+				f.mu.Lock()
+				if hadOwner {
+					cur.owner[it.key] = prevOwner
+				} else {
+					delete(cur.owner, it.key)
+				}
+				f.mu.Unlock()
 			}
 			continue
 		}
 		f.mu.Lock()
 		cur.sig[it.key] = it.sig
-		cur.owner[it.key] = it.ref
 		f.mu.Unlock()
 	}
 	if kind == KindTools {
