@@ -163,8 +163,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer, opt
 		s.wg.Wait()
 		return err
 	}
+	var idle <-chan time.Time // ticks only while stdin is left unread (stop-reading)
 	for {
 		select {
+		case <-idle:
 		case <-ctx.Done():
 			return finish(ErrStopped)
 		case <-s.crashed:
@@ -201,6 +203,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer, opt
 			if stop {
 				s.logf("mcpfixture: handshake done, no longer reading stdin (mode stop-reading)")
 				lines = nil
+				// Every goroutine now waits on a channel; without a pending
+				// timer the runtime would end a process that blocks like this
+				// ("all goroutines are asleep") instead of leaving it to be
+				// killed, which is what the mode is for. (A channel timer
+				// counts only while a goroutine waits on it.)
+				keep := time.NewTicker(time.Hour)
+				defer keep.Stop()
+				idle = keep.C
 				continue
 			}
 			select {
