@@ -12,7 +12,7 @@ import (
 func init() {
 	register("review", &command{
 		summary: "show how a server's tools changed since they were reviewed, and accept the change",
-		help: `Usage: sluice review SERVER [--accept] [--json] [--project DIR]
+		help: `Usage: sluice review SERVER [--accept [--digest D]] [--json] [--project DIR]
 
 sluice records a baseline of every server's tools: a hash per tool over its
 name, title, description, input and output schemas and annotations, and one
@@ -43,6 +43,9 @@ Per server, onToolChange in the declaration chooses the policy: hold
 
 Flags:
   --accept       record the listing as the reviewed baseline
+  --digest D     with --accept: only if the review is still the one whose
+                 "digest" (review --json) is D, so what a script or a person
+                 looked at earlier is what gets accepted
   --json         print the review as JSON
   --project DIR  the project root (default: found from the working directory)
 
@@ -51,7 +54,8 @@ Exit status:
   1  the baseline could not be written
   2  bad input: flags, no such server, no recorded catalog
   3  the tools changed and --accept was not given
-  4  the server is untrusted or stale
+  4  the server is untrusted or stale, or --digest is no longer the review's
+     (nothing was accepted)
 `,
 		run: runReview,
 	})
@@ -62,6 +66,7 @@ func runReview(e *env) int {
 	accept := fs.Bool("accept", false, "")
 	asJSON := fs.Bool("json", false, "")
 	project := fs.String("project", "", "")
+	digest := fs.String("digest", "", "")
 	pos, code, ok := flagsOrExit(e, "review", fs)
 	if !ok {
 		return code
@@ -69,13 +74,22 @@ func runReview(e *env) int {
 	if len(pos) != 1 {
 		return usageErr(e, "review", "want exactly one server id, got %d arguments", len(pos))
 	}
+	if *digest != "" && !*accept {
+		return usageErr(e, "review", "--digest binds an acceptance: pass it with --accept")
+	}
 	safeOutput(e, *asJSON)
 	g, closeFn, code, ok := openGateway(e, "review", *project)
 	if !ok {
 		return code
 	}
 	defer closeFn()
-	r, err := g.ReviewTools(pos[0], *accept)
+	var r *gateway.Review
+	var err error
+	if *digest != "" {
+		r, err = g.AcceptReview(pos[0], *digest)
+	} else {
+		r, err = g.ReviewTools(pos[0], *accept)
+	}
 	if err != nil {
 		return reportErr(e.stderr, "review", err)
 	}

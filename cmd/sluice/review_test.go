@@ -96,7 +96,17 @@ func TestToolChangeHeldDiffedAccepted(t *testing.T) {
 		t.Fatalf("review --json: %s", r)
 	}
 
-	want(t, sluiceProc(t, "", "review", "fx", "--accept"), 0, "Accepted")
+	// --digest accepts only the review that was looked at.
+	var shown struct {
+		Digest string `json:"digest"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || !strings.HasPrefix(shown.Digest, "sha256:") {
+		t.Fatalf("review --json digest: %v %s", err, r.stdout)
+	}
+	want(t, sluiceProc(t, "", "review", "fx", "--digest", shown.Digest), exitUsage, "pass it with --accept")
+	want(t, sluiceProc(t, "", "review", "fx", "--accept", "--digest", "sha256:0"), exitRefused, "changed since the review was shown", "nothing was accepted")
+	want(t, sluiceProc(t, "", "call", "fx__search", "q=x"), exitRefused, "fx__search is held")
+	want(t, sluiceProc(t, "", "review", "fx", "--accept", "--digest", shown.Digest), 0, "Accepted")
 	want(t, sluiceProc(t, "", "call", "fx__search", "q=x"), 0, "search called")
 	want(t, sluiceProc(t, "", "call", "fx__read_file", "q=x"), 0, "read_file called")
 	want(t, sluiceProc(t, "", "review", "fx"), 0, "no change")
