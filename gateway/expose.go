@@ -27,6 +27,19 @@ import (
 type exposeRule struct {
 	glob   string // a capability glob (SERVER__TOOL), per-server globs prefixed
 	source string // for logs: "expose[1] (FILE:LINE)", "servers.fs.expose[0]", "--expose"
+	// server and tool are set for a server's own glob: it names only that
+	// server's tools, by their tool name. Matched as the prefixed glob, a
+	// server a's "*" (a__*) would also name the tools of a server a_
+	// (a___x), which a's declaration has no say over.
+	server, tool string
+}
+
+// matches reports whether the rule names tool of server.
+func (r exposeRule) matches(server, tool string) bool {
+	if r.server != "" {
+		return server == r.server && config.MatchGlob(r.tool, tool)
+	}
+	return config.MatchGlob(r.glob, server+"__"+tool)
 }
 
 // CheckExpose validates serve --expose globs against the declarations: a
@@ -89,7 +102,7 @@ func exposeRules(l *config.Loaded, views []ServerView, extra []string) []exposeR
 	}
 	for _, v := range views {
 		for i, glob := range v.decl.Expose {
-			rules = append(rules, exposeRule{glob: v.ID + "__" + glob, source: fmt.Sprintf("servers.%s.expose[%d] (%s:%d)", v.ID, i, v.decl.File, v.decl.Line)})
+			rules = append(rules, exposeRule{glob: v.ID + "__" + glob, server: v.ID, tool: glob, source: fmt.Sprintf("servers.%s.expose[%d] (%s:%d)", v.ID, i, v.decl.File, v.decl.Line)})
 		}
 	}
 	for _, glob := range extra {
@@ -105,6 +118,12 @@ func exposeRules(l *config.Loaded, views []ServerView, extra []string) []exposeR
 // tools, never false for one that does.
 func mayExpose(rules []exposeRule, id string) bool {
 	for _, r := range rules {
+		if r.server != "" {
+			if r.server == id {
+				return true
+			}
+			continue
+		}
 		lit := r.glob
 		if i := strings.IndexAny(lit, `*?[\`); i >= 0 {
 			lit = lit[:i]
@@ -149,9 +168,8 @@ func (f *frontend) markExposed(items []frontItem, rules []exposeRule) {
 	}
 	hits := make([]int, len(rules))
 	for i := range items {
-		c := items[i].server + "__" + items[i].tool
 		for r, rule := range rules {
-			if config.MatchGlob(rule.glob, c) {
+			if rule.matches(items[i].server, items[i].tool) {
 				items[i].expose = true
 				hits[r]++
 			}
