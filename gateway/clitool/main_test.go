@@ -93,13 +93,24 @@ func runChild(mode string) int {
 		}
 		os.WriteFile(os.Getenv("STUB_PIDS"), []byte(fmt.Sprintf("%d %d", os.Getpid(), gc.Process.Pid)), 0o600)
 		fmt.Print("spawned")
-		select {}
+		sleepForever()
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM)
-		select {}
+		sleepForever()
 	}
 	fmt.Fprintf(os.Stderr, "unknown test child mode %q\n", mode)
 	return 2
+}
+
+// sleepForever blocks without ending the process. A bare select{} would
+// not do: with no other goroutine the runtime reports a deadlock and
+// exits (it does not under -race, whose runtime keeps one), and the tests
+// that need a child which never exits would pass for the wrong reason or
+// fail.
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // self is the test binary, the stub every tool runs.
