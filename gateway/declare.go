@@ -43,7 +43,7 @@ func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
 
 func (g *Gateway) applyEdit(project bool, id string, fn func(config.EditTarget) (*Change, error)) (*Change, error) {
 	if !config.ValidID(id) || strings.Contains(id, Sep) {
-		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("%q is not a server id: use lowercase letters, digits, _ and -, starting with a letter or digit, at most 32 characters, no __", id)}
+		return nil, &Error{Kind: KindBadInput, Server: id, Message: fmt.Sprintf("%q is not a server id: use lowercase letters, digits, _ and -, starting with a letter or digit, at most 32 characters, no __ and no trailing _", id)}
 	}
 	t, err := g.editTarget(project)
 	if err != nil {

@@ -447,25 +447,15 @@ func TestServeExposeFollowsConfigEdits(t *testing.T) {
 	}
 }
 
-// TestServeExposeStaysWithinItsServer: a server's own expose: names only
-// that server's tools. A project server fx whose expose: is "*" must not
-// expose the tools of the user's server fx_ (fx___echo reads as fx__ and
-// a tool "_echo"), which its declaration has no say over.
-func TestServeExposeStaysWithinItsServer(t *testing.T) {
+// TestServerIDEndingInUnderscoreIsRefused: a capability is split at its
+// first "__", so the tool echo of a server fx_ (fx___echo) would read as
+// the tool _echo of a server fx: calls meant for one server would reach
+// another, and a server fx's expose: "*" (fx__*) would name fx_'s tools.
+// Such an id is refused where it is declared and where it is added.
+func TestServerIDEndingInUnderscoreIsRefused(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx_"))
-	w.writeProject("servers:\n" + fixture(t, "fx") + "    expose: [\"*\"]\n")
-	want(t, sluiceProc(t, "", "trust", "fx", "--action-class", "read"), 0)
-	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), 0, "fx__echo")
-	want(t, sluiceProc(t, "", "find", "--server", "fx_", "--refresh"), 0, "fx___echo")
-	a := startStdioAgent(t)
-	names := a.tools(t)
-	if !slices.Contains(names, "fx__echo") {
-		t.Fatalf("the project server's own expose: exposes nothing: %v", names)
-	}
-	for _, n := range names {
-		if strings.HasPrefix(n, "fx___") {
-			t.Fatalf("server fx's expose: exposed %s of server fx_: %v", n, names)
-		}
-	}
+	want(t, sluiceProc(t, "", "check"), exitFailure, `server id "fx_" ends in _`, "remove the trailing _")
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	want(t, sluice(t, "", "add", "fx_", "--", "true"), exitUsage, `"fx_" is not a server id`, "no trailing _")
 }

@@ -1,6 +1,9 @@
 package config
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Caps. Each bounds one field; exactly at the cap is accepted, one over is a
 // diagnostic.
@@ -33,8 +36,10 @@ const (
 const MaxFilterTimeout = 60_000
 
 var (
-	// idRe is the server id grammar; "__" is additionally forbidden because
-	// a capability is <id>__<tool>, split at the first "__".
+	// idRe is the server id grammar; "__" and a trailing "_" are
+	// additionally forbidden because a capability is <id>__<tool>, split
+	// at the first "__": the tool echo of a server a_ would be a___echo,
+	// which names the tool _echo of server a.
 	idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 	// envKeyRe is the grammar of declared env keys and passEnv names.
 	envKeyRe = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
@@ -48,7 +53,7 @@ var (
 
 // ValidID reports whether id is a valid server id.
 func ValidID(id string) bool {
-	return idRe.MatchString(id) && !containsDoubleUnderscore(id)
+	return idRe.MatchString(id) && !containsDoubleUnderscore(id) && !strings.HasSuffix(id, "_")
 }
 
 func containsDoubleUnderscore(s string) bool {

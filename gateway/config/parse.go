@@ -401,6 +401,8 @@ func (p *parser) server(kv kv) Server {
 		p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit", "server id %q does not match %s", id, idRe.String())
 	case containsDoubleUnderscore(id):
 		p.errf(kv.k, field, "remove the double underscore; __ separates server and tool in capability names", "server id %q contains __", id)
+	case strings.HasSuffix(id, "_"):
+		p.errf(kv.k, field, "remove the trailing _; its capabilities would read as another server's (a_ with tool echo is a___echo: server a, tool _echo)", "server id %q ends in _", id)
 	}
 	pairs, dup, ok := p.mapping(kv.v, field)
 	if !ok {

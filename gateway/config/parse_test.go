@@ -218,6 +218,7 @@ func TestParseRejections(t *testing.T) {
 		{"maxLineBytes big", ScopeUser, srv("    command: x\n    maxLineBytes: 67108865\n"), []string{}, diagWant{4, 19, "servers.s.maxLineBytes", "outside"}},
 		{"id upper", ScopeUser, "servers:\n  Fs: {command: x}\n", []string{}, diagWant{2, 3, `servers["Fs"]`, "does not match"}},
 		{"id double underscore", ScopeUser, "servers:\n  a__b: {command: x}\n", []string{}, diagWant{2, 3, `servers["a__b"]`, "contains __"}},
+		{"id trailing underscore", ScopeUser, "servers:\n  a_: {command: x}\n", []string{}, diagWant{2, 3, `servers["a_"]`, "ends in _"}},
 		{"id leading dash", ScopeUser, "servers:\n  -a: {command: x}\n", []string{}, diagWant{2, 3, `servers["-a"]`, "does not match"}},
 		{"duplicate id", ScopeUser, "servers:\n  a: {command: x}\n  b: {command: y}\n  a: {command: z}\n", []string{"b"}, diagWant{4, 3, "servers.a", "duplicate key"}},
 		{"duplicate field", ScopeUser, srv("    command: x\n    command: y\n"), []string{}, diagWant{4, 5, "servers.s.command", "duplicate key"}},
