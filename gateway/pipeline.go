@@ -480,19 +480,10 @@ func shapeBudget(cfg json.RawMessage) int {
 // on e and applied per call with its policy; the returned error is the
 // set's (closed, or the host could not start) or ctx's.
 func (s *filterSet) ensureLoaded(ctx context.Context, e *filterEntry) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	done := s.startLoad(e)
+	if done == nil {
 		return ErrClosed
 	}
-	done := e.loadDone
-	if done == nil {
-		done = make(chan struct{})
-		e.loadDone = done
-		s.loads.Add(1)
-		go s.load(e, done)
-	}
-	s.mu.Unlock()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -503,16 +494,32 @@ func (s *filterSet) ensureLoaded(ctx context.Context, e *filterEntry) error {
 	return s.hostErr
 }
 
+// startLoad starts loading e unless it is loading or loaded, and returns
+// the channel closed when that load ends; nil when the set is closed.
+func (s *filterSet) startLoad(e *filterEntry) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	if e.loadDone == nil {
+		e.loadDone = make(chan struct{})
+		s.loads.Add(1)
+		go s.load(e, e.loadDone)
+	}
+	return e.loadDone
+}
+
 // load runs detached from any one caller, so a cancelled call does not
 // poison the load for the next.
 func (s *filterSet) load(e *filterEntry, done chan struct{}) {
 	defer s.loads.Done()
-	defer close(done)
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultFilterLoadTimeout)
 	defer cancel()
 	start := time.Now()
 	h, err := s.hostFor(ctx)
 	if err != nil {
+		close(done)
 		return
 	}
 	f, err := h.Load(ctx, e.spec)
@@ -524,6 +531,7 @@ func (s *filterSet) load(e *filterEntry, done chan struct{}) {
 		e.filter = f
 	}
 	s.mu.Unlock()
+	close(done) // the waiting call goes on now
 	// Compiling leaves tens of MiB of garbage behind (much more when the
 	// compilation cache is cold); hand it back now rather than keep it
 	// as the idle process's footprint.
@@ -671,6 +679,11 @@ func cloneEntries(es []*filterEntry) []*filterEntry {
 
 // loadAll loads the active entries of es and names every one that failed.
 func (s *filterSet) loadAll(ctx context.Context, es []*filterEntry) error {
+	for _, e := range es { // side by side: each compiles on its own goroutine
+		if !e.inactive() {
+			s.startLoad(e)
+		}
+	}
 	for _, e := range es {
 		if e.inactive() {
 			continue

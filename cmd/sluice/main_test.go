@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 		gobin = "go"
 	}
 	cmd := exec.Command(gobin, "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build ships it
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building sluice for the process tests: %v\n", err)
