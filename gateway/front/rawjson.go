@@ -308,3 +308,23 @@ func appendCompact(b, v []byte) (_ []byte, ok bool) {
 	}
 	return append(b, v[start:]...), true
 }
+
+// nestedBelow reports whether the valid JSON b nests fewer than limit
+// objects and arrays deep: the SDK's decoder refuses a message nested
+// deeper (maxDepth), so a frame read without it must be refused too.
+func nestedBelow(b []byte, limit int) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipValidString(b, i) - 1
+		case '{', '[':
+			if depth++; depth >= limit {
+				return false
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return true
+}
