@@ -64,6 +64,7 @@ func failureText(err error) string {
 		inv   *wasm.InvalidOutputError
 		big   *wasm.OutputTooLargeError
 		cfg   *wasm.ConfigError
+		over  *wasm.OverrunError
 		comp  *wasm.CompileError
 		abi   *wasm.ABIVersionError
 		imprt *wasm.ForbiddenImportError
@@ -75,9 +76,15 @@ func failureText(err error) string {
 			until = "until " + dis.Until.UTC().Format(time.RFC3339) + " (its cool-down; other servers' results are filtered as usual)"
 		}
 		return fmt.Sprintf("is disabled for this server's results after %d consecutive failures, %s", dis.Failures, until)
+	case errors.As(err, &over) && over.PerServer:
+		return fmt.Sprintf("did not run: an earlier call on this server's results ran past its deadline and is still finishing (%d running); this server's results are withheld until it ends, other servers' are filtered as usual", over.Running)
+	case errors.As(err, &over):
+		return fmt.Sprintf("did not run: %d earlier calls ran past their deadlines and are still finishing; results are withheld until they end", over.Running)
 	case errors.As(err, &trap):
 		msg, _, _ := strings.Cut(trap.Message, "\n")
 		return "trapped (" + truncate(msg, 200) + ")"
+	case errors.As(err, &tmo) && tmo.Abandoned:
+		return fmt.Sprintf("ran past its %v deadline; its result is dropped and this server's results are withheld until that call finishes", tmo.Timeout)
 	case errors.As(err, &tmo):
 		return fmt.Sprintf("ran past its %v deadline and was stopped", tmo.Timeout)
 	case errors.As(err, &mem):

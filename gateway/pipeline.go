@@ -272,10 +272,11 @@ func filtersFingerprint(l *config.Loaded) string {
 		Module, Builtin, Path, SHA256, Stage, OnError string
 		Capabilities                                  []string
 		Config                                        json.RawMessage
+		TimeoutMs, TimeoutPerMiBMs                    int64
 	}
 	var fs []f
 	for _, x := range l.Settings.Filters {
-		fs = append(fs, f{x.Module, x.Builtin, x.Path, x.SHA256, x.Stage, x.OnError, x.Capabilities, x.Config})
+		fs = append(fs, f{x.Module, x.Builtin, x.Path, x.SHA256, x.Stage, x.OnError, x.Capabilities, x.Config, x.TimeoutMs, x.TimeoutPerMiBMs})
 	}
 	_, broken := userFileBroken(l)
 	b, _ := json.Marshal(struct {
@@ -401,6 +402,7 @@ func buildEntries(fs []config.Filter) ([]*filterEntry, error) {
 		e.spec.Config = f.Config
 		e.spec.OnError = wasm.OnError(f.OnError)
 		e.spec.Timeout = time.Duration(f.TimeoutMs) * time.Millisecond // 0: the host's default
+		e.spec.TimeoutPerMiB = time.Duration(f.TimeoutPerMiBMs) * time.Millisecond
 		out = append(out, e)
 	}
 	for _, e := range out {

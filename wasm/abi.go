@@ -53,6 +53,8 @@ var (
 // call (carried in the call's context).
 type callState struct {
 	filter     string
+	server     string          // Meta.Server of the call
+	episode    int             // set when the call is abandoned: its server's overrun episode
 	ctx        context.Context // the caller's, for logs
 	input      []byte
 	meta       []byte

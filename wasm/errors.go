@@ -3,6 +3,7 @@ package wasm
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -45,6 +46,7 @@ type TimeoutError struct {
 	Timeout    time.Duration // the call's deadline (fixed part + the part for its input size)
 	InputBytes int
 	Abandoned  bool
+	episode    int // Abandoned: the server's overrun episode (see Filter.record)
 }
 
 func (e *TimeoutError) Error() string {
@@ -56,16 +58,34 @@ func (e *TimeoutError) Error() string {
 }
 func (e *TimeoutError) Is(t error) bool { return t == ErrFilterFailed }
 
-// OverrunError: as many calls of the filter as its pool has instances
-// overran their deadlines and are still running (built-ins cannot be
-// stopped); new calls fail at once until they end.
+// OverrunError: the call was not made, because earlier calls of the filter
+// overran their deadlines and are still running (a built-in's call cannot
+// be stopped, only abandoned; it runs on to its end). With PerServer, one of
+// them is on a result from the same server (Meta.Server), whose results are
+// refused until it ends: an overrunning server does not pile up more
+// runaway calls. Otherwise as many abandoned calls are running as the pool
+// allows besides its live instances (twice the pool's size), and every call
+// is refused until one ends.
+//
+// The filter never ran, so this is not one of its failures: it does not
+// count towards disabling the filter for the server. The caller still
+// applies the filter's policy (fail-closed withholds the result).
 type OverrunError struct {
-	Filter  string
-	Running int
+	Filter    string
+	Server    string
+	PerServer bool
+	Running   int // abandoned calls still running (of the server, with PerServer)
 }
 
 func (e *OverrunError) Error() string {
-	return fmt.Sprintf("wasm: filter %q: %d earlier calls overran their deadlines and are still running; try again when they end, or raise the filter's timeout", e.Filter, e.Running)
+	if e.PerServer {
+		from := "from server " + strconv.Quote(e.Server)
+		if e.Server == "" {
+			from = "without a server"
+		}
+		return fmt.Sprintf("wasm: filter %q did not run: %d earlier call(s) on results %s overran the deadline and are still running; results %s are refused until they end (raise the filter's timeout if results this size are expected)", e.Filter, e.Running, from, from)
+	}
+	return fmt.Sprintf("wasm: filter %q did not run: %d earlier calls overran their deadlines and are still running; try again when they end, or raise the filter's timeout", e.Filter, e.Running)
 }
 func (e *OverrunError) Is(t error) bool { return t == ErrFilterFailed }
 

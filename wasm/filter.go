@@ -28,11 +28,18 @@ type Filter struct {
 	streaks map[string]*streak // per server (Meta.Server): failures in a row, disablement
 }
 
-// streak is one server's run of consecutive failures of a filter.
+// streak is one server's run of consecutive failures of a filter, and its
+// overrun episode: the server's abandoned calls still running. While one
+// runs, the server's new calls are refused (OverrunError, not a failure),
+// and of the timeouts of one episode only the first counts: calls that
+// overran together are one failure, not a burst that disables the filter.
 type streak struct {
-	n          int
-	last       string
-	disabledAt time.Time // zero unless disabled for this server
+	n           int
+	last        string
+	disabledAt  time.Time // zero unless disabled for this server
+	overrunning int       // abandoned calls of this server still running
+	episode     int       // counts the episodes (overrunning going above 0)
+	counted     int       // the last episode whose timeout was counted
 }
 
 // State of a filter.
@@ -64,6 +71,11 @@ type FilterStatus struct {
 	// CoolDown is how long a disablement lasts before the filter tries
 	// again.
 	CoolDown time.Duration
+	// Refused counts the calls not made because earlier calls overran
+	// their deadlines and were still running (OverrunError; not failures).
+	Refused int64
+	// Overrunning is the number of abandoned calls still running.
+	Overrunning int
 }
 
 // Result status of one call.
@@ -117,6 +129,7 @@ func (f *Filter) Status() FilterStatus {
 	s.DisabledFor = nil
 	s.ConsecutiveFailures = 0
 	for srv, st := range f.streaks {
+		s.Overrunning += st.overrunning
 		s.ConsecutiveFailures = max(s.ConsecutiveFailures, st.n)
 		if !st.disabledAt.IsZero() {
 			s.DisabledFor = append(s.DisabledFor, srv)
@@ -139,7 +152,8 @@ func (f *Filter) Status() FilterStatus {
 }
 
 // Enable re-enables a disabled filter (for every server) and clears its
-// failure streaks.
+// failure streaks. Calls still overrunning keep their servers' results
+// refused until they end.
 func (f *Filter) Enable() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -148,8 +162,12 @@ func (f *Filter) Enable() {
 			f.stat.ReenabledAt = time.Now()
 			f.host.logger.Info("filter re-enabled by command", "filter", f.name, "server", srv)
 		}
+		if st.overrunning == 0 {
+			delete(f.streaks, srv)
+			continue
+		}
+		st.n, st.last, st.disabledAt = 0, "", time.Time{}
 	}
-	f.streaks = nil
 }
 
 // expireLocked re-enables the servers whose cool-down has passed. Called
@@ -210,6 +228,10 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		f.mu.Unlock()
 		return Output{}, err
 	}
+	if err := f.refuseLocked(meta.Server); err != nil {
+		f.mu.Unlock()
+		return Output{}, err
+	}
 	f.mu.Unlock()
 	h := f.host
 	if len(input) > h.opts.MaxInputBytes {
@@ -220,9 +242,26 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		if ctx.Err() != nil {
 			return Output{}, err
 		}
+		var oe *OverrunError
+		if errors.As(err, &oe) {
+			f.mu.Lock()
+			f.stat.Refused++
+			f.mu.Unlock()
+			return Output{}, err // never ran: not a failure
+		}
 		f.record(meta.Server, err)
 		return Output{}, err
 	}
+	// Waiting for an instance may have outlasted one of this server's
+	// calls, which then overran: look again.
+	f.mu.Lock()
+	err = f.refuseLocked(meta.Server)
+	f.mu.Unlock()
+	if err != nil {
+		f.pool.put(ctx, in, true)
+		return Output{}, err
+	}
+	in.state.server = meta.Server
 	metaBytes := meta.encode(f.mode, len(input), h.opts.MaxOutputBytes)
 	out, abandoned, err := f.call(ctx, in, input, metaBytes)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -261,7 +300,7 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 		if ctx.Err() != nil {
 			return Output{}, true, ctx.Err() // the caller gave up first
 		}
-		return Output{}, true, &TimeoutError{Filter: f.name, Timeout: deadline, InputBytes: len(input), Abandoned: true}
+		return Output{}, true, &TimeoutError{Filter: f.name, Timeout: deadline, InputBytes: len(input), Abandoned: true, episode: in.state.episode}
 	}
 	out, err := f.result(ctx, in, input, deadline, err)
 	return out, false, err
@@ -282,7 +321,7 @@ func (f *Filter) run(ctx context.Context, in *instance, deadline time.Duration) 
 	h.inflight.Add(1)
 	h.mu.Unlock()
 	w := in.w
-	w.claimed = false // the worker is idle: the hand-over below orders this
+	w.claimed, w.onEnd = false, nil // the worker is idle: the hand-over below orders this
 	p := f.pool
 	p.mu.Lock()
 	if w.stopped { // the pool shut down under this call
@@ -307,6 +346,10 @@ func (f *Filter) run(ctx context.Context, in *instance, deadline time.Duration) 
 		return true, <-w.done
 	}
 	w.claimed = true
+	// Before the claim is let go: the call may end at once and run onEnd.
+	server := in.state.server
+	in.state.episode = f.overrunStarted(server)
+	w.onEnd = func() { f.overrunEnded(server) }
 	w.claim.Unlock()
 	in.state.gate.Lock()
 	in.state.abandoned = true
@@ -393,8 +436,65 @@ func (f *Filter) validate(out []byte) error {
 	return nil
 }
 
+// refuseLocked returns the OverrunError for a call on server's results
+// while an earlier one overruns, counting it; nil if the call may run.
+// Called with f.mu held.
+func (f *Filter) refuseLocked(server string) error {
+	st := f.streaks[server]
+	if st == nil || st.overrunning == 0 {
+		return nil
+	}
+	f.stat.Refused++
+	return &OverrunError{Filter: f.name, Server: server, PerServer: true, Running: st.overrunning}
+}
+
+// streakLocked returns server's streak, creating it. Called with f.mu held.
+func (f *Filter) streakLocked(server string) *streak {
+	st := f.streaks[server]
+	if st == nil {
+		if f.streaks == nil {
+			f.streaks = map[string]*streak{}
+		}
+		st = &streak{}
+		f.streaks[server] = st
+	}
+	return st
+}
+
+// overrunStarted: a call on server's results was abandoned at its deadline
+// and runs on; until overrunEnded, the server's new calls are refused. It
+// returns the episode the call belongs to.
+func (f *Filter) overrunStarted(server string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.streakLocked(server)
+	st.overrunning++
+	if st.overrunning == 1 {
+		st.episode++
+		f.host.logger.Warn("filter call overran its deadline and runs on; this server's results are refused until it ends",
+			"filter", f.name, "server", server)
+	}
+	return st.episode
+}
+
+// overrunEnded: an abandoned call on server's results returned.
+func (f *Filter) overrunEnded(server string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.streaks[server]
+	if st == nil || st.overrunning == 0 {
+		return
+	}
+	st.overrunning--
+	if st.overrunning == 0 {
+		f.host.logger.Info("filter's overrunning call ended; this server's results are filtered again", "filter", f.name, "server", server)
+	}
+}
+
 // record updates the health counters and disables the filter, for server
-// only, after Options.DisableAfter consecutive failures on its results.
+// only, after Options.DisableAfter consecutive failures on its results. Of
+// the timeouts of one overrun episode (abandoned calls of the server
+// running at the same time) only the first counts.
 func (f *Filter) record(server string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -408,12 +508,13 @@ func (f *Filter) record(server string, err error) {
 	}
 	f.stat.Failures++
 	f.stat.LastError = err.Error()
-	if st == nil {
-		if f.streaks == nil {
-			f.streaks = map[string]*streak{}
+	st = f.streakLocked(server)
+	var te *TimeoutError
+	if errors.As(err, &te) && te.Abandoned {
+		if te.episode == st.counted {
+			return // the same episode as a timeout already counted
 		}
-		st = &streak{}
-		f.streaks[server] = st
+		st.counted = te.episode
 	}
 	st.n++
 	st.last = err.Error()

@@ -37,7 +37,8 @@ type pool struct {
 	closed bool
 	live   map[*instance]struct{}
 	// overrun counts the abandoned calls still running (rtFast only):
-	// their instances left the pool's slots; at the pool's size, calls
+	// their instances left the pool's slots at once (the pool does not
+	// shrink: new instances take them); at twice the pool's size, calls
 	// fail fast instead of piling up more.
 	overrun int
 	ends    sync.Cond // on mu: an abandoned call ended (overrun went down)
@@ -78,7 +79,7 @@ func (p *pool) get(ctx context.Context, filter string) (*instance, error) {
 	p.mu.Lock()
 	overrun := p.overrun
 	p.mu.Unlock()
-	if overrun >= cap(p.sem) {
+	if overrun >= 2*cap(p.sem) {
 		return nil, &OverrunError{Filter: filter, Running: overrun}
 	}
 	select {

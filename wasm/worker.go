@@ -27,7 +27,13 @@ type worker struct {
 
 	claim   sync.Mutex // whoever takes it first decides: the caller, or the call that ended
 	claimed bool
+	onEnd   func() // set with claimed by a caller that abandons the call: run when it ends
 }
+
+// abandonedEnded, when set (by tests), is called by a worker whose
+// abandoned call has returned, before the instance is closed and the
+// call's server is let through again: it holds an overrun episode open.
+var abandonedEnded func()
 
 // startWorker starts in's goroutine if it has none yet.
 func (p *pool) startWorker(in *instance) {
@@ -50,11 +56,17 @@ func (p *pool) serve(in *instance, w *worker) {
 	for range w.start {
 		err := in.filter.CallWithStack(w.ctx, in.stack)
 		w.claim.Lock()
-		abandoned := w.claimed
+		abandoned, onEnd := w.claimed, w.onEnd
 		w.claimed = true
 		w.claim.Unlock()
 		if abandoned {
+			if abandonedEnded != nil {
+				abandonedEnded()
+			}
 			p.ended(in)
+			if onEnd != nil {
+				onEnd()
+			}
 			p.h.inflight.Done()
 			return
 		}

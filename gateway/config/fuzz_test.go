@@ -16,7 +16,7 @@ func FuzzParse(f *testing.F) {
 		"servers:\n  fs:\n    command: npx\n    args: [-y, pkg]\n    cwd: sub\n    env: {A: \"${env:B}\"}\n    passEnv: [SSH_AUTH_SOCK]\n    timeoutMs: 60000\n    stdoutNoise: fatal\n    maxLineBytes: 8388608\n",
 		"servers:\n  a: {command: bash}\n  b: {command: ./x}\n  a: {command: y}\n",
 		"approve: [\"fs__read_*\"]\nidleTimeoutMs: 300000\nsandbox: {maxSteps: 10}\nresults: {dir: x, ttlMs: 1, quotaBytes: 2}\n",
-		"filters:\n  - module: builtin:shape\n    capabilities: [\"*\"]\n    stage: context\n    config: {budgetBytes: 16384, n: [1, 2.5, 0x10, 1e3, .inf, ~, yes]}\n    onError: fail-open\n    timeoutMs: 250\n",
+		"filters:\n  - module: builtin:shape\n    capabilities: [\"*\"]\n    stage: context\n    config: {budgetBytes: 16384, n: [1, 2.5, 0x10, 1e3, .inf, ~, yes]}\n    onError: fail-open\n    timeoutMs: 250\n    timeoutPerMiBMs: 500\n",
 		"x: &a {b: *a}\n",
 		"servers: {s: {command: x, actionClass: read}}\n",
 		"- a\n- b\n",
@@ -109,6 +109,9 @@ func FuzzParse(f *testing.F) {
 			}
 			if fl.TimeoutMs < 0 || fl.TimeoutMs > MaxFilterTimeout {
 				t.Fatalf("filter timeoutMs %d accepted", fl.TimeoutMs)
+			}
+			if fl.TimeoutPerMiBMs < 0 || fl.TimeoutPerMiBMs > MaxFilterTimeout {
+				t.Fatalf("filter timeoutPerMiBMs %d accepted", fl.TimeoutPerMiBMs)
 			}
 		}
 		// Deterministic.

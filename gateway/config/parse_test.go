@@ -250,6 +250,8 @@ func TestParseRejections(t *testing.T) {
 		{"filter timeout zero", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: 0\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "outside 1..60000"}},
 		{"filter timeout over cap", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: 60001\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "outside 1..60000"}},
 		{"filter timeout float", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: 1.5\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "must be an integer, got a number"}},
+		{"filter timeout per MiB zero", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutPerMiBMs: 0\n", []string{}, diagWant{3, 22, "filters[0].timeoutPerMiBMs", "outside 1..60000"}},
+		{"filter timeout per MiB over cap", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutPerMiBMs: 60001\n", []string{}, diagWant{3, 22, "filters[0].timeoutPerMiBMs", "outside 1..60000"}},
 		{"filter timeout string", ScopeUser, "filters:\n  - module: builtin:x\n    timeoutMs: fast\n", []string{}, diagWant{3, 16, "filters[0].timeoutMs", "must be an integer, got a string"}},
 		{"filter config inf", ScopeUser, "filters:\n  - module: builtin:x\n    config: {a: .inf}\n", []string{}, diagWant{3, 17, "filters[0].config.a", "no JSON form"}},
 		{"filter config dup", ScopeUser, "filters:\n  - module: builtin:x\n    config: {a: 1, a: 2}\n", []string{}, diagWant{3, 20, "filters[0].config.a", "duplicate"}},

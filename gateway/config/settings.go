@@ -68,8 +68,11 @@ type Filter struct {
 	Config       json.RawMessage // the YAML config as JSON; nil when absent
 	OnError      string          // OnErrorClosed (default) or OnErrorOpen
 	TimeoutMs    int64           // per call, 1..MaxFilterTimeout; 0 = the filter host's default (100 ms)
-	File         string
-	Line, Column int
+	// TimeoutPerMiBMs is added to a call's deadline per MiB of its input
+	// (pro rata), 1..MaxFilterTimeout; 0 = the filter host's default (2 s).
+	TimeoutPerMiBMs int64
+	File            string
+	Line, Column    int
 }
 
 // Results configures offloaded results. Zero = default.
@@ -80,7 +83,7 @@ type Results struct {
 }
 
 var sandboxKeys = []string{"maxSteps", "timeoutMs", "maxCalls", "maxResultBytes", "maxLogBytes", "maxOutputBytes", "maxMemoryBytes", "maxConcurrency", "maxDepth"}
-var filterKeys = []string{"module", "sha256", "capabilities", "stage", "config", "onError", "timeoutMs"}
+var filterKeys = []string{"module", "sha256", "capabilities", "stage", "config", "onError", "timeoutMs", "timeoutPerMiBMs"}
 var resultsKeys = []string{"dir", "ttlMs", "quotaBytes"}
 
 const maxInt64 = 1<<63 - 1
@@ -290,6 +293,10 @@ func (p *parser) filter(n *yaml.Node, field string) Filter {
 		case "timeoutMs":
 			if v, ok := p.integer(e.v, ff, 1, MaxFilterTimeout); ok {
 				f.TimeoutMs = v
+			}
+		case "timeoutPerMiBMs":
+			if v, ok := p.integer(e.v, ff, 1, MaxFilterTimeout); ok {
+				f.TimeoutPerMiBMs = v
 			}
 		case "config":
 			var buf bytes.Buffer
