@@ -874,6 +874,14 @@ func (f *frontend) toFrontFor(ctx context.Context, capability string, err error)
 		return &front.ToolError{Message: "sluice is shutting down; the call did not run.", Remedy: "retry once the gateway is back", Err: err}
 	}
 	var ge *Error
+	if errors.As(err, &ge) && ge.Kind == KindFilter && ge.Capability != "" {
+		// A result pipeline's filter failure: its text is the gateway's own
+		// (failureText: never guest or upstream bytes), and redacting it
+		// would run the filter
+		// that just failed, refused or is disabled for this server again:
+		// the explanation itself would be withheld.
+		return &front.ToolError{Message: truncate(ge.Message, maxErrorText), Remedy: ge.Remedy.For(SurfaceModel), Err: err}
+	}
 	if errors.As(err, &ge) {
 		return f.redactToolError(ctx, capability, &front.ToolError{Message: ge.Message, Remedy: ge.Remedy.For(SurfaceModel), Err: err})
 	}

@@ -54,7 +54,6 @@ var (
 type callState struct {
 	filter     string
 	server     string          // Meta.Server of the call
-	episode    int             // set when the call is abandoned: its server's overrun episode
 	ctx        context.Context // the caller's, for logs
 	input      []byte
 	meta       []byte

@@ -41,6 +41,16 @@
 // directory (wazero keys cached code by module digest alone).
 // Options.CheckBuiltins restores them for the built-ins too.
 //
+// An abandoned call's instance is replaced at once, so the pool keeps its
+// size; while a server's abandoned call runs on, that server's new calls
+// are refused (OverrunError, which is not a failure), so one server's big
+// results never pile up runaway calls, and the timeouts of a server's
+// overlapping calls count as one failure. A guest that makes no host call
+// cannot be preempted by the Go runtime (a garbage collection waits for
+// it), so a built-in runs unchecked only with a config that keeps its work
+// between host calls small: redact with configured patterns keeps the
+// checks (builtinUnchecked).
+//
 // # Why input_json_skip
 //
 // For that reason the host offers one pure helper beyond plain I/O: skipping

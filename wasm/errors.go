@@ -46,7 +46,6 @@ type TimeoutError struct {
 	Timeout    time.Duration // the call's deadline (fixed part + the part for its input size)
 	InputBytes int
 	Abandoned  bool
-	episode    int // Abandoned: the server's overrun episode (see Filter.record)
 }
 
 func (e *TimeoutError) Error() string {

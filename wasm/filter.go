@@ -29,17 +29,18 @@ type Filter struct {
 }
 
 // streak is one server's run of consecutive failures of a filter, and its
-// overrun episode: the server's abandoned calls still running. While one
-// runs, the server's new calls are refused (OverrunError, not a failure),
-// and of the timeouts of one episode only the first counts: calls that
-// overran together are one failure, not a burst that disables the filter.
+// overrun episode. While an abandoned call of the server runs on, the
+// server's new calls are refused (OverrunError, not a failure). Of the
+// timeouts of calls that overlapped in time (a burst of big results, calls
+// queued behind an overrun) only the first counts: the episode opens with
+// it and closes once none of the server's calls is running any more.
 type streak struct {
 	n           int
 	last        string
 	disabledAt  time.Time // zero unless disabled for this server
+	running     int       // the server's calls in Run, plus its abandoned calls running on
 	overrunning int       // abandoned calls of this server still running
-	episode     int       // counts the episodes (overrunning going above 0)
-	counted     int       // the last episode whose timeout was counted
+	episode     bool      // a timeout was counted while running stayed above 0
 }
 
 // State of a filter.
@@ -162,7 +163,7 @@ func (f *Filter) Enable() {
 			f.stat.ReenabledAt = time.Now()
 			f.host.logger.Info("filter re-enabled by command", "filter", f.name, "server", srv)
 		}
-		if st.overrunning == 0 {
+		if st.running == 0 {
 			delete(f.streaks, srv)
 			continue
 		}
@@ -232,7 +233,9 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		f.mu.Unlock()
 		return Output{}, err
 	}
+	f.streakLocked(meta.Server).running++
 	f.mu.Unlock()
+	defer f.left(meta.Server)
 	h := f.host
 	if len(input) > h.opts.MaxInputBytes {
 		return Output{}, ErrInputTooLarge
@@ -300,7 +303,7 @@ func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Ou
 		if ctx.Err() != nil {
 			return Output{}, true, ctx.Err() // the caller gave up first
 		}
-		return Output{}, true, &TimeoutError{Filter: f.name, Timeout: deadline, InputBytes: len(input), Abandoned: true, episode: in.state.episode}
+		return Output{}, true, &TimeoutError{Filter: f.name, Timeout: deadline, InputBytes: len(input), Abandoned: true}
 	}
 	out, err := f.result(ctx, in, input, deadline, err)
 	return out, false, err
@@ -348,7 +351,7 @@ func (f *Filter) run(ctx context.Context, in *instance, deadline time.Duration) 
 	w.claimed = true
 	// Before the claim is let go: the call may end at once and run onEnd.
 	server := in.state.server
-	in.state.episode = f.overrunStarted(server)
+	f.overrunStarted(server)
 	w.onEnd = func() { f.overrunEnded(server) }
 	w.claim.Unlock()
 	in.state.gate.Lock()
@@ -461,20 +464,42 @@ func (f *Filter) streakLocked(server string) *streak {
 	return st
 }
 
+// left: one of server's calls left Run.
+func (f *Filter) left(server string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runningDownLocked(server)
+}
+
+// runningDownLocked ends one of server's running calls; the last one closes
+// the server's overrun episode. Called with f.mu held.
+func (f *Filter) runningDownLocked(server string) {
+	st := f.streaks[server]
+	if st == nil || st.running == 0 {
+		return
+	}
+	st.running--
+	if st.running == 0 {
+		st.episode = false
+		if st.n == 0 && st.disabledAt.IsZero() {
+			delete(f.streaks, server)
+		}
+	}
+}
+
 // overrunStarted: a call on server's results was abandoned at its deadline
-// and runs on; until overrunEnded, the server's new calls are refused. It
-// returns the episode the call belongs to.
-func (f *Filter) overrunStarted(server string) int {
+// and runs on; until overrunEnded, the server's new calls are refused, and
+// it counts as running (its episode stays open).
+func (f *Filter) overrunStarted(server string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.streakLocked(server)
 	st.overrunning++
+	st.running++
 	if st.overrunning == 1 {
-		st.episode++
 		f.host.logger.Warn("filter call overran its deadline and runs on; this server's results are refused until it ends",
 			"filter", f.name, "server", server)
 	}
-	return st.episode
 }
 
 // overrunEnded: an abandoned call on server's results returned.
@@ -489,12 +514,12 @@ func (f *Filter) overrunEnded(server string) {
 	if st.overrunning == 0 {
 		f.host.logger.Info("filter's overrunning call ended; this server's results are filtered again", "filter", f.name, "server", server)
 	}
+	f.runningDownLocked(server)
 }
 
 // record updates the health counters and disables the filter, for server
 // only, after Options.DisableAfter consecutive failures on its results. Of
-// the timeouts of one overrun episode (abandoned calls of the server
-// running at the same time) only the first counts.
+// the timeouts of one overrun episode (see streak) only the first counts.
 func (f *Filter) record(server string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -510,11 +535,11 @@ func (f *Filter) record(server string, err error) {
 	f.stat.LastError = err.Error()
 	st = f.streakLocked(server)
 	var te *TimeoutError
-	if errors.As(err, &te) && te.Abandoned {
-		if te.episode == st.counted {
-			return // the same episode as a timeout already counted
+	if errors.As(err, &te) {
+		if st.episode {
+			return // overlapped a timeout already counted
 		}
-		st.counted = te.episode
+		st.episode = true
 	}
 	st.n++
 	st.last = err.Error()

@@ -406,7 +406,7 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 		size = h.opts.PoolSize
 	}
 
-	fast := spec.Builtin != "" && h.rtFast != nil
+	fast := spec.Builtin != "" && h.rtFast != nil && builtinUnchecked(spec.Builtin, config)
 	cm, err := h.compile(ctx, name, mod, hash, fast)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -29,8 +30,9 @@ func holdOverruns(t *testing.T) (release func()) {
 	gate := make(chan struct{})
 	var once sync.Once
 	release = func() { once.Do(func() { close(gate) }) }
-	abandonedEnded = func() { <-gate }
-	t.Cleanup(func() { release(); abandonedEnded = nil }) // before the host's Close, which waits for the calls
+	hold := func() { <-gate }
+	abandonedEnded.Store(&hold)
+	t.Cleanup(func() { release(); abandonedEnded.CompareAndSwap(&hold, nil) }) // before the host's Close, which waits for the calls
 	return release
 }
 
@@ -226,9 +228,10 @@ func TestBuiltinOverrunCloseWaits(t *testing.T) {
 	}
 }
 
-// TestCheckedModulesStop: with CheckBuiltins, and for a configured copy of
-// a built-in's bytes, the guest is compiled with termination checks and an
-// overrun is stopped, not abandoned.
+// TestCheckedModulesStop: with CheckBuiltins, for a configured copy of a
+// built-in's bytes and for redact with configured patterns, the guest is
+// compiled with termination checks and an overrun is stopped, not
+// abandoned.
 func TestCheckedModulesStop(t *testing.T) {
 	redact, _ := Builtin("redact")
 	for _, c := range []struct {
@@ -238,6 +241,9 @@ func TestCheckedModulesStop(t *testing.T) {
 	}{
 		{"CheckBuiltins", Options{CheckBuiltins: true}, Spec{Builtin: "redact"}},
 		{"configured copy", Options{}, Spec{Name: "copy", Module: redact, Mode: ModeResultJSON}},
+		// Patterns are matched in the guest with no host call in between:
+		// unchecked, such a call could not be preempted (a GC would wait).
+		{"redact with patterns", Options{}, Spec{Builtin: "redact", Config: json.RawMessage(`{"patterns":["(a+a+)+Q"]}`)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newTestHost(t, &c.opts)

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,7 +34,7 @@ type worker struct {
 // abandonedEnded, when set (by tests), is called by a worker whose
 // abandoned call has returned, before the instance is closed and the
 // call's server is let through again: it holds an overrun episode open.
-var abandonedEnded func()
+var abandonedEnded atomic.Pointer[func()]
 
 // startWorker starts in's goroutine if it has none yet.
 func (p *pool) startWorker(in *instance) {
@@ -60,8 +61,8 @@ func (p *pool) serve(in *instance, w *worker) {
 		w.claimed = true
 		w.claim.Unlock()
 		if abandoned {
-			if abandonedEnded != nil {
-				abandonedEnded()
+			if hook := abandonedEnded.Load(); hook != nil {
+				(*hook)()
 			}
 			p.ended(in)
 			if onEnd != nil {

@@ -25,6 +25,7 @@ func leakyDefs() []toolDef {
 		def("leak_split", "Returns the key split across two adjacent text items."),
 		def("leak_structured", "Returns 100 KB of structuredContent (keys carrying the key) and no content."),
 		def("leak_huge_text", "Returns 1 MiB of text with the key in it."),
+		def("leak_dense_text", "Returns 3 MiB of log lines with the key on every line (the redactor's most expensive input)."),
 		def("leak_escaped_content", "Returns 200 KB of text whose member names are escaped (\"cont\\u0065nt\", \"t\\u0065xt\"), the key in it."),
 		{Name: "leak_long_title", Title: "title " + LeakKey + " " + strings.Repeat("long title ", 135<<10/11),
 			Description: "A tool whose 135 KB title carries the key.", InputSchema: raw(noArgs), Annotations: raw(readOnly)},
@@ -75,6 +76,9 @@ func (s *server) leakyTool(c call) (res map[string]any, e *rpcErr, ok bool) {
 		return map[string]any{escapedContent: json.RawMessage(`[{"type":"t\u0065xt","t\u0065xt":` + string(b) + `}]`)}, nil, true
 	case "leak_long_title":
 		return textResult("titled"), nil, true
+	case "leak_dense_text":
+		line := "2026-12-01T10:00:00Z fetched key " + k + " for the page, status ok\n"
+		return textResult(strings.Repeat(line, 3<<20/len(line))), nil, true
 	case "leak_huge_text":
 		line := strings.Repeat("log line without secrets, just words and numbers 12345\n", 10)
 		var b strings.Builder
