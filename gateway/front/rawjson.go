@@ -218,7 +218,7 @@ func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
 		seen |= bit
 		*dst = v
 		return true
-	}) || seen != 15 || string(ver) != `"2.0"` || string(method) != `"tools/call"` || params[0] != '{' {
+	}) || seen != 15 || string(ver) != `"2.0"` || string(method) != `"tools/call"` || params[0] != '{' || !nestedBelow(line, maxDepth) {
 		return nil, false
 	}
 	var rid jsonrpc.ID

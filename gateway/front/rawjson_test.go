@@ -35,6 +35,8 @@ func TestQuickCallMatchesTheSDKDecoder(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"extra":1}`, false}, // unknown member
 		{`{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{}}`, false},           // version
 		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}]`, false},         // batch
+		{deep(996), true},  // 999 levels: the SDK's decoder reads it
+		{deep(997), false}, // 1000 levels: the SDK's decoder refuses it
 	} {
 		req, ok := quickCall([]byte(tc.line))
 		if ok != tc.ok {
@@ -209,4 +211,10 @@ func TestEncodeResultMatchesTheSDK(t *testing.T) {
 	if _, ok := encodeResult(&jsonrpc.Response{Error: &jsonrpc.Error{Code: 1}}); ok {
 		t.Error("an error response is the SDK's to encode")
 	}
+}
+
+// deep is a tools/call whose arguments nest n arrays in one object:
+// n+3 levels in all.
+func deep(n int) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`
 }

@@ -95,7 +95,7 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, take
 	if take != nil {
 		// A plain tools/call is read without the SDK's decoder (and is
 		// well-formed by construction when it is not taken).
-		if req, ok := quickCall(line); ok && nestedBelow(line, maxDepth) {
+		if req, ok := quickCall(line); ok {
 			if take(req) {
 				return true
 			}
