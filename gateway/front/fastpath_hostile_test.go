@@ -12,7 +12,7 @@ import (
 // hostileStdio sends the stdio front frames built to read differently to
 // two JSON readers and returns every frame it answered, canonical and
 // sorted (answers to different requests may arrive in any order).
-func hostileStdio(t *testing.T, opts Options, modern bool) []string {
+func hostileStdio(t *testing.T, opts Options, modern bool, legacyVersion string) []string {
 	p := startStdio(t, fastBackend(), &opts)
 	meta := `"_meta":{}`
 	if modern {
@@ -20,7 +20,7 @@ func hostileStdio(t *testing.T, opts Options, modern bool) []string {
 		p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`)
 		p.until(1)
 	} else {
-		p.send(legacyInit)
+		p.send(strings.Replace(legacyInit, "2025-11-25", legacyVersion, 1))
 		p.until(1)
 		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
@@ -46,6 +46,11 @@ func hostileStdio(t *testing.T, opts Options, modern bool) []string {
 		`{"jsonrpc":"2.0","id":29,"method":"tools/call","params":{"name":"up__echo","arguments":{"x":` + strings.Repeat("[", 995) + strings.Repeat("]", 995) + `},` + meta + `}}`,
 		`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"up__echo","arguments":{"x":` + strings.Repeat("[", 996) + strings.Repeat("]", 996) + `},` + meta + `}}`,
 		`{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"up__echo","arguments":{"x":` + strings.Repeat("[", 997) + strings.Repeat("]", 997) + `},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"up__structured","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"up__annotated","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"up__image","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"up__blockmeta","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"up__odd","arguments":{},` + meta + `}}`,
 		`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 4096) + `","method":"tools/call","params":` + echo + `}`,
 	}
 	for _, f := range frames {
@@ -75,13 +80,14 @@ func hostileStdio(t *testing.T, opts Options, modern bool) []string {
 // read apart is answered exactly as the SDK answers it.
 func TestStdioFastPathHostileFramesAnswerAsTheSDK(t *testing.T) {
 	for _, era := range []struct {
-		name   string
-		modern bool
-	}{{"legacy", false}, {"modern", true}} {
+		name    string
+		modern  bool
+		version string
+	}{{"legacy", false, "2025-11-25"}, {"legacy-2025-06-18", false, "2025-06-18"}, {"legacy-2025-03-26", false, "2025-03-26"}, {"legacy-2024-11-05", false, "2024-11-05"}, {"modern", true, ""}} {
 		t.Run(era.name, func(t *testing.T) {
 			var viaSDK, viaFast atomic.Int64
-			sdk := hostileStdio(t, Options{Mode: ModeFlat, noFastPath: true, fastTaken: &viaSDK}, era.modern)
-			fast := hostileStdio(t, Options{Mode: ModeFlat, fastTaken: &viaFast}, era.modern)
+			sdk := hostileStdio(t, Options{Mode: ModeFlat, noFastPath: true, fastTaken: &viaSDK}, era.modern, era.version)
+			fast := hostileStdio(t, Options{Mode: ModeFlat, fastTaken: &viaFast}, era.modern, era.version)
 			if viaFast.Load() == 0 {
 				t.Fatal("the fast path took none of the calls")
 			}

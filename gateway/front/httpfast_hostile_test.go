@@ -5,16 +5,19 @@ package front
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 )
 
+var nameRe = regexp.MustCompile(`"name":"(up__[a-z]+)"`)
+
 // hostileExchange sends requests built to read differently to two JSON
 // readers (escaped and repeated member names, case variants, odd ids,
 // bytes that are not UTF-8, ids of calls in flight) and returns every
 // answer.
-func hostileExchange(t *testing.T, opts Options, modern bool) []answer {
+func hostileExchange(t *testing.T, opts Options, modern bool, legacyVersion string) []answer {
 	opts.Logger = quietLogger()
 	_, srv := newHTTP(t, fastBackend(), &opts)
 	a := &httpAgent{t: t, url: srv.URL}
@@ -23,10 +26,10 @@ func hostileExchange(t *testing.T, opts Options, modern bool) []answer {
 		a.version = modernVersion
 		meta = modernMeta("")
 	} else {
-		if got := a.post(legacyInit, nil); got.status != 200 || a.sid == "" {
+		if got := a.post(strings.Replace(legacyInit, "2025-11-25", legacyVersion, 1), nil); got.status != 200 || a.sid == "" {
 			t.Fatalf("initialize: %v", got)
 		}
-		a.version = "2025-11-25"
+		a.version = legacyVersion
 		a.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
 	}
 	headers := func(name string) func(http.Header) {
@@ -75,9 +78,18 @@ func hostileExchange(t *testing.T, opts Options, modern bool) []answer {
 		`{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"up__echo","arguments":{},"_meta":{"sluice.internal/answered":"00"}}}`,
 		`{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"sluice__read_result","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":33,"method":"tools/call","params":` + p("up__echo", `{"x":`+strings.Repeat("[", 998)+strings.Repeat("]", 998)+`}`) + `}`,
+		// Results whose shape may depend on the era the session speaks.
+		`{"jsonrpc":"2.0","id":34,"method":"tools/call","params":` + p("up__structured", `{}`) + `}`,
+		`{"jsonrpc":"2.0","id":35,"method":"tools/call","params":` + p("up__annotated", `{}`) + `}`,
+		`{"jsonrpc":"2.0","id":36,"method":"tools/call","params":` + p("up__image", `{}`) + `}`,
+		`{"jsonrpc":"2.0","id":37,"method":"tools/call","params":` + p("up__blockmeta", `{}`) + `}`,
+		`{"jsonrpc":"2.0","id":38,"method":"tools/call","params":` + p("up__upstreammeta", `{}`) + `}`,
+		`{"jsonrpc":"2.0","id":39,"method":"tools/call","params":` + p("up__odd", `{}`) + `}`,
 	} {
 		name := "up__echo"
-		if i == 3 {
+		if m := nameRe.FindStringSubmatch(body); m != nil && i != 3 {
+			name = m[1]
+		} else if i == 3 {
 			name = "up__structured"
 		}
 		out = append(out, a.post(body, headers(name)))
@@ -90,13 +102,14 @@ func hostileExchange(t *testing.T, opts Options, modern bool) []answer {
 // not the fast path is on (no request smuggled past the SDK's reading).
 func TestHTTPFastPathHostileRequestsAnswerAsTheSDK(t *testing.T) {
 	for _, era := range []struct {
-		name   string
-		modern bool
-	}{{"legacy", false}, {"modern", true}} {
+		name    string
+		modern  bool
+		version string
+	}{{"legacy", false, "2025-11-25"}, {"legacy-2025-06-18", false, "2025-06-18"}, {"legacy-2025-03-26", false, "2025-03-26"}, {"legacy-2024-11-05", false, "2024-11-05"}, {"modern", true, ""}} {
 		t.Run(era.name, func(t *testing.T) {
 			var viaSDK, viaFast atomic.Int64
-			sdk := hostileExchange(t, Options{Mode: ModeFlat, noFastPath: true, fastTaken: &viaSDK}, era.modern)
-			fast := hostileExchange(t, Options{Mode: ModeFlat, fastTaken: &viaFast}, era.modern)
+			sdk := hostileExchange(t, Options{Mode: ModeFlat, noFastPath: true, fastTaken: &viaSDK}, era.modern, era.version)
+			fast := hostileExchange(t, Options{Mode: ModeFlat, fastTaken: &viaFast}, era.modern, era.version)
 			if viaFast.Load() == 0 {
 				t.Fatal("the fast path took none of the calls")
 			}
