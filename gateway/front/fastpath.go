@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,30 +91,72 @@ func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fa
 }
 
 // stash holds answers the fast path handed over to the SDK, by token.
+// An entry is normally taken at once by the SDK's handler of the
+// handed-over request; one the SDK refused before its handler ran would
+// stay forever, so entries expire after stashTTL and the stash never holds
+// more than stashMax (the oldest go first).
 type stash struct {
-	mu sync.Mutex
-	m  map[string]json.RawMessage
+	mu  sync.Mutex
+	m   map[string]stashEntry
+	now func() time.Time // nil: time.Now
 }
+
+type stashEntry struct {
+	raw json.RawMessage
+	at  time.Time
+}
+
+const (
+	stashTTL = 10 * time.Minute
+	stashMax = 1024
+)
 
 func (s *stash) put(raw json.RawMessage) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	t := now()
 	if s.m == nil {
-		s.m = map[string]json.RawMessage{}
+		s.m = map[string]stashEntry{}
+	}
+	for k, e := range s.m {
+		if t.Sub(e.at) >= stashTTL {
+			delete(s.m, k)
+		}
+	}
+	for len(s.m) >= stashMax {
+		var oldest string
+		var at time.Time
+		for k, e := range s.m {
+			if oldest == "" || e.at.Before(at) {
+				oldest, at = k, e.at
+			}
+		}
+		delete(s.m, oldest)
 	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	tok := hex.EncodeToString(b[:])
-	s.m[tok] = raw
+	s.m[tok] = stashEntry{raw: raw, at: t}
 	return tok
 }
 
 func (s *stash) take(tok string) (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	raw, ok := s.m[tok]
+	e, ok := s.m[tok]
 	delete(s.m, tok)
-	return raw, ok
+	return e.raw, ok
+}
+
+// len reports how many answers are held (tests).
+func (s *stash) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
 }
 
 // stashed returns the answer stashed for req, if it carries a stash token.
