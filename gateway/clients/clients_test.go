@@ -19,7 +19,7 @@ var fixtures = map[string]string{
     "linear": {"type": "sse", "url": "https://mcp.linear.app/sse"}
   },
   "projects": {
-    "/work/repo": {"mcpServers": {"local-db": {"command": "db-mcp", "args": ["--url", "${DB_URL:-postgres://localhost}"]}}},
+    "/srv/project": {"mcpServers": {"local-db": {"command": "db-mcp", "args": ["--url", "${DB_URL:-postgres://localhost}"]}}},
     "/elsewhere": {"mcpServers": {"other": {"command": "x"}}}
   }
 }
@@ -100,11 +100,11 @@ func read(t *testing.T, client string) (*Source, []Decl) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := Read(c, "/cfg/"+client, []byte(fixtures[client]), "/work/repo")
+	src, err := Read(c, "/cfg/"+client, []byte(fixtures[client]), "/srv/project")
 	if err != nil {
 		t.Fatalf("%s: %v", client, err)
 	}
-	return src, Convert(src, ConvertOptions{Workspace: "/work/repo"})
+	return src, Convert(src, ConvertOptions{Workspace: "/srv/project"})
 }
 
 func byID(ds []Decl) map[string]Decl {
