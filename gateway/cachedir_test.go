@@ -24,7 +24,7 @@ func TestCacheDirsArePrivate(t *testing.T) {
 	// A result over the context budget runs the shape filter, which is
 	// compiled into the cache.
 	big := `{"text":"` + strings.Repeat("x", 256<<10) + `"}`
-	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: []byte(big)}); err != nil {
+	if _, err := g.Call(compileCtx(t), CallRequest{Capability: "fx__echo", Arguments: []byte(big)}); err != nil {
 		t.Fatal(err)
 	}
 	g.Close()
@@ -58,7 +58,7 @@ func TestCacheDirsArePrivate(t *testing.T) {
 	// filter test (sluice filter test, the dashboard's filter page) makes
 	// the cache it is given private too.
 	cache := filepath.Join(w.cache, "elsewhere", "wazero")
-	if _, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:redact", Input: []byte("token " + ghToken), CacheDir: cache}); err != nil {
+	if _, err := FilterTest(compileCtx(t), FilterTestRequest{Module: "builtin:redact", Input: []byte("token " + ghToken), CacheDir: cache}); err != nil {
 		t.Fatal(err)
 	}
 	if err := proc.CheckPrivate(cache); err != nil {

@@ -124,6 +124,15 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
+// compileCtx is ctx for work that compiles a filter module into a cold
+// cache: under -race on a busy 2-core machine that alone can take minutes,
+// and the deadline is not what such a test is about.
+func compileCtx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
 func TestFindNeverLaunchesAndReportsMissing(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx"))

@@ -535,14 +535,14 @@ func TestFilterTestAndBench(t *testing.T) {
 	w := newWorld(t)
 	seedCompileCache(t, w)
 	cache := filepath.Join(w.cache, "wazero")
-	res, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:redact", Input: []byte("token " + ghToken), CacheDir: cache})
+	res, err := FilterTest(compileCtx(t), FilterTestRequest{Module: "builtin:redact", Input: []byte("token " + ghToken), CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != "replaced" || !res.Wrapped || res.Stage != "result" || res.Mode != "result-json" || strings.Contains(string(res.Output), ghToken) || !strings.Contains(string(res.Output), "[REDACTED:github-token]") {
 		t.Fatalf("redact test: %+v %s", res, res.Output)
 	}
-	res, err = FilterTest(ctx(t), FilterTestRequest{Module: "builtin:shape", Config: json.RawMessage(`{"budgetBytes":1024}`), Input: []byte(strings.Repeat("q", 5000)), CacheDir: cache})
+	res, err = FilterTest(compileCtx(t), FilterTestRequest{Module: "builtin:shape", Config: json.RawMessage(`{"budgetBytes":1024}`), Input: []byte(strings.Repeat("q", 5000)), CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +560,7 @@ func TestFilterTestAndBench(t *testing.T) {
 	if _, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:nosuch"}); KindOf(err) != KindBadInput {
 		t.Fatalf("unknown builtin: %v", err)
 	}
-	if _, err := FilterTest(ctx(t), FilterTestRequest{Module: "builtin:shape", Config: json.RawMessage(`{"budgetBytes":1}`), CacheDir: cache}); KindOf(err) != KindFilter {
+	if _, err := FilterTest(compileCtx(t), FilterTestRequest{Module: "builtin:shape", Config: json.RawMessage(`{"budgetBytes":1}`), CacheDir: cache}); KindOf(err) != KindFilter {
 		t.Fatalf("rejected config: %v", err)
 	}
 
