@@ -305,17 +305,19 @@ type prefixWriter struct {
 
 var stderrMu sync.Mutex
 
+// Write writes the prefixed text in one write, so a line of the gateway's
+// own log written meanwhile (which does not take stderrMu) never lands
+// between a server's prefix and its text.
 func (p *prefixWriter) Write(b []byte) (int, error) {
+	line := make([]byte, 0, len(p.prefix)+len(b)+1)
+	line = append(append(line, p.prefix...), b...)
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		line = append(line, '\n')
+	}
 	stderrMu.Lock()
 	defer stderrMu.Unlock()
-	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+	if _, err := p.w.Write(line); err != nil {
 		return 0, err
-	}
-	if _, err := p.w.Write(b); err != nil {
-		return 0, err
-	}
-	if len(b) == 0 || b[len(b)-1] != '\n' {
-		io.WriteString(p.w, "\n")
 	}
 	return len(b), nil
 }
