@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"sluice/gateway/mcp"
 	"sluice/gateway/mcp/mcptest"
@@ -482,9 +483,15 @@ func TestFixtureAgainstInspector(t *testing.T) {
 		if cmd.Process == nil {
 			t.Fatalf("starting the inspector: %v", err)
 		}
-		pgid := cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGKILL) // whatever the inspector left in its group
+		// The inspector closes the fixture as it exits, but need not wait
+		// for it: give the fixture the hang guard to go by itself, then
+		// kill whatever is left in the inspector's group and report it.
+		deadline := time.Now().Add(hangGuard)
+		for len(leftovers(token)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		requireGone(t, token, 0)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		var env struct {
 			Result json.RawMessage `json:"result"`
 			Error  struct {
