@@ -118,6 +118,9 @@ func (g *Gateway) Servers() *Report {
 		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "error", File: d.File, Message: d.Message, Fix: d.Fix})
 		r.Errors = true
 	}
+	for _, d := range st.Warnings {
+		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "warning", File: d.File, Message: d.Message, Fix: d.Fix})
+	}
 	for _, w := range g.allowWarnings {
 		r.Diagnostics = append(r.Diagnostics, Diagnostic{Severity: "warning", File: "$SLUICE_ALLOW_COMMANDS", Message: w,
 			Fix: "list bare program names separated by commas, like node,uvx"})

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -101,4 +103,65 @@ func TestTrustWithProjectFlagFromElsewhere(t *testing.T) {
 		t.Fatalf("trust file not written: %v", err)
 	}
 	want(t, sluice(t, "", "untrust", "proj", "--project", w.project), exitOK, fmt.Sprintf("Removed the trust record of proj in %s", w.project))
+}
+
+// TestTrustFileWithUnderscoreID: a trust file written by an earlier version
+// with a record for an id ending in _ (which no declaration may use any
+// more) keeps the other records in force; servers and check warn about it
+// with the command that removes it, that command removes exactly it, and
+// trust refuses such an id.
+func TestTrustFileWithUnderscoreID(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "proj"))
+	want(t, sluiceProc(t, "", "trust", "proj", "--yes"), exitOK, "Recorded")
+	file := filepath.Join(w.home, "trust.json")
+	var body struct {
+		Version int              `json:"version"`
+		Records []map[string]any `json:"records"`
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &body); err != nil || len(body.Records) != 1 {
+		t.Fatalf("trust file %s: %v", b, err)
+	}
+	old := map[string]any{}
+	for k, v := range body.Records[0] {
+		old[k] = v
+	}
+	old["id"] = "proj_"
+	body.Records = append(body.Records, old)
+	b, _ = json.Marshal(body)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := body.Records[0]["projectRoot"].(string)
+
+	r := sluiceProc(t, "", "servers")
+	want(t, r, exitOK, "warning", `record 1: server id "proj_" ends in _`, "the other records are in force", "sluice untrust proj_ --project "+root)
+	if !regexp.MustCompile(`(?m)^proj\s+project\s+\S+\s+trusted\b`).MatchString(r.stdout) {
+		t.Fatalf("proj is not trusted beside the ignored record:\n%s", r)
+	}
+	want(t, sluiceProc(t, "", "check"), exitOK, `"proj_" ends in _`)
+	want(t, sluiceProc(t, "", "trust", "proj_", "--yes"), exitUsage, `"proj_"`)
+
+	// A new trust keeps the ignored record (nothing is dropped behind the
+	// operator's back).
+	w.writeProject("servers:\n" + fixture(t, "proj") + fixture(t, "other"))
+	want(t, sluiceProc(t, "", "trust", "other", "--yes"), exitOK, "Recorded")
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), `"proj_"`) {
+		t.Fatalf("trust dropped the ignored record:\n%s", b)
+	}
+
+	want(t, sluiceProc(t, "", "untrust", "proj_", "--project", root), exitOK, "Removed the trust record of proj_")
+	r = sluiceProc(t, "", "servers")
+	want(t, r, exitOK)
+	if strings.Contains(r.stdout+r.stderr, "proj_") || strings.Contains(r.stdout, "untrusted") {
+		t.Fatalf("after untrust proj_:\n%s", r)
+	}
+	b, _ = os.ReadFile(file)
+	if err := json.Unmarshal(b, &body); err != nil || len(body.Records) != 2 {
+		t.Fatalf("trust file after untrust: %s (%v)", b, err)
+	}
 }

@@ -167,6 +167,12 @@ func RemedyCommand(id, root string) string {
 	return "sluice trust " + shellQuote(id) + " --project " + shellQuote(root)
 }
 
+// untrustCommand is the command that removes the record of server id in
+// project root.
+func untrustCommand(id, root string) string {
+	return "sluice untrust " + shellQuote(id) + " --project " + shellQuote(root)
+}
+
 // ReviewCommand is the command that shows a project's declarations.
 func ReviewCommand(root string) string {
 	return "sluice servers --project " + shellQuote(root)

@@ -59,11 +59,36 @@ type fileBody struct {
 }
 
 // State is what Read found. A missing file is an empty state without
-// diagnostics; an unusable one is an empty state with one.
+// diagnostics; an unusable one is an empty state with one. Warnings name
+// records the file holds that are set aside (see Ignored) while every
+// other record is in force.
 type State struct {
 	Path        string
 	Records     []Record
 	Diagnostics []Diagnostic
+	Warnings    []Diagnostic
+}
+
+// Ignored is a record the file holds whose only fault is a server id that
+// ends in "_", which earlier versions accepted. Such an id can no longer
+// be declared (a capability is split at its first "__", so "fx_" and
+// tool "echo" would read as server "fx" and tool "_echo"), so the record
+// can never apply; it is set aside instead of making the whole file
+// unusable, kept on every rewrite (a write never drops what the operator
+// recorded), and removed by Remove like any record.
+type Ignored struct {
+	Index  int // position in the file
+	Record Record
+}
+
+// ignoredWarning is the diagnostic Read gives for an ignored record.
+func ignoredWarning(path string, ig Ignored) Diagnostic {
+	return Diagnostic{
+		File: path,
+		Message: fmt.Sprintf("record %d: server id %q ends in _, which a server id may no longer do (\"__\" separates server and tool in capability names); the record is ignored, the other records are in force",
+			ig.Index, ig.Record.ID),
+		Fix: "remove it with `" + untrustCommand(ig.Record.ID, ig.Record.ProjectRoot) + "` and trust the server again under an id that does not end in _",
+	}
 }
 
 // Find returns the record for (root, id).
@@ -106,6 +131,9 @@ func validate(r *Record, index int) error {
 		return bad("projectRoot", "is not a clean path")
 	case !idRe.MatchString(r.ID) || strings.Contains(r.ID, "__"):
 		return bad("id", "is not a valid server id")
+	case strings.HasSuffix(r.ID, "_"):
+		return bad("id", fmt.Sprintf("%q ends in _: a server id may not end in _, since \"__\" separates server and tool in capability names (%q would read as server %q)",
+			r.ID, r.ID+"_tool", strings.TrimRight(r.ID, "_")))
 	case !digestRe.MatchString(r.Digest):
 		return bad("digest", "must be 64 lowercase hex digits")
 	case len(r.Fields) > maxFields:
@@ -132,42 +160,59 @@ func validate(r *Record, index int) error {
 
 // Decode parses trust file bytes strictly: the version must match, unknown
 // fields, trailing data, invalid or duplicate records and more than
-// MaxRecords records are errors wrapping ErrCorrupt.
-func Decode(data []byte) ([]Record, error) {
+// MaxRecords records are errors wrapping ErrCorrupt. A record whose only
+// fault is an id ending in "_" is not an error: it is returned among the
+// ignored records (see Ignored), not among the usable ones.
+func Decode(data []byte) (recs []Record, ignored []Ignored, err error) {
 	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrCorrupt, MaxFileBytes)
+		return nil, nil, fmt.Errorf("%w: larger than %d bytes", ErrCorrupt, MaxFileBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var body fileBody
 	if err := dec.Decode(&body); err != nil {
-		return nil, fmt.Errorf("%w: not valid trust JSON: %v", ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%w: not valid trust JSON: %v", ErrCorrupt, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrCorrupt)
+		return nil, nil, fmt.Errorf("%w: trailing data after the JSON object", ErrCorrupt)
 	}
 	if body.Version != FormatVersion {
-		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, body.Version, FormatVersion)
+		return nil, nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, body.Version, FormatVersion)
 	}
 	if len(body.Records) > MaxRecords {
-		return nil, fmt.Errorf("%w: %d records, over the cap of %d", ErrCorrupt, len(body.Records), MaxRecords)
+		return nil, nil, fmt.Errorf("%w: %d records, over the cap of %d", ErrCorrupt, len(body.Records), MaxRecords)
 	}
 	seen := map[[2]string]bool{}
+	recs = make([]Record, 0, len(body.Records))
 	for i := range body.Records {
 		r := &body.Records[i]
 		if err := validate(r, i); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			if !retiredID(r, i) {
+				return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+			ignored = append(ignored, Ignored{Index: i, Record: *r})
+		} else {
+			recs = append(recs, *r)
 		}
 		k := [2]string{r.ProjectRoot, r.ID}
 		if seen[k] {
-			return nil, fmt.Errorf("%w: record %d: duplicate record for %s in %s", ErrCorrupt, i, r.ID, r.ProjectRoot)
+			return nil, nil, fmt.Errorf("%w: record %d: duplicate record for %s in %s", ErrCorrupt, i, r.ID, r.ProjectRoot)
 		}
 		seen[k] = true
 	}
-	if body.Records == nil {
-		body.Records = []Record{}
+	return recs, ignored, nil
+}
+
+// retiredID reports whether r's only fault is an id ending in "_": the id
+// is valid in the grammar earlier versions wrote, and the record is valid
+// with any good id in its place.
+func retiredID(r *Record, index int) bool {
+	if !strings.HasSuffix(r.ID, "_") || !idRe.MatchString(r.ID) || strings.Contains(r.ID, "__") {
+		return false
 	}
-	return body.Records, nil
+	c := *r
+	c.ID = "x"
+	return validate(&c, index) == nil
 }
 
 // Encode renders records in the file format, sorted by (projectRoot, id).
@@ -189,36 +234,36 @@ func Encode(records []Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// readFile reads the trust file with the cap. Missing = (nil, nil).
-func readFile(path string) ([]Record, error) {
+// readFile reads the trust file with the cap. Missing = (nil, nil, nil).
+func readFile(path string) ([]Record, []Ignored, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot stat: %v", err), Fix: "check the file's permissions", Err: err}
+		return nil, nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot stat: %v", err), Fix: "check the file's permissions", Err: err}
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &FileError{Path: path, Msg: "not a regular file", Fix: "remove it; trust records are rewritten by `sluice trust`", Err: ErrCorrupt}
+		return nil, nil, &FileError{Path: path, Msg: "not a regular file", Fix: "remove it; trust records are rewritten by `sluice trust`", Err: ErrCorrupt}
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot open: %v", err), Fix: "check the file's permissions", Err: err}
+		return nil, nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot open: %v", err), Fix: "check the file's permissions", Err: err}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot read: %v", err), Fix: "check the file's permissions", Err: err}
+		return nil, nil, &FileError{Path: path, Msg: fmt.Sprintf("cannot read: %v", err), Fix: "check the file's permissions", Err: err}
 	}
-	recs, err := Decode(data)
+	recs, ignored, err := Decode(data)
 	if err != nil {
-		return nil, &FileError{Path: path, Msg: strings.TrimPrefix(err.Error(), "trust: "),
+		return nil, nil, &FileError{Path: path, Msg: strings.TrimPrefix(err.Error(), "trust: "),
 			Fix: "move the file aside and re-run `sluice trust` for each project server", Err: err}
 	}
-	return recs, nil
+	return recs, ignored, nil
 }
 
 // Read loads the trust file at path. It never fails and never writes: a
@@ -226,7 +271,7 @@ func readFile(path string) ([]Record, error) {
 // diagnostic.
 func Read(path string) *State {
 	st := &State{Path: path, Records: []Record{}}
-	recs, err := readFile(path)
+	recs, ignored, err := readFile(path)
 	if err != nil {
 		var fe *FileError
 		d := Diagnostic{File: path, Message: err.Error()}
@@ -238,6 +283,9 @@ func Read(path string) *State {
 	}
 	if recs != nil {
 		st.Records = recs
+	}
+	for _, ig := range ignored {
+		st.Warnings = append(st.Warnings, ignoredWarning(path, ig))
 	}
 	return st
 }
@@ -265,18 +313,18 @@ func Upsert(path string, rec Record) error {
 	if err := validate(&rec, -1); err != nil {
 		return err
 	}
-	return update(path, func(recs []Record) ([]Record, error) {
+	return update(path, func(recs []Record, ignored int) ([]Record, error) {
 		for i := range recs {
 			if recs[i].ProjectRoot == rec.ProjectRoot && recs[i].ID == rec.ID {
 				recs[i] = rec
 				return recs, nil
 			}
 		}
-		if len(recs) >= MaxRecords {
+		if len(recs)+ignored >= MaxRecords {
 			return nil, fmt.Errorf("%w: the file already holds %d records; remove stale ones with `sluice untrust`", ErrFull, MaxRecords)
 		}
 		return append(recs, rec), nil
-	})
+	}, nil)
 }
 
 // Remove deletes the record for (root, id) and reports whether one
@@ -288,22 +336,30 @@ func Remove(path, root, id string) (bool, error) {
 		root = filepath.Clean(root)
 	}
 	removed := false
-	err := update(path, func(recs []Record) ([]Record, error) {
+	match := func(r Record) bool { return r.ProjectRoot == root && r.ID == id }
+	err := update(path, func(recs []Record, _ int) ([]Record, error) {
 		out := recs[:0]
 		for _, r := range recs {
-			if r.ProjectRoot == root && r.ID == id {
+			if match(r) {
 				removed = true
 				continue
 			}
 			out = append(out, r)
 		}
 		return out, nil
+	}, func(r Record) bool {
+		if match(r) {
+			removed = true
+			return false
+		}
+		return true
 	})
 	return removed, err
 }
 
-// update runs a locked read-modify-write of the trust file.
-func update(path string, modify func([]Record) ([]Record, error)) error {
+// update runs a locked read-modify-write of the trust file. Ignored
+// records are written back as they were unless keep says otherwise.
+func update(path string, modify func(recs []Record, ignored int) ([]Record, error), keep func(Record) bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return &FileError{Path: path, Msg: fmt.Sprintf("cannot create directory: %v", err), Err: err}
@@ -313,16 +369,21 @@ func update(path string, modify func([]Record) ([]Record, error)) error {
 		return &FileError{Path: path, Msg: fmt.Sprintf("cannot lock: %v", err), Err: err}
 	}
 	defer unlock()
-	recs, err := readFile(path)
+	recs, ignored, err := readFile(path)
 	if err != nil {
 		return err
 	}
 	if recs == nil {
 		recs = []Record{}
 	}
-	recs, err = modify(recs)
+	recs, err = modify(recs, len(ignored))
 	if err != nil {
 		return err
+	}
+	for _, ig := range ignored {
+		if keep == nil || keep(ig.Record) {
+			recs = append(recs, ig.Record)
+		}
 	}
 	data, err := Encode(recs)
 	if err != nil {

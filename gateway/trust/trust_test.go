@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,6 +155,8 @@ func TestDecode(t *testing.T) {
 		{"bad digest", strings.Replace(rec(""), d, "abc", 1), false, "digest"},
 		{"upper digest", strings.Replace(rec(""), d, strings.ToUpper(d), 1), false, "digest"},
 		{"bad id", strings.Replace(rec(""), `"fs"`, `"a__b"`, 1), false, "id"},
+		{"underscore id", strings.Replace(rec(""), `"fs"`, `"_"`, 1), false, "id"},
+		{"trailing underscore and bad digest", strings.Replace(strings.Replace(rec(""), `"fs"`, `"fx_"`, 1), d, "abc", 1), false, "ends in _"},
 		{"relative root", strings.Replace(rec(""), `"/p"`, `"p"`, 1), false, "projectRoot"},
 		{"unclean root", strings.Replace(rec(""), `"/p"`, `"/p/../q"`, 1), false, "clean"},
 		{"bad class", strings.Replace(rec(""), `"read"`, `"write"`, 1), false, "actionClass"},
@@ -164,7 +167,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			recs, err := Decode([]byte(c.data))
+			recs, _, err := Decode([]byte(c.data))
 			if c.ok {
 				if err != nil || recs == nil {
 					t.Fatalf("err %v", err)
@@ -436,4 +439,115 @@ func TestResolveProgram(t *testing.T) {
 			t.Errorf("program %q accepted", bad)
 		}
 	}
+}
+
+// TestTrailingUnderscoreID: an id ending in "_" is refused on write, and a
+// file written by an earlier version that holds one keeps every other
+// record in force, says which record is ignored and how to remove it, and
+// never loses a record on a later write.
+func TestTrailingUnderscoreID(t *testing.T) {
+	dir := t.TempDir()
+	file := FilePath(dir)
+	root := t.TempDir()
+	croot, _ := CanonicalRoot(root)
+
+	err := Upsert(file, Record{ProjectRoot: root, ID: "fx_", Digest: hexDigest("1")})
+	if !errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), `"fx_" ends in _`) || !strings.Contains(err.Error(), `"__" separates server and tool`) {
+		t.Fatalf("Upsert of fx_ = %v", err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatal("a refused record created the trust file")
+	}
+
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	old := []Record{
+		{ProjectRoot: croot, ID: "fs", Digest: hexDigest("fs"), ActionClass: ActionRead, TrustedAt: at},
+		{ProjectRoot: croot, ID: "fx_", Digest: hexDigest("fx"), ActionClass: ActionExecute, TrustedAt: at},
+		{ProjectRoot: croot, ID: "git", Digest: hexDigest("git"), TrustedAt: at},
+	}
+	data, err := Encode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := Read(file)
+	if len(st.Diagnostics) != 0 || len(st.Records) != 2 || st.Records[0].ID != "fs" || st.Records[1].ID != "git" {
+		t.Fatalf("records %+v, diagnostics %v", st.Records, st.Diagnostics)
+	}
+	if len(st.Warnings) != 1 {
+		t.Fatalf("warnings %v", st.Warnings)
+	}
+	w := st.Warnings[0].String()
+	for _, want := range []string{file, "record 1", `server id "fx_" ends in _`, "the other records are in force", "sluice untrust fx_ --project " + shellQuote(croot)} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q lacks %q", w, want)
+		}
+	}
+	if _, ok := st.Find(croot, "fx_"); ok {
+		t.Error("the ignored record is found")
+	}
+	if s := Resolve(Decl{Scope: ScopeProject, ProjectRoot: croot, ID: "fs", Digest: hexDigest("fs")}, st); s.Status != Trusted || s.ActionClass != ActionRead {
+		t.Errorf("fs: %+v", s)
+	}
+
+	// A later write keeps the ignored record byte for byte.
+	if err := Upsert(file, Record{ProjectRoot: root, ID: "new", Digest: hexDigest("new"), TrustedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	recs, ignored, err := Decode(mustRead(t, file))
+	if err != nil || len(recs) != 3 || len(ignored) != 1 || !reflect.DeepEqual(ignored[0].Record, old[1]) {
+		t.Fatalf("after Upsert: %+v, ignored %+v, %v", recs, ignored, err)
+	}
+	// Removing another record keeps it too.
+	if removed, err := Remove(file, root, "new"); err != nil || !removed {
+		t.Fatalf("remove new: %v %v", removed, err)
+	}
+	if _, ignored, _ := Decode(mustRead(t, file)); len(ignored) != 1 {
+		t.Fatalf("after removing new: ignored %+v", ignored)
+	}
+	// The remedy the warning names removes exactly that record.
+	if removed, err := Remove(file, root, "fx_"); err != nil || !removed {
+		t.Fatalf("remove fx_: %v %v", removed, err)
+	}
+	st = Read(file)
+	if len(st.Warnings) != 0 || len(st.Diagnostics) != 0 || len(st.Records) != 2 {
+		t.Fatalf("after removing fx_: %+v %v %v", st.Records, st.Warnings, st.Diagnostics)
+	}
+	if !reflect.DeepEqual(st.Records, []Record{old[0], old[2]}) {
+		t.Fatalf("the other records changed: %+v", st.Records)
+	}
+}
+
+// TestIgnoredRecordsCountTowardTheCap: an ignored record still takes a
+// place in the file, so the cap holds for what is written.
+func TestIgnoredRecordsCountTowardTheCap(t *testing.T) {
+	file := FilePath(t.TempDir())
+	root := t.TempDir()
+	croot, _ := CanonicalRoot(root)
+	recs := make([]Record, MaxRecords)
+	for i := range recs {
+		recs[i] = Record{ProjectRoot: croot, ID: fmt.Sprintf("s%d", i), Digest: hexDigest("x"), TrustedAt: time.Unix(1, 0).UTC()}
+	}
+	recs[0].ID = "s_"
+	data, _ := Encode(recs)
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Upsert(file, Record{ProjectRoot: root, ID: "one-more", Digest: hexDigest("x")}); !errors.Is(err, ErrFull) {
+		t.Fatalf("over cap: %v", err)
+	}
+	if got := mustRead(t, file); !bytes.Equal(got, data) {
+		t.Fatal("a refused write changed the file")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
