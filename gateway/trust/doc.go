@@ -22,6 +22,17 @@
 // operator's other records; Upsert and Remove refuse to replace an
 // unusable file for the same reason and say how to move it aside.
 //
+// # Why a record for an id ending in "_" is set aside, not fatal
+//
+// Server ids may not end in "_" (a capability is split at its first "__",
+// so server "fx_" and tool "echo" would read as server "fx", tool
+// "_echo"); earlier versions wrote such records. Treating one as
+// corruption would untrust every project server for a record that can
+// never apply again, so Read sets it aside with a warning naming the
+// `sluice untrust` command that removes it, every other record stays in
+// force, writes keep it (a write never drops what the operator recorded
+// without being asked) and Upsert refuses new ones.
+//
 // # Why a sidecar lock file
 //
 // Writers rename a fresh temp file over trust.json, so a lock held on
