@@ -6,11 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +42,6 @@ type fastStdio struct {
 	name  string // the peer's Conn
 
 	serverInfo []byte    // this server's Implementation as JSON (modern _meta)
-	serverMeta []byte    // {serverInfo key: serverInfo} as JSON, the modern _meta of a result without its own
 	out        io.Writer // where the connection writes its frames (whole frames per Write); nil: through the connection
 	workers    *workers
 
@@ -86,8 +83,7 @@ func (s *fastStdio) legacyIdentity(init *mcp.InitializeParams) identity {
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
-	meta, _ := json.Marshal(map[string]json.RawMessage{mcp.MetaKeyServerInfo: info})
-	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, serverMeta: meta, ready: make(chan struct{}), workers: newWorkers()}
+	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, ready: make(chan struct{}), workers: newWorkers()}
 }
 
 // stash holds answers the fast path handed over to the SDK, by token.
@@ -386,7 +382,9 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 			}
 		}()
 		resp := &jsonrpc.Response{ID: req.ID}
-		handed := s.call(ctx, req.ID, p, rid, ref.capability(), pr, modern, resp)
+		q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: s.serverInfo,
+			handOver: func(raw json.RawMessage) bool { return s.handOver(req.ID, p, raw) }}
+		handed := f.answerFast(ctx, q, pr, resp)
 		forget()
 		if !handed {
 			if frame, ok := encodeResult(resp); ok && s.out != nil {
@@ -397,65 +395,6 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 		}
 	})
 	return true
-}
-
-// call runs one fast-path call and fills resp; it reports true when it
-// handed the request to the SDK instead (resp unused).
-func (s *fastStdio) call(ctx context.Context, id jsonrpc.ID, req fastParams, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handed bool) {
-	f := s.f
-	c := f.invoke(ctx, req.name, rid, capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
-		args := req.args
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		return f.b.Call(ctx, CallRequest{Capability: capability, Arguments: args, Tool: req.name}, p)
-	})
-	var pe *ProtocolError
-	if errors.As(c.err, &pe) {
-		var je *jsonrpc.Error
-		asJSONRPC(c.err, &je)
-		c.finish(ctx, "invalid")
-		resp.Error = je
-		return false
-	}
-	if c.err == nil {
-		if out, outcome, ok := s.passResult(c.raw, modern); ok {
-			c.finish(ctx, outcome)
-			resp.Result = out
-			return false
-		}
-		if bytes.Contains(c.raw, []byte(`"inputRequests"`)) && s.handOver(id, req, c.raw) {
-			return true // the SDK's path counts and logs it
-		}
-	}
-	res, outcome := f.toResult(ctx, rid, c.raw, c.err, c.log)
-	c.finish(ctx, outcome)
-	if res == nil { // cancelled by the agent
-		resp.Error = errRequestCancelled
-		return false
-	}
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
-	}
-	if modern { // as the SDK annotates a result for a modern request
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
-		}
-		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(s.serverInfo)
-		}
-	}
-	out, err := json.Marshal(res)
-	if err == nil && modern {
-		out = withMember(out, `"resultType":"complete"`)
-	}
-	if err != nil {
-		c.log().Error("encoding a tool result failed", "err", err)
-		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
-		return false
-	}
-	resp.Result = out
-	return false
 }
 
 // handOver gives req to the SDK with its answer stashed: the SDK's
@@ -481,145 +420,6 @@ func (s *fastStdio) handOver(id jsonrpc.ID, req fastParams, raw json.RawMessage)
 		return false
 	}
 	return true
-}
-
-// passResult returns raw (a backend's tool result) as the SDK would send
-// it, without decoding it into the SDK's types, when it has the common
-// shape the SDK passes through unchanged: content an array of text blocks
-// (see textBlocks), isError true when present, structuredContent anything
-// but null, _meta an object. Like stripProtocolFields it drops resultType
-// and the reserved io.modelcontextprotocol/* _meta keys; like the SDK it
-// defaults content to [] and, for a modern request, adds our serverInfo
-// and "resultType":"complete". ok is false for anything else (other
-// content types, annotations, unknown members, malformed, input_required
-// ...), which takes the SDK's conversion (toResult).
-func (s *fastStdio) passResult(raw json.RawMessage, modern bool) (out json.RawMessage, outcome string, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '{' {
-		return nil, "", false
-	}
-	// A member written twice, or a key written with escapes, takes the
-	// SDK's conversion. (A backend's bytes are checked here: filters and
-	// other backends may return anything.)
-	if !json.Valid(raw) {
-		return nil, "", false
-	}
-	outcome = "ok"
-	var meta map[string]json.RawMessage
-	var content, structured []byte
-	seen := 0
-	once := func(bit int) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
-	if !eachMember(raw, func(k, v []byte) bool {
-		switch {
-		case isKey(k, "content") && once(1):
-			content = v
-			return textBlocks(v)
-		case isKey(k, "isError") && once(2):
-			outcome = "tool_error"
-			return string(v) == "true"
-		case isKey(k, "structuredContent") && once(4):
-			structured = v
-			return string(v) != "null"
-		case isKey(k, "_meta") && once(8):
-			if !isObject(v) {
-				return false
-			}
-			if eachMember(v, func(mk, _ []byte) bool {
-				key, plain := asciiString(mk)
-				return plain && strings.HasPrefix(key, reservedMetaPrefix)
-			}) {
-				return true // only reserved members, all dropped
-			}
-			if json.Unmarshal(v, &meta) != nil {
-				return false
-			}
-			for mk := range meta {
-				if strings.HasPrefix(mk, reservedMetaPrefix) {
-					delete(meta, mk)
-				}
-			}
-			return true
-		case isKey(k, "resultType") && once(16):
-			return true
-		}
-		return false
-	}) {
-		return nil, "", false
-	}
-	if modern && meta != nil {
-		meta[mcp.MetaKeyServerInfo] = s.serverInfo
-	}
-	b := make([]byte, 0, len(raw)+len(s.serverMeta)+96)
-	b = append(b, `{"content":`...)
-	if content != nil {
-		b = append(b, content...)
-	} else {
-		b = append(b, `[]`...)
-	}
-	if structured != nil {
-		b = append(append(b, `,"structuredContent":`...), structured...)
-	}
-	if outcome == "tool_error" {
-		b = append(b, `,"isError":true`...)
-	}
-	if len(meta) > 0 {
-		m, err := json.Marshal(meta)
-		if err != nil {
-			return nil, "", false
-		}
-		b = append(append(b, `,"_meta":`...), m...)
-	} else if modern {
-		b = append(append(b, `,"_meta":`...), s.serverMeta...) // what marshalling {serverInfo} gives
-	}
-	if modern {
-		b = append(b, `,"resultType":"complete"`...)
-	}
-	return append(b, '}'), outcome, true
-}
-
-// textBlocks reports whether v is an array of text content blocks the SDK
-// passes through unchanged: "type":"text", a string "text", optionally a
-// _meta object, nothing else.
-func textBlocks(v json.RawMessage) bool {
-	if len(v) == 0 || v[0] != '[' {
-		return false
-	}
-	return eachElement(v, func(block []byte) bool {
-		seen := 0
-		return eachMember(block, func(k, x []byte) bool {
-			var bit int
-			switch {
-			case isKey(k, "type"):
-				bit = 1
-				if string(x) != `"text"` {
-					return false
-				}
-			case isKey(k, "text"):
-				bit = 2
-				if x[0] != '"' {
-					return false
-				}
-			case isKey(k, "_meta"):
-				bit = 4
-				if !isObject(x) {
-					return false
-				}
-			default:
-				return false
-			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return true
-		}) && seen&3 == 3
-	})
 }
 
 func isObject(v json.RawMessage) bool { return len(v) > 0 && v[0] == '{' }

@@ -522,7 +522,7 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 	f.opts.Metrics.fastCall()
 
 	resp := &jsonrpc.Response{ID: id}
-	var handed json.RawMessage
+	handed := false
 	func() {
 		defer func() {
 			// As guardMiddleware: a bug answers this request, it does not
@@ -532,20 +532,21 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 				resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}}
 			}
 		}()
-		handed = x.call(ctx, p, rid, ref.capability(), pr, modern, resp)
+		q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: x.info,
+			handOver: func(raw json.RawMessage) bool { return x.handOver(w, r, id, p, raw, out, modern) }}
+		handed = f.answerFast(ctx, q, pr, resp)
 	}()
-	if handed != nil && x.handOver(w, r, id, p, handed, out, modern) {
-		return true
+	if !handed {
+		out.respond(resp)
 	}
-	out.respond(resp)
 	return true
 }
 
 // handOver serves the request through the SDK with its answer (an
 // upstream input_required result) stashed, so the SDK's multi round-trip
 // handling runs as for any call; the backend is not called again. It
-// reports false when the request cannot be rebuilt; resp then holds the
-// answer converted by the SDK path's rules.
+// reports false when the request cannot be rebuilt (answerFast then
+// converts the result by the SDK path's rules).
 func (x *fastHTTP) handOver(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, req callParams, raw json.RawMessage, out *fastStream, modern bool) bool {
 	tok := x.f.answered.put(raw)
 	meta := req.metaMap()
@@ -588,70 +589,6 @@ type startedWriter struct{ http.ResponseWriter }
 func (startedWriter) WriteHeader(int) {}
 
 func (w startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// call runs one fast-path call and fills resp, as fastStdio.call does. An
-// upstream input_required result (which only the SDK turns into an
-// answer of the agent's era) is converted by the SDK's own rules.
-func (x *fastHTTP) call(ctx context.Context, req callParams, rid, capability string, p *peer, modern bool, resp *jsonrpc.Response) (handOver json.RawMessage) {
-	f := x.f
-	c := f.invoke(ctx, req.name, rid, capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
-		args := json.RawMessage(req.args)
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		return f.b.Call(ctx, CallRequest{Capability: capability, Arguments: args, Tool: req.name}, p)
-	})
-	var pe *ProtocolError
-	if errors.As(c.err, &pe) {
-		var je *jsonrpc.Error
-		asJSONRPC(c.err, &je)
-		c.finish(ctx, "invalid")
-		resp.Error = je
-		return nil
-	}
-	if c.err == nil {
-		if out, outcome, ok := passResult(make([]byte, 0, len(c.raw)+len(x.info)+96), c.raw, modern, x.info); ok {
-			c.finish(ctx, outcome)
-			resp.Result = out
-			return nil
-		}
-		if bytes.Contains(c.raw, []byte(`"inputRequests"`)) {
-			return c.raw // the SDK's path counts and logs it
-		}
-	}
-	res, outcome := f.toResult(ctx, rid, c.raw, c.err, c.log)
-	c.finish(ctx, outcome)
-	if res == nil { // cancelled by the agent
-		resp.Error = errRequestCancelled
-		return nil
-	}
-	if res.Content == nil && len(res.InputRequests) == 0 {
-		res.Content = []mcp.Content{}
-	}
-	if modern {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
-		}
-		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(x.info)
-		}
-	}
-	out, err := json.Marshal(res)
-	if err == nil && modern {
-		rt := `"resultType":"complete"`
-		if len(res.InputRequests) > 0 {
-			rt = `"resultType":"input_required"`
-		}
-		out = withMember(out, rt)
-	}
-	if err != nil {
-		c.log().Error("encoding a tool result failed", "err", err)
-		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}
-		return nil
-	}
-	resp.Result = out
-	return nil
-}
 
 // traceContext is traceContextOf for a fast-path request: traceparent
 // and tracestate from _meta, else from the HTTP headers, both dropped when
@@ -1019,8 +956,8 @@ func (m *Metrics) fastCall() {
 }
 
 // passResult appends to dst the backend's raw tool result as the SDK would
-// send it, without decoding it, under the same rules as
-// fastStdio.passResult: content an array of text blocks, isError true
+// send it, without decoding it (both fast paths, through answerFast):
+// content an array of text blocks, isError true
 // when present, structuredContent anything but null, _meta an object
 // (reserved io.modelcontextprotocol/* keys dropped), resultType dropped;
 // content defaults to [], and a modern request gets this server's
@@ -1104,7 +1041,8 @@ func passResult(dst, raw []byte, modern bool, serverInfo []byte) (out []byte, ou
 }
 
 // textBlockArray reports whether v is an array of text content blocks
-// the SDK passes through unchanged (see textBlocks).
+// the SDK passes through unchanged: "type":"text", a string "text",
+// optionally a _meta object with members, nothing else.
 func textBlockArray(v []byte) bool {
 	var buf [4][]byte
 	blocks, ok := elements(buf[:0], v)
@@ -1131,7 +1069,7 @@ func textBlockArray(v []byte) bool {
 				}
 				text = true
 			case "_meta":
-				if m.value[0] != '{' {
+				if m.value[0] != '{' || emptyObject(m.value) { // the SDK drops an empty one
 					return false
 				}
 			default:

@@ -1,0 +1,103 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fastCall is one tools/call a fast path took, as both transports hand it
+// to answerFast: what the agent asked for and what this front answers
+// with. Each transport keeps only its framing (reading the request,
+// writing the answer, cancellation on its wire); the call itself, its
+// outcome and the answer's shape are the same on both.
+type fastCall struct {
+	name       string // the tool as the agent named it
+	args       []byte // the arguments as sent (nil: none)
+	capability string // what the tool calls, <server>__<tool>
+	rid        string // the request id of the log lines
+	modern     bool   // a 2026-07-28 request: the answer carries serverInfo and resultType
+	serverInfo []byte // this server's Implementation as JSON (a modern answer's _meta)
+	// handOver gives the request to the SDK with raw, an upstream
+	// input_required result, stashed (only the SDK turns it into an
+	// answer of the agent's era); false when it could not, and the
+	// result is then converted by the SDK path's rules here.
+	handOver func(raw json.RawMessage) bool
+}
+
+// answerFast runs one fast-path call through the backend and fills resp
+// with exactly what the SDK's handler would answer: a protocol error as
+// such, a result of the common shape passed through without decoding
+// (passResult), anything else converted by the SDK path's rules
+// (toResult). It reports true when it handed the request to the SDK
+// instead; resp is unused then, and the SDK's path counts and logs the
+// call.
+func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *jsonrpc.Response) (handed bool) {
+	c := f.invoke(ctx, q.name, q.rid, q.capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
+		args := json.RawMessage(q.args)
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		return f.b.Call(ctx, CallRequest{Capability: q.capability, Arguments: args, Tool: q.name}, p)
+	})
+	var pe *ProtocolError
+	if errors.As(c.err, &pe) {
+		var je *jsonrpc.Error
+		asJSONRPC(c.err, &je)
+		c.finish(ctx, "invalid")
+		resp.Error = je
+		return false
+	}
+	if c.err == nil {
+		if out, outcome, ok := passResult(make([]byte, 0, len(c.raw)+len(q.serverInfo)+96), c.raw, q.modern, q.serverInfo); ok {
+			c.finish(ctx, outcome)
+			resp.Result = out
+			return false
+		}
+		if q.handOver != nil && bytes.Contains(c.raw, []byte(`"inputRequests"`)) && q.handOver(c.raw) {
+			return true
+		}
+	}
+	res, outcome := f.toResult(ctx, q.rid, c.raw, c.err, c.log)
+	c.finish(ctx, outcome)
+	if res == nil { // cancelled by the agent
+		resp.Error = errRequestCancelled
+		return false
+	}
+	if res.Content == nil && len(res.InputRequests) == 0 {
+		res.Content = []mcp.Content{}
+	}
+	if q.modern { // as the SDK annotates a result for a modern request
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+			res.Meta[mcp.MetaKeyServerInfo] = json.RawMessage(q.serverInfo)
+		}
+	}
+	out, err := json.Marshal(res)
+	if err == nil && q.modern {
+		rt := `"resultType":"complete"`
+		if len(res.InputRequests) > 0 {
+			rt = `"resultType":"input_required"`
+		}
+		out = withMember(out, rt)
+	}
+	if err != nil {
+		c.log().Error("encoding a tool result failed", "err", err)
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + q.rid + ")"}
+		return false
+	}
+	resp.Result = out
+	return false
+}
+
+// emptyObject reports whether v, a valid JSON object, has no members.
+func emptyObject(v []byte) bool {
+	i := rawWS(v, 1)
+	return i < len(v) && v[i] == '}'
+}
