@@ -448,21 +448,6 @@ func TestOpenRefusesBadFilterConfig(t *testing.T) {
 	w.open()
 }
 
-func TestOpenRefusesUnsafeResultsDir(t *testing.T) {
-	w := newWorld(t)
-	dir := filepath.Join(w.state, "open")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w.writeUser("results: {dir: " + dir + "}\n")
-	if _, err := Open(&Options{Cwd: w.project, Getenv: w.getenv}); err == nil || !strings.Contains(err.Error(), "chmod 700") {
-		t.Fatalf("want a refusal naming chmod 700, got %v", err)
-	}
-}
-
 func TestShapeBudget(t *testing.T) {
 	cases := []struct {
 		cfg  string

@@ -28,6 +28,9 @@ var (
 	ErrSpawn = errors.New("spawn failed")
 	// ErrSys: a process-wide system setting could not be applied.
 	ErrSys = errors.New("system call failed")
+	// ErrNotPrivate: a directory meant for private files lets others in
+	// and belongs to someone else, so MkdirPrivate does not change it.
+	ErrNotPrivate = errors.New("directory is not private")
 )
 
 // Reason codes carried by the typed errors. They are stable strings that
@@ -193,3 +196,23 @@ type SysError struct {
 func (e *SysError) Error() string { return fmt.Sprintf("%s failed: %v", e.Op, e.Err) }
 
 func (e *SysError) Unwrap() []error { return []error{ErrSys, e.Err} }
+
+// PrivateDirError reports a directory MkdirPrivate was asked to make
+// private that lets others in (a group or world mode bit on Linux and
+// macOS, an access list that is not owner-only on Windows) and is not the
+// current user's to tighten — it belongs to someone else, or its mode
+// marks it as shared (sticky or setgid) — so it is left exactly as it was.
+type PrivateDirError struct {
+	Dir  string
+	Open string // what lets others in: "mode 0755", "an access list that is not owner-only"
+	Why  string // why it is not tightened: "belongs to uid 1001, not to you (uid 1000)"
+}
+
+func (e *PrivateDirError) Error() string {
+	return fmt.Sprintf("%s is not private (%s lets others in) and %s, so it was left as it is; "+
+		"sluice keeps private files there (trust records, tokens, caches, results): point sluice at a directory of your own "+
+		"(SLUICE_HOME, SLUICE_CACHE_DIR, XDG_STATE_HOME, results.dir) or have its owner make it private (%s)",
+		e.Dir, e.Open, e.Why, privateFix(e.Dir))
+}
+
+func (e *PrivateDirError) Unwrap() error { return ErrNotPrivate }

@@ -11,6 +11,15 @@ import "io/fs"
 // directory later created inside inherits. It is the helper for every
 // place that uses 0700/0600 on Unix (configuration, trust records, caches,
 // offloaded results, tokens).
+//
+// An existing dir is treated the same way on every OS: when it belongs to
+// the current user it is tightened (on Unix every group and world mode
+// bit is cleared, owner bits are kept; on Windows the access list is
+// replaced); when it lets others in and belongs to someone else (or, on
+// Unix, is marked shared by its sticky or setgid bit, like /tmp) it is
+// left exactly as it was and the error is a *PrivateDirError (ErrNotPrivate)
+// naming the directory, what lets others in, both owners and the fix. An
+// existing private directory of someone else is used as it is.
 func MkdirPrivate(dir string) error { return mkdirPrivate(dir) }
 
 // OpenToOthers reports whether a directory's mode lets anyone but its
@@ -18,7 +27,7 @@ func MkdirPrivate(dir string) error { return mkdirPrivate(dir) }
 // says nothing about access (Go reports 0777 for every directory), so it
 // reports false there, and the caller must have made the directory
 // private with MkdirPrivate, which sets the owner-only access list on an
-// existing directory too.
+// existing directory of the current user's too (and refuses another's).
 func OpenToOthers(fi fs.FileInfo) bool { return openToOthers(fi) }
 
 // CheckPrivate reports, as an error saying what is wrong, when dir is not

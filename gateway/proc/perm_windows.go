@@ -13,7 +13,53 @@ func mkdirPrivate(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return &SysError{Op: "GetTokenInformation(TokenUser)", Err: err}
+	}
+	sd, err := windows.GetNamedSecurityInfo(dir, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION)
+	if err != nil {
+		return &SysError{Op: fmt.Sprintf("GetNamedSecurityInfo(%s)", dir), Err: err}
+	}
+	owner, _, err := sd.Owner()
+	if err != nil || owner == nil {
+		return &SysError{Op: fmt.Sprintf("GetSecurityDescriptorOwner(%s)", dir), Err: err}
+	}
+	if !ownedByCurrentUser(owner, u.User.Sid) {
+		// Not the current user's: left as it is, private or not.
+		if checkPrivateDir(dir) == nil {
+			return nil
+		}
+		return &PrivateDirError{Dir: dir, Open: "an access list that is not owner-only",
+			Why: fmt.Sprintf("belongs to %v, not to you (%v)", owner, u.User.Sid)}
+	}
 	return restrictToOwner(dir, windows.SUB_CONTAINERS_AND_OBJECTS_INHERIT)
+}
+
+// ownedByCurrentUser reports whether owner is the current user or the
+// owner the process gives what it creates (an elevated administrator's
+// files belong to the Administrators group).
+func ownedByCurrentUser(owner, user *windows.SID) bool {
+	if owner.Equals(user) {
+		return true
+	}
+	t := windows.GetCurrentProcessToken()
+	var n uint32
+	_ = windows.GetTokenInformation(t, windows.TokenOwner, nil, 0, &n)
+	if n == 0 {
+		return false
+	}
+	buf := make([]byte, n)
+	if err := windows.GetTokenInformation(t, windows.TokenOwner, &buf[0], n, &n); err != nil {
+		return false
+	}
+	def := (*struct{ Owner *windows.SID })(unsafe.Pointer(&buf[0])).Owner
+	return def != nil && owner.Equals(def)
+}
+
+// privateFix is what makes dir private on Windows.
+func privateFix(dir string) string {
+	return `icacls "` + dir + `" /inheritance:r /grant:r "%USERNAME%:(OI)(CI)F", then remove every other entry 'icacls "` + dir + `"' lists`
 }
 
 // restrictToOwner replaces path's DACL with one protected entry (no
