@@ -3,6 +3,7 @@ package config
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Caps. Each bounds one field; exactly at the cap is accepted, one over is a
@@ -40,20 +41,20 @@ var (
 	// additionally forbidden because a capability is <id>__<tool>, split
 	// at the first "__": the tool echo of a server a_ would be a___echo,
 	// which names the tool _echo of server a.
-	idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	idRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`) })
 	// envKeyRe is the grammar of declared env keys and passEnv names.
-	envKeyRe = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	envKeyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`) })
 	// envNameRe is the grammar of a referenced gateway variable in ${env:NAME}.
-	envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// builtinRe is the grammar of NAME in "builtin:NAME".
-	builtinRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	builtinRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 	// sha256Re is a lowercase or uppercase hex SHA-256.
-	sha256Re = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	sha256Re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
 )
 
 // ValidID reports whether id is a valid server id.
 func ValidID(id string) bool {
-	return idRe.MatchString(id) && !containsDoubleUnderscore(id) && !strings.HasSuffix(id, "_")
+	return idRe().MatchString(id) && !containsDoubleUnderscore(id) && !strings.HasSuffix(id, "_")
 }
 
 func containsDoubleUnderscore(s string) bool {

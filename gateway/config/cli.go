@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -37,8 +38,8 @@ var annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idemp
 // jsonIntRe and jsonNumRe are the JSON number grammars a YAML number must
 // also satisfy (YAML's 0x10, 1_000 or .inf are refused).
 var (
-	jsonIntRe = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-	jsonNumRe = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	jsonIntRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`) })
+	jsonNumRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`) })
 )
 
 // CLI is the cli block of a server: its tools are argv templates over an
@@ -496,13 +497,13 @@ func (p *parser) jsonScalar(n *yaml.Node, field string) (string, bool) {
 		b, _ := json.Marshal(n.Value)
 		return string(b), true
 	case "!!int":
-		if !jsonIntRe.MatchString(n.Value) || len(n.Value) > clitool.MaxNumberBytes {
+		if !jsonIntRe().MatchString(n.Value) || len(n.Value) > clitool.MaxNumberBytes {
 			p.errf(n, field, "write a plain decimal integer", "integer %s is not a plain decimal", n.Value)
 			return "", false
 		}
 		return n.Value, true
 	case "!!float":
-		if !jsonNumRe.MatchString(n.Value) || len(n.Value) > clitool.MaxNumberBytes {
+		if !jsonNumRe().MatchString(n.Value) || len(n.Value) > clitool.MaxNumberBytes {
 			p.errf(n, field, "write a plain decimal number such as 1.5 or 2e3", "number %s is not a plain decimal", n.Value)
 			return "", false
 		}
@@ -632,7 +633,7 @@ func (p *parser) cliExclusive(pairs []kv, field string) {
 // the tools' programs, sorted, deduplicated and joined with ", ", so a
 // trust record binds what every tool runs. It returns why the server must
 // not load, or "".
-func (s *Server) resolveCLI(path string) (string, int, int) {
+func (s *Server) resolveCLI(path string, check *programChecker) (string, int, int) {
 	seen := map[string]bool{}
 	var progs []string
 	for i := range s.CLI.Tools {
@@ -641,7 +642,7 @@ func (s *Server) resolveCLI(path string) (string, int, int) {
 		if t.Program == "" {
 			continue
 		}
-		if why := CheckProgram(s.Scope, t.Program, literalArgs(t.Spec.Argv[1:])); why != "" {
+		if why := check.check(s.Scope, t.Program, literalArgs(t.Spec.Argv[1:])); why != "" {
 			return "tool " + t.Name + ": " + why, t.Line, t.Column
 		}
 		if !seen[t.Program] {

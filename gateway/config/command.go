@@ -9,13 +9,16 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"sluice/gateway/proc"
 )
 
 // perlModuleRe is a module name for perl -M/-m, with an optional import
 // list; anything else (perl -M'x;system(...)') is code.
-var perlModuleRe = regexp.MustCompile(`^-?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*(=[A-Za-z0-9_:,]*)?$`)
+var perlModuleRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*(=[A-Za-z0-9_:,]*)?$`)
+})
 
 // normalizeProgram is the name a command is compared by: the lowercased
 // basename without a Windows executable extension.
@@ -283,7 +286,7 @@ func (it interp) inlineOption(name string, args []string) string {
 					i++
 					val = args[i]
 				}
-				if name == "perl" && (c == 'M' || c == 'm') && !perlModuleRe.MatchString(val) {
+				if name == "perl" && (c == 'M' || c == 'm') && !perlModuleRe().MatchString(val) {
 					return "-" + string(c) + " with code"
 				}
 				if (name == "node" || name == "bun") && strings.HasPrefix(strings.ToLower(val), "data:") {
@@ -375,39 +378,100 @@ func (l launcher) inner(name string, args []string) (string, []string, string) {
 // shells installed in the usual places, so bash behind another name or a
 // hard link to it is refused too. It returns "" when the program may run.
 func CheckProgram(scope Scope, program string, args []string) string {
+	var c programChecker
+	return c.check(scope, program, args)
+}
+
+// programChecker is CheckProgram for the many programs of one load: what
+// only depends on the file system (a program's resolved symlinks and its
+// identity, the installed shells' identities) is looked up once per load
+// instead of once per server; the file is compared again by proc at
+// launch time like every other path. The zero value is ready.
+type programChecker struct {
+	progs  map[string]programFile
+	shells []shellFile // nil until a program needed them
+	listed bool
+}
+
+// programFile is what the file system said about one program.
+type programFile struct {
+	real  string      // every symlink resolved; "" when that failed
+	st    os.FileInfo // real's; nil when it cannot be stat'ed
+	shell string      // the installed shell it is the same file as, or ""
+}
+
+type shellFile struct {
+	path string
+	st   os.FileInfo
+}
+
+func (c *programChecker) check(scope Scope, program string, args []string) string {
 	if p := CommandProblem(scope, program, args); p != "" {
 		return p
 	}
-	real, err := filepath.EvalSymlinks(program)
-	if err != nil {
+	f := c.file(program)
+	if f.real == "" {
 		return ""
 	}
-	if real != program {
-		if p := CommandProblem(scope, real, args); p != "" {
-			return fmt.Sprintf("%s is a symlink to %s: %s", program, real, p)
+	if f.real != program {
+		if p := CommandProblem(scope, f.real, args); p != "" {
+			return fmt.Sprintf("%s is a symlink to %s: %s", program, f.real, p)
 		}
 	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return ""
+	if f.shell != "" {
+		return fmt.Sprintf("%s is the same file as %s, a shell", program, f.shell)
 	}
-	var shellFiles []string
+	return ""
+}
+
+// file resolves program once per checker.
+func (c *programChecker) file(program string) programFile {
+	if f, ok := c.progs[program]; ok {
+		return f
+	}
+	var f programFile
+	if real, err := filepath.EvalSymlinks(program); err == nil {
+		f.real = real
+		if st, err := os.Stat(real); err == nil {
+			f.st = st
+			for _, sh := range c.installedShells() {
+				if os.SameFile(st, sh.st) {
+					f.shell = sh.path
+					break
+				}
+			}
+		}
+	}
+	if c.progs == nil {
+		c.progs = map[string]programFile{}
+	}
+	c.progs[program] = f
+	return f
+}
+
+// installedShells stats the known shell files once per checker.
+func (c *programChecker) installedShells() []shellFile {
+	if c.listed {
+		return c.shells
+	}
+	c.listed = true
+	var paths []string
 	for _, dir := range []string{"/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"} {
 		for _, sh := range knownShellFiles {
-			shellFiles = append(shellFiles, filepath.Join(dir, sh))
+			paths = append(paths, filepath.Join(dir, sh))
 		}
 	}
 	if root := os.Getenv("SystemRoot"); runtime.GOOS == "windows" && filepath.IsAbs(root) {
 		for _, sh := range knownWindowsShellFiles {
-			shellFiles = append(shellFiles, filepath.Join(root, sh))
+			paths = append(paths, filepath.Join(root, sh))
 		}
 	}
-	for _, f := range shellFiles {
-		if sst, err := os.Stat(f); err == nil && os.SameFile(st, sst) {
-			return fmt.Sprintf("%s is the same file as %s, a shell", program, f)
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			c.shells = append(c.shells, shellFile{path: p, st: st})
 		}
 	}
-	return ""
+	return c.shells
 }
 
 // knownWindowsShellFiles, under %SystemRoot%, are compared by file

@@ -29,6 +29,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -628,12 +629,12 @@ func (v valueText) lines(key string, indent, step int) []string {
 	return out
 }
 
-var plainRe = regexp.MustCompile(`^[A-Za-z0-9_./@+=~-][A-Za-z0-9_./@+=~:-]*$`)
+var plainRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./@+=~-][A-Za-z0-9_./@+=~:-]*$`) })
 
 // scalar renders a string as a YAML scalar: plain when that reads back as
 // the same string, else double-quoted (JSON escapes are YAML escapes).
 func scalar(s string) string {
-	if plainRe.MatchString(s) && !strings.HasSuffix(s, ":") {
+	if plainRe().MatchString(s) && !strings.HasSuffix(s, ":") {
 		var m map[string]any
 		if yaml.Unmarshal([]byte("v: "+s), &m) == nil {
 			if str, ok := m["v"].(string); ok && str == s {

@@ -117,7 +117,8 @@ func Load(opts LoadOptions) *Loaded {
 	}
 
 	path := getenv("PATH")
-	user, project = l.resolve(user, path), l.resolve(project, path)
+	var check programChecker // shared by both scopes: one look at each file
+	user, project = l.resolve(user, path, &check), l.resolve(project, path, &check)
 
 	seen := map[string]Server{}
 	for _, s := range user {
@@ -154,7 +155,7 @@ func (l *Loaded) add(s Server) {
 // gateway's PATH (never on a PATH the declaration sets), "" when not found
 // (launching then fails with the launcher's "not found"). A program that turns out to be a shell or an interpreter given inline
 // code once symlinks are resolved is an error and drops the server.
-func (l *Loaded) resolve(servers []Server, path string) []Server {
+func (l *Loaded) resolve(servers []Server, path string, check *programChecker) []Server {
 	out := servers[:0:0]
 	for _, s := range servers {
 		diag := func(sev Severity, msg, fix string) {
@@ -162,7 +163,7 @@ func (l *Loaded) resolve(servers []Server, path string) []Server {
 				Field: joinField(serverField(s.ID), "command"), Message: msg, Fix: fix})
 		}
 		if s.CLI != nil {
-			if why, line, col := s.resolveCLI(path); why != "" {
+			if why, line, col := s.resolveCLI(path, check); why != "" {
 				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityError, File: s.File, Line: line, Column: col,
 					Field: joinField(serverField(s.ID), "cli.tools"), Message: why + ", which is not allowed; the server is not loaded",
 					Fix: "run a script file or a real program directly in argv"})
@@ -173,7 +174,7 @@ func (l *Loaded) resolve(servers []Server, path string) []Server {
 		}
 		s.Program = ResolveProgram(s.Command, path)
 		if s.Program != "" {
-			if why := CheckProgram(s.Scope, s.Program, s.Args); why != "" {
+			if why := check.check(s.Scope, s.Program, s.Args); why != "" {
 				diag(SeverityError, why+", which is not allowed; the server is not loaded",
 					"run the server's program directly: a script file or a package binary, with each argument in args")
 				continue

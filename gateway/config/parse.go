@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -41,6 +42,42 @@ type parser struct {
 	base   string
 	diags  []Diagnostic
 	errors int
+	// dirs remembers resolved working directories: most servers of a
+	// file share one (the base directory), resolved once per parse.
+	dirs map[[2]string]dirInfo
+}
+
+// dirInfo is what the file system said about one cwd under one root.
+type dirInfo struct {
+	resolved string
+	exists   bool
+	err      error // Contain's
+	croot    string
+	crootErr error
+	notDir   bool // exists, and is not a directory
+}
+
+// dir resolves dir under root once per parse.
+func (p *parser) dir(root, dir string) dirInfo {
+	key := [2]string{root, dir}
+	if d, ok := p.dirs[key]; ok {
+		return d
+	}
+	var d dirInfo
+	d.resolved, d.exists, d.err = Contain(root, dir)
+	if d.err == nil {
+		d.croot, d.crootErr = CanonicalDir(root)
+		if d.crootErr == nil && d.exists {
+			if st, err := os.Stat(d.resolved); err == nil && !st.IsDir() {
+				d.notDir = true
+			}
+		}
+	}
+	if p.dirs == nil {
+		p.dirs = map[[2]string]dirInfo{}
+	}
+	p.dirs[key] = d
+	return d
 }
 
 func (p *parser) add(sev Severity, n *yaml.Node, field, msg, fix string) {
@@ -149,12 +186,12 @@ func Parse(data []byte, file string, scope Scope, base string) (servers []Server
 	return servers, settings, p.diags
 }
 
-var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+var yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func (p *parser) syntax(err error) {
 	msg := err.Error()
 	line := 0
-	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRe().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
@@ -397,8 +434,8 @@ func (p *parser) server(kv kv) Server {
 	switch {
 	case len(id) > MaxIDChars:
 		p.errf(kv.k, field, fmt.Sprintf("use at most %d characters", MaxIDChars), "server id is %d characters, over the cap of %d", len(id), MaxIDChars)
-	case !idRe.MatchString(id):
-		p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit", "server id %q does not match %s", id, idRe.String())
+	case !idRe().MatchString(id):
+		p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit", "server id %q does not match %s", id, idRe().String())
 	case containsDoubleUnderscore(id):
 		p.errf(kv.k, field, "remove the double underscore; __ separates server and tool in capability names", "server id %q contains __", id)
 	case strings.HasSuffix(id, "_"):
@@ -590,8 +627,8 @@ func (p *parser) env(n *yaml.Node, field string) map[string]string {
 			p.errf(e.k, ff, fmt.Sprintf("use at most %d bytes", MaxEnvKeyBytes), "env key is %d bytes, over the cap of %d", len(e.key), MaxEnvKeyBytes)
 			continue
 		}
-		if !envKeyRe.MatchString(e.key) {
-			p.errf(e.k, field, "use uppercase letters, digits and _, not starting with a digit", "env key %q does not match %s", e.key, envKeyRe.String())
+		if !envKeyRe().MatchString(e.key) {
+			p.errf(e.k, field, "use uppercase letters, digits and _, not starting with a digit", "env key %q does not match %s", e.key, envKeyRe().String())
 			continue
 		}
 		if why := projectEnvDenied(e.key); why != "" && p.scope == ScopeProject {
@@ -622,8 +659,8 @@ func (p *parser) passEnv(n *yaml.Node, field string) []string {
 	}
 	seen := map[string]bool{}
 	for i, name := range names {
-		if !envKeyRe.MatchString(name) {
-			p.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), "use uppercase letters, digits and _, not starting with a digit", "name %q does not match %s", name, envKeyRe.String())
+		if !envKeyRe().MatchString(name) {
+			p.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), "use uppercase letters, digits and _, not starting with a digit", "name %q does not match %s", name, envKeyRe().String())
 			continue
 		}
 		if seen[name] {
@@ -660,8 +697,9 @@ func (p *parser) cwd(s *Server, n *yaml.Node, field string) {
 	case p.scope == ScopeUser && filepath.IsAbs(dir):
 		root = filepath.Clean(dir) // an absolute directory is its own root
 	}
-	resolved, exists, err := Contain(root, dir)
-	if err != nil {
+	d := p.dir(root, dir)
+	resolved, exists, croot := d.resolved, d.exists, d.croot
+	if err := d.err; err != nil {
 		fix := "keep cwd inside the repository, without symlinks that lead out of it"
 		where := "the repository"
 		if p.scope == ScopeUser {
@@ -678,16 +716,13 @@ func (p *parser) cwd(s *Server, n *yaml.Node, field string) {
 		}
 		return
 	}
-	croot, err := CanonicalDir(root)
-	if err != nil {
+	if err := d.crootErr; err != nil {
 		p.errf(pos, field, "", "cannot resolve %s: %v", root, err)
 		return
 	}
-	if exists {
-		if st, err := os.Stat(resolved); err == nil && !st.IsDir() {
-			p.errf(pos, field, "point cwd at a directory", "cwd %q is not a directory", dir)
-			return
-		}
+	if d.notDir {
+		p.errf(pos, field, "point cwd at a directory", "cwd %q is not a directory", dir)
+		return
 	}
 	if !exists && n != nil {
 		p.warnf(n, field, "create the directory before the server starts", "cwd %q does not exist yet; it is checked again at launch", dir)

@@ -253,8 +253,8 @@ func scanRefs(v string, lit func(string), ref func(string)) error {
 			}
 			body := v[j+2 : j+end]
 			name, ok := strings.CutPrefix(body, "env:")
-			if !ok || !envNameRe.MatchString(name) {
-				return fmt.Errorf("%w: the reference at byte %d is not ${env:NAME} with NAME matching %s; write $${ for a literal ${", ErrEnvSyntax, j, envNameRe.String())
+			if !ok || !envNameRe().MatchString(name) {
+				return fmt.Errorf("%w: the reference at byte %d is not ${env:NAME} with NAME matching %s; write $${ for a literal ${", ErrEnvSyntax, j, envNameRe().String())
 			}
 			ref(name)
 			i = j + end + 1

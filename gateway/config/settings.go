@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -246,7 +247,7 @@ func (p *parser) filter(n *yaml.Node, field string) Filter {
 			}
 			f.Module = m
 			if name, ok := strings.CutPrefix(m, BuiltinPrefix); ok {
-				if !builtinRe.MatchString(name) {
+				if !builtinRe().MatchString(name) {
 					p.errf(e.v, ff, "write builtin:NAME with NAME in lowercase letters, digits, _ and -", "builtin module name %q is malformed", name)
 					continue
 				}
@@ -272,7 +273,7 @@ func (p *parser) filter(n *yaml.Node, field string) Filter {
 			if !ok {
 				continue
 			}
-			if !sha256Re.MatchString(s) {
+			if !sha256Re().MatchString(s) {
 				p.errf(e.v, ff, "write the 64 hex digits printed by `sha256sum FILE`", "sha256 must be 64 hex digits")
 				continue
 			}
@@ -320,7 +321,7 @@ func (p *parser) filter(n *yaml.Node, field string) Filter {
 	return f
 }
 
-var jsonNumberRe = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+var jsonNumberRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`) })
 
 // toJSON converts a YAML node to JSON. Integers keep their exact value (any
 // size, any YAML base); floats keep their source text when it is already a
@@ -379,7 +380,7 @@ func (p *parser) toJSON(b *bytes.Buffer, n *yaml.Node, field string, depth int) 
 			}
 			b.WriteString(fmt.Sprint(v))
 		case "!!int":
-			if jsonNumberRe.MatchString(n.Value) {
+			if jsonNumberRe().MatchString(n.Value) {
 				b.WriteString(n.Value)
 				return true
 			}
@@ -402,7 +403,7 @@ func (p *parser) toJSON(b *bytes.Buffer, n *yaml.Node, field string, depth int) 
 			if strings.HasSuffix(t, ".") {
 				t += "0"
 			}
-			if !jsonNumberRe.MatchString(t) {
+			if !jsonNumberRe().MatchString(t) {
 				p.errf(n, field, "write a finite decimal number, or quote the value", "number %q has no JSON form", n.Value)
 				return false
 			}

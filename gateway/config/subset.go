@@ -162,7 +162,7 @@ func (p *parser) profiles(st *Settings, n *yaml.Node) {
 		}
 		field := "profiles." + kv.key
 		if !ValidID(kv.key) {
-			p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit (at most 32 characters)", "profile name %q does not match %s", kv.key, idRe.String())
+			p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit (at most 32 characters)", "profile name %q does not match %s", kv.key, idRe().String())
 			continue
 		}
 		pr := Profile{Name: kv.key, File: p.file, Line: kv.k.Line}
