@@ -332,7 +332,7 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 	}
 	res := &FindResult{Query: req.Query, Servers: []FindServer{}, Tools: []FindTool{}}
 	terms := catalog.QueryTerms(req.Query)
-	var scratch []byte // ScoreIn's, reused for every tool
+	var scratch catalog.Scratch // ScoreIn's, reused for every tool
 	var refreshErr error
 	for _, v := range views {
 		fs := FindServer{ID: v.ID, Scope: v.Scope, Trust: v.Trust, ActionClass: v.ActionClass, Run: v.Run}

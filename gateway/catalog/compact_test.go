@@ -239,3 +239,52 @@ func FuzzIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestASCIICase checks the word-at-a-time classification against the
+// byte-at-a-time rule for every byte value at every position of a word and
+// of the tail.
+func TestASCIICase(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		upper, other := false, false
+		for i := 0; i < len(s); i++ {
+			upper = upper || 'A' <= s[i] && s[i] <= 'Z'
+			other = other || s[i] >= 0x80
+		}
+		got := asciiCase(s)
+		if got == asciiLower && (upper || other) || got == asciiUpper && !upper || got == notASCII && !other {
+			t.Fatalf("asciiCase(%q) = %d (upper case %v, not ASCII %v)", s, got, upper, other)
+		}
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 19} {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				check(string(b))
+				// Beside an upper-case letter elsewhere in the word.
+				if n > 1 {
+					b[(pos+1)%n] = 'Z'
+					check(string(b))
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		low, s  string
+		differs bool
+		want    bool
+	}{
+		{"read a file", "read a file", false, true},
+		{"Read", "Read", false, false},
+		{"read", "Read", true, true},
+		{"écrire", "écrire", false, true},
+		{"Écrire", "Écrire", false, false},
+		{"écrire", "Écrire", true, true},
+		{"read", "read", true, false},
+	} {
+		if got := lowerOf(c.low, c.s, c.differs); got != c.want {
+			t.Errorf("lowerOf(%q, %q, %v) = %v, want %v", c.low, c.s, c.differs, got, c.want)
+		}
+	}
+}

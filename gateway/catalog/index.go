@@ -38,6 +38,17 @@ func lowerOf(low, s string, differs bool) bool {
 	if differs == (low == s) {
 		return false
 	}
+	if !differs {
+		// low is s: s must have no upper case. Most text is ASCII
+		// without any, checked eight bytes at a time.
+		switch asciiCase(s) {
+		case asciiLower:
+			return true
+		case asciiUpper:
+			return false
+		}
+		return strings.ToLower(s) == low
+	}
 	if len(low) != len(s) {
 		return strings.ToLower(s) == low
 	}
@@ -54,6 +65,43 @@ func lowerOf(low, s string, differs bool) bool {
 		}
 	}
 	return true
+}
+
+// What asciiCase found. A string with both an upper-case ASCII letter
+// and a non-ASCII byte is either of the last two.
+const (
+	asciiLower = iota // ASCII, no upper-case letter
+	asciiUpper        // an upper-case ASCII letter
+	notASCII          // a byte that is not ASCII
+)
+
+// asciiCase classifies s, a word of eight bytes at a time: a byte with
+// the high bit set is not ASCII; for ASCII bytes, adding 0x3f sets the
+// high bit of those >= 'A' and adding 0x25 that of those > 'Z' (no byte
+// carries into the next below 0x80).
+func asciiCase(s string) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if x&high != 0 {
+			return notASCII
+		}
+		if (x+0x3f*ones)&^(x+0x25*ones)&high != 0 {
+			return asciiUpper
+		}
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return notASCII
+		}
+		if 'A' <= c && c <= 'Z' {
+			return asciiUpper
+		}
+	}
+	return asciiLower
 }
 
 // Entry flags in the compact index: the fields whose lower-case form
@@ -296,7 +344,7 @@ func LoadIndex(dir string, id Identity, opts *Options) (*Index, error) {
 // readIndex reads and decodes the compact index at path and checks that it
 // is still derived from the catalog file at src.
 func readIndex(path, src string) (*Index, string) {
-	data, _, reason := readCapped(path)
+	data, reason := readSmall(path)
 	if reason != "" {
 		return nil, reason
 	}

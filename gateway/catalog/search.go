@@ -22,17 +22,26 @@ func QueryTerms(q string) []string {
 // capability name (SERVER__TOOL, which find passes as capability), then the
 // title, then the description.
 func Score(terms []string, capability string, t Entry) int {
-	return score(terms, func() string { return strings.ToLower(capability) }, &t)
+	return score(terms, func() string { return strings.ToLower(capability) }, &t, nil)
+}
+
+// Scratch is what ScoreIn keeps from one entry to the next; its zero
+// value is ready. One Scratch serves one query.
+type Scratch struct {
+	capability []byte // the capability being built
+	// reject is the term that rejected the last entry: most entries of a
+	// query fail on the same term, which is then tried first.
+	reject int
 }
 
 // ScoreIn is Score for the capability SERVER__TOOL of server id (lower
 // case, as every server id is): the capability is only built when a term
-// is not found in the tool's name, and then into scratch, which the caller
+// is not found in the tool's name, and then into sc, which the caller
 // reuses from entry to entry.
-func ScoreIn(terms []string, id string, t *Entry, scratch *[]byte) int {
+func ScoreIn(terms []string, id string, t *Entry, sc *Scratch) int {
 	return score(terms, func() string {
-		*scratch = append(append(append((*scratch)[:0], id...), "__"...), t.Name...)
-		b := *scratch
+		sc.capability = append(append(append(sc.capability[:0], id...), "__"...), t.Name...)
+		b := sc.capability
 		for i, c := range b {
 			if 'A' <= c && c <= 'Z' {
 				b[i] = c + 'a' - 'A'
@@ -41,17 +50,31 @@ func ScoreIn(terms []string, id string, t *Entry, scratch *[]byte) int {
 			}
 		}
 		return unsafe.String(unsafe.SliceData(b), len(b))
-	}, t)
+	}, t, sc)
 }
 
-func score(terms []string, capability func() string, t *Entry) int {
+func score(terms []string, capability func() string, t *Entry, sc *Scratch) int {
 	if !t.lowered {
 		t.lower()
 	}
 	name, title, desc := t.lname, t.ltitle, t.ldesc
 	full, built := "", false
+	capName := func() string {
+		if !built {
+			full, built = capability(), true
+		}
+		return full
+	}
+	if sc != nil && len(terms) > 1 && sc.reject < len(terms) {
+		// A term found nowhere scores the entry 0 whatever the others
+		// score: ask first of the term that rejected the last entry.
+		if term := terms[sc.reject]; !strings.Contains(name, term) && !strings.Contains(title, term) &&
+			!strings.Contains(desc, term) && !strings.Contains(capName(), term) {
+			return 0
+		}
+	}
 	total := 0
-	for _, term := range terms {
+	for i, term := range terms {
 		s := 0
 		switch {
 		case name == term:
@@ -59,10 +82,7 @@ func score(terms []string, capability func() string, t *Entry) int {
 		case strings.Contains(name, term):
 			s = 40
 		default:
-			if !built {
-				full, built = capability(), true
-			}
-			if strings.Contains(full, term) {
+			if strings.Contains(capName(), term) {
 				s = 25
 			}
 		}
@@ -76,6 +96,9 @@ func score(terms []string, capability func() string, t *Entry) int {
 			s += 5 * n
 		}
 		if s == 0 {
+			if sc != nil {
+				sc.reject = i
+			}
 			return 0
 		}
 		total += s

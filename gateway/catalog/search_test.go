@@ -45,17 +45,26 @@ func TestScore(t *testing.T) {
 }
 
 // TestScoreInIsScore: ScoreIn, which builds the capability only when it
-// must, ranks every entry as Score does with the capability built.
+// must and first asks of the term that rejected the entry before, ranks
+// every entry as Score does with the capability built.
 func TestScoreInIsScore(t *testing.T) {
 	entries := []Entry{
 		{Name: "read", Title: "Read a file", Description: "Reads a file. The file must exist."},
 		{Name: "READ_Dir", Title: "Directory", Description: "Lists a directory"},
 		{Name: "x.y/z-w", Description: "FS access via fs__"},
+		{Name: "dir_file", Title: "File in a directory", Description: "file file file file"},
+		{Name: "zzz", Title: "Reads", Description: "write a file in a dir"},
 		EntryOf([]byte(`{"name":"Write","title":"Écrire","description":"WRITE a file"}`)),
 	}
-	var scratch []byte
-	for _, q := range []string{"read", "fs", "fs__re", "s__read_d", "file", "écrire", "write file", "dir fs", "zzz", "_", "x.y/z"} {
+	for _, q := range []string{"read", "fs", "fs__re", "s__read_d", "file", "écrire", "write file", "dir fs", "zzz", "_", "x.y/z",
+		// Several terms, each rejecting some entries, so the term tried
+		// first changes from entry to entry.
+		"read zzz", "zzz read", "file dir", "dir file", "fs write file", "a file directory", "reads fs__ écrire",
+		// A term that rejects one entry and is found only in the next one's
+		// capability.
+		"s__z file", "s__d zzz"} {
 		terms := QueryTerms(q)
+		var scratch Scratch // one per query, as find keeps it
 		for _, e := range entries {
 			cp := "fs__" + e.Name
 			want := Score(terms, cp, e)
