@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"sluice/gateway"
 )
@@ -113,7 +114,7 @@ func runCompletion(e *env) int {
 	return exitOK
 }
 
-var flagPat = regexp.MustCompile(`(?m)^\s+(--[a-z][a-z0-9-]*)`)
+var flagPat = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s+(--[a-z][a-z0-9-]*)`) })
 
 // flagsOf lists the flags a command's help documents.
 func flagsOf(cmd string) []string {
@@ -123,7 +124,7 @@ func flagsOf(cmd string) []string {
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range flagPat.FindAllStringSubmatch(c.help, -1) {
+	for _, m := range flagPat().FindAllStringSubmatch(c.help, -1) {
 		if !seen[m[1]] {
 			seen[m[1]] = true
 			out = append(out, m[1])

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -580,13 +581,13 @@ func (h *Handler) serversPage(w http.ResponseWriter, r *http.Request, flash stri
 	h.render(w, "servers", pg)
 }
 
-var handleRe = regexp.MustCompile(`sluice://results/([A-Za-z0-9_-]{8,128})`)
+var handleRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sluice://results/([A-Za-z0-9_-]{8,128})`) })
 
 // handles finds stored-result handles named in a result.
 func handles(b []byte) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range handleRe.FindAllSubmatch(b, 8) {
+	for _, m := range handleRe().FindAllSubmatch(b, 8) {
 		if h := string(m[1]); !seen[h] {
 			seen[h] = true
 			out = append(out, h)

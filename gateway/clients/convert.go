@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Decl is an Entry as a sluice declaration.
@@ -41,22 +42,28 @@ type ConvertOptions struct {
 }
 
 var (
-	idBad      = regexp.MustCompile(`[^a-z0-9_-]+`)
-	secretName = regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|_key$|^key$)`)
-	tokenShape = regexp.MustCompile(`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|sk_test_|rk_live_|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ|npm_|hf_|pypi-|dop_v1_|shpat_)`)
-	opaque     = regexp.MustCompile(`^[A-Za-z0-9_\-+=]{24,}$`)
-	digit      = regexp.MustCompile(`[0-9]`)
-	letter     = regexp.MustCompile(`[A-Za-z]`)
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	idBad      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
+	secretName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|_key$|^key$)`)
+	})
+	tokenShape = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|sk_test_|rk_live_|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ|npm_|hf_|pypi-|dop_v1_|shpat_)`)
+	})
+	opaque  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_\-+=]{24,}$`) })
+	digit   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]`) })
+	letter  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z]`) })
+	envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// refs in the clients' syntaxes: ${env:NAME}, ${NAME}, ${NAME:-x}, $NAME, ${input:ID}, ${workspaceFolder}
-	refPat = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\$\{input:([^}]*)\}|\$\{(workspaceFolder|workspaceRoot|userHome)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+	refPat = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\$\{input:([^}]*)\}|\$\{(workspaceFolder|workspaceRoot|userHome)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+	})
 )
 
 // ID turns a client's server name into a sluice server id:
 // lowercase, runs of other characters as "-", no "__", at most 32
 // characters. "" when nothing is left.
 func ID(name string) string {
-	s := idBad.ReplaceAllString(strings.ToLower(name), "-")
+	s := idBad().ReplaceAllString(strings.ToLower(name), "-")
 	for strings.Contains(s, "__") {
 		s = strings.ReplaceAll(s, "__", "_")
 	}
@@ -73,18 +80,18 @@ func LooksSecret(key, value string) bool {
 	if value == "" || isRefOnly(value) {
 		return false
 	}
-	if secretName.MatchString(key) {
+	if secretName().MatchString(key) {
 		return true
 	}
 	v := value
 	for _, p := range []string{"Bearer ", "bearer ", "Basic ", "token ", "Token "} {
 		v = strings.TrimPrefix(v, p)
 	}
-	return tokenShape.MatchString(v) || (opaque.MatchString(v) && digit.MatchString(v) && letter.MatchString(v))
+	return tokenShape().MatchString(v) || (opaque().MatchString(v) && digit().MatchString(v) && letter().MatchString(v))
 }
 
 func isRefOnly(v string) bool {
-	loc := refPat.FindStringIndex(v)
+	loc := refPat().FindStringIndex(v)
 	return loc != nil && loc[0] == 0 && loc[1] == len(v)
 }
 
@@ -164,8 +171,8 @@ func (d *Decl) literal(v, field string, o ConvertOptions) string {
 	if !strings.Contains(v, "$") {
 		return v
 	}
-	out := refPat.ReplaceAllStringFunc(v, func(m string) string {
-		sub := refPat.FindStringSubmatch(m)
+	out := refPat().ReplaceAllStringFunc(v, func(m string) string {
+		sub := refPat().FindStringSubmatch(m)
 		if sub[3] == "workspaceFolder" || sub[3] == "workspaceRoot" {
 			if o.Workspace != "" {
 				return o.Workspace
@@ -173,7 +180,7 @@ func (d *Decl) literal(v, field string, o ConvertOptions) string {
 		}
 		return m
 	})
-	if refPat.MatchString(out) {
+	if refPat().MatchString(out) {
 		d.Notes = append(d.Notes, fmt.Sprintf("%s holds %s, which sluice passes as written (it expands references only in env and headers)", field, quoteNote(out)))
 	}
 	return out
@@ -189,12 +196,12 @@ func quoteNote(s string) string {
 // value converts an env value: references become ${env:NAME}; a
 // literal secret becomes ${env:KEY} with a note (the value is dropped).
 func (d *Decl) value(key, v, want string, o ConvertOptions) string {
-	if refPat.MatchString(v) {
+	if refPat().MatchString(v) {
 		return d.refs(v, want)
 	}
 	if LooksSecret(key, v) {
 		name := want
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			name = varName(d.ID, key)
 		}
 		d.need(name, fmt.Sprintf("env %s looked like a secret and was not copied: set %s in the environment sluice runs in", key, name))
@@ -205,7 +212,7 @@ func (d *Decl) value(key, v, want string, o ConvertOptions) string {
 
 // header converts a header value like value, keeping an auth scheme.
 func (d *Decl) header(key, v string, o ConvertOptions) string {
-	if refPat.MatchString(v) {
+	if refPat().MatchString(v) {
 		return d.refs(v, varName(d.ID, key))
 	}
 	if !LooksSecret(key, v) {
@@ -227,8 +234,8 @@ func (d *Decl) header(key, v string, o ConvertOptions) string {
 
 // refs rewrites every reference of v into sluice's ${env:NAME}.
 func (d *Decl) refs(v, fallback string) string {
-	return refPat.ReplaceAllStringFunc(v, func(m string) string {
-		sub := refPat.FindStringSubmatch(m)
+	return refPat().ReplaceAllStringFunc(v, func(m string) string {
+		sub := refPat().FindStringSubmatch(m)
 		switch {
 		case sub[1] != "":
 			return m

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -585,7 +586,7 @@ func addTOML(data []byte, key string, s Server) []byte {
 	return out
 }
 
-var tomlHeader = regexp.MustCompile(`^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$`)
+var tomlHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$`) })
 
 // removeTOML cuts the [key.name] table and its sub-tables.
 func removeTOML(file string, data []byte, key, name string) ([]byte, error) {
@@ -596,7 +597,7 @@ func removeTOML(file string, data []byte, key, name string) ([]byte, error) {
 		trim := strings.TrimSpace(l)
 		if strings.HasPrefix(trim, "[") {
 			cutting = false
-			if m := tomlHeader.FindStringSubmatch(trim); m != nil {
+			if m := tomlHeader().FindStringSubmatch(trim); m != nil {
 				parts := splitDotted(m[1])
 				if len(parts) >= 2 && parts[0] == key && parts[1] == name {
 					cutting, cut = true, true
@@ -650,13 +651,15 @@ func splitDotted(k string) []string {
 	return parts
 }
 
-var pairPat = regexp.MustCompile(`"?([A-Za-z0-9_.-]+)"?(\s*[:=]\s*)"((?:[^"\\]|\\.)*)"`)
+var pairPat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"?([A-Za-z0-9_.-]+)"?(\s*[:=]\s*)"((?:[^"\\]|\\.)*)"`)
+})
 
 // Mask hides, in one line of a client's file, every quoted value that
 // looks like a secret (by its key or its shape), so a diff can be shown.
 func Mask(line string) string {
-	return pairPat.ReplaceAllStringFunc(line, func(m string) string {
-		sub := pairPat.FindStringSubmatch(m)
+	return pairPat().ReplaceAllStringFunc(line, func(m string) string {
+		sub := pairPat().FindStringSubmatch(m)
 		if !LooksSecret(sub[1], sub[3]) {
 			return m
 		}

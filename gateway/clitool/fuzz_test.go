@@ -16,7 +16,7 @@ func FuzzParseText(f *testing.F) {
 		var b strings.Builder
 		for _, r := range parseText(s) {
 			if r.ph {
-				if !nameRe.MatchString(r.name) {
+				if !nameRe().MatchString(r.name) {
 					t.Fatalf("placeholder %q from %q is not an identifier", r.name, s)
 				}
 				b.WriteString("{" + r.name)

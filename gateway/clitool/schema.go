@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -31,7 +32,7 @@ const (
 	maxExponent    = 400       // |exponent| of a number's source text
 )
 
-var nameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`) })
 
 // Param declares one input: a JSON-Schema subset. Zero values mean "not
 // set". Numbers (Minimum, Maximum, numeric Default and Enum entries) are

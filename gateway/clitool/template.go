@@ -100,7 +100,7 @@ func placeholderAt(s string) (int, bool) {
 		return 0, false
 	}
 	name := strings.TrimSuffix(s[1:end], "...")
-	if !nameRe.MatchString(name) {
+	if !nameRe().MatchString(name) {
 		return 0, false
 	}
 	return end + 1, true

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"sluice/gateway/proc"
@@ -33,7 +34,7 @@ const (
 	stderrLines           = 20
 )
 
-var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var toolNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // Spec declares one CLI-backed tool and how its command runs. It is plain
 // values; the zero value of every optional field is the documented
@@ -99,7 +100,7 @@ func Compile(s Spec) (*Tool, error) {
 	specErr := func(field, fix, format string, a ...any) (*Tool, error) {
 		return fail(&SpecError{Field: field, Msg: fmt.Sprintf(format, a...), Fix: fix})
 	}
-	if !toolNameRe.MatchString(s.Name) {
+	if !toolNameRe().MatchString(s.Name) {
 		return specErr("", "use letters, digits, _ . and -, starting with a letter or digit, at most 64 characters", "tool name %q is not valid", s.Name)
 	}
 	switch s.Output {
@@ -149,7 +150,7 @@ func Compile(s Spec) (*Tool, error) {
 	t := &Tool{spec: s, command: a0.Text, byName: map[string]*param{}}
 	for _, p := range s.Input {
 		field := "input." + p.Name
-		if !nameRe.MatchString(p.Name) {
+		if !nameRe().MatchString(p.Name) {
 			return specErr(field, "use an identifier: letters, digits and _, not starting with a digit", "input name %q is not valid", p.Name)
 		}
 		if _, dup := t.byName[p.Name]; dup {
