@@ -240,9 +240,29 @@ func FuzzIndex(f *testing.F) {
 	})
 }
 
-// TestASCIICase checks the word-at-a-time classification against the
-// byte-at-a-time rule for every byte value at every position of a word and
-// of the tail.
+// lowerAgrees checks lowerOf against strings.ToLower for s, for its lower
+// case and for that lower case with each byte changed.
+func lowerAgrees(t *testing.T, s string) {
+	t.Helper()
+	low := strings.ToLower(s)
+	if !lowerOf(low, s, low != s) {
+		t.Fatalf("lowerOf(%q, %q) = false, want true", low, s)
+	}
+	for i := 0; i < len(low); i++ {
+		for _, c := range []byte{'A', 'a', 0x20, 0x80, low[i] ^ 0x20} {
+			b := []byte(low)
+			b[i] = c
+			want := strings.ToLower(s) == string(b)
+			if got := lowerOf(string(b), s, string(b) != s); got != want {
+				t.Fatalf("lowerOf(%q, %q) = %v, want %v", b, s, got, want)
+			}
+		}
+	}
+}
+
+// TestASCIICase checks the word-at-a-time classification and lowerOf
+// against the byte-at-a-time rules for every byte value at every position
+// of a word and of the tail.
 func TestASCIICase(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
@@ -262,10 +282,12 @@ func TestASCIICase(t *testing.T) {
 				b := []byte(strings.Repeat("a", n))
 				b[pos] = byte(c)
 				check(string(b))
+				lowerAgrees(t, string(b))
 				// Beside an upper-case letter elsewhere in the word.
 				if n > 1 {
 					b[(pos+1)%n] = 'Z'
 					check(string(b))
+					lowerAgrees(t, string(b))
 				}
 			}
 		}

@@ -52,7 +52,19 @@ func lowerOf(low, s string, differs bool) bool {
 	if len(low) != len(s) {
 		return strings.ToLower(s) == low
 	}
-	for i := 0; i < len(s); i++ {
+	// Eight bytes at a time while ASCII: an upper-case letter's high bit
+	// (see asciiCase) shifted to 0x20 lowers it.
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := word(s, i)
+		if x&asciiHigh != 0 {
+			return strings.ToLower(s) == low
+		}
+		if x|upperBits(x)>>2 != word(low, i) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			return strings.ToLower(s) == low
@@ -67,6 +79,22 @@ func lowerOf(low, s string, differs bool) bool {
 	return true
 }
 
+const asciiOnes, asciiHigh = 0x0101010101010101, 0x8080808080808080
+
+// word is the eight bytes of s at i, little-endian (one load).
+func word(s string, i int) uint64 {
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// upperBits has the high bit of each byte of x, all of which are ASCII,
+// that is an upper-case letter: adding 0x3f sets the high bit of the
+// bytes >= 'A', adding 0x25 that of those > 'Z', and no byte below 0x80
+// carries into the next.
+func upperBits(x uint64) uint64 {
+	return (x + 0x3f*asciiOnes) &^ (x + 0x25*asciiOnes) & asciiHigh
+}
+
 // What asciiCase found. A string with both an upper-case ASCII letter
 // and a non-ASCII byte is either of the last two.
 const (
@@ -75,20 +103,15 @@ const (
 	notASCII          // a byte that is not ASCII
 )
 
-// asciiCase classifies s, a word of eight bytes at a time: a byte with
-// the high bit set is not ASCII; for ASCII bytes, adding 0x3f sets the
-// high bit of those >= 'A' and adding 0x25 that of those > 'Z' (no byte
-// carries into the next below 0x80).
+// asciiCase classifies s, a word of eight bytes at a time.
 func asciiCase(s string) int {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if x&high != 0 {
+		x := word(s, i)
+		if x&asciiHigh != 0 {
 			return notASCII
 		}
-		if (x+0x3f*ones)&^(x+0x25*ones)&high != 0 {
+		if upperBits(x) != 0 {
 			return asciiUpper
 		}
 	}
