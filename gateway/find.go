@@ -221,9 +221,12 @@ var findFullSearch bool
 
 // summaries is known() for search: it reads the small catalog index rather
 // than every schema, and the baseline's set hash rather than every
-// reviewed definition when the sets agree. It never launches.
-func (g *Gateway) summaries(v ServerView) summary {
-	s := g.summariesAll(v)
+// reviewed definition when the sets agree. It never launches. The index is
+// read into buf, so what it returns is only valid until buf's next use;
+// a hold computed from the index's names keeps them, and buf then starts
+// over with fresh memory.
+func (g *Gateway) summaries(v ServerView, buf *catalog.IndexBuffer) summary {
+	s := g.summariesAll(v, buf)
 	if s.prov == ProvMissing || s.prov == ProvDeclared {
 		return g.visibleSummary(v, s)
 	}
@@ -243,6 +246,7 @@ func (g *Gateway) summaries(v ServerView) summary {
 	var sums []catalog.Sum
 	if s.ix != nil {
 		sums = s.ix.Sums() // in the order of s.entries, which are its entries
+		*buf = catalog.IndexBuffer{}
 	}
 	for _, e := range s.entries {
 		if s.ix != nil {
@@ -288,7 +292,7 @@ func (g *Gateway) visibleSummary(v ServerView, s summary) summary {
 }
 
 // summariesAll is summaries without comparing with the baseline.
-func (g *Gateway) summariesAll(v ServerView) summary {
+func (g *Gateway) summariesAll(v ServerView, buf *catalog.IndexBuffer) summary {
 	if slot := g.peekSlot(v.ID, v.Digest); slot != nil {
 		if tl, ok := slot.LiveTools(); ok {
 			s := summary{prov: ProvLive, truncated: tl.Truncated}
@@ -301,7 +305,7 @@ func (g *Gateway) summariesAll(v ServerView) summary {
 	id := g.catalogIdentity(v.decl)
 	if findFullSearch {
 		// The reference the index path must agree with (tests).
-	} else if ix, err := catalog.LoadIndex(g.cacheDir, id, nil); err == nil && v.decl.CLI == nil {
+	} else if ix, err := catalog.LoadIndexInto(g.cacheDir, id, nil, buf); err == nil && v.decl.CLI == nil {
 		return summary{prov: ProvCached, entries: ix.Entries, truncated: ix.Truncated, recordedAt: ix.RecordedAt, set: ix.Set, ix: ix}
 	}
 	l := g.knownAll(v)
@@ -333,6 +337,9 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 	res := &FindResult{Query: req.Query, Servers: []FindServer{}, Tools: []FindTool{}}
 	terms := catalog.QueryTerms(req.Query)
 	var scratch catalog.Scratch // ScoreIn's, reused for every tool
+	// Every index is read into the same memory: what a tool in the answer
+	// keeps of its entry is copied out.
+	var buf catalog.IndexBuffer
 	var refreshErr error
 	for _, v := range views {
 		fs := FindServer{ID: v.ID, Scope: v.Scope, Trust: v.Trust, ActionClass: v.ActionClass, Run: v.Run}
@@ -357,7 +364,7 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 				fs.Run = v.Run
 			}
 		}
-		l := g.summaries(v)
+		l := g.summaries(v, &buf)
 		fs.Provenance, fs.Tools, fs.Truncated = l.prov, len(l.entries), l.truncated
 		if l.truncated && fs.Reason == "" {
 			fs.Reason = truncatedNote(v.ID, len(l.entries))
@@ -396,7 +403,8 @@ func (g *Gateway) Find(ctx context.Context, req FindRequest) (*FindResult, error
 					continue
 				}
 			}
-			res.Tools = append(res.Tools, FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: t.Name, Title: t.Title, Description: firstLine(t.Description, 200), ReadOnly: t.ReadOnly, Score: score})
+			res.Tools = append(res.Tools, FindTool{Capability: Capability(v.ID, t.Name), Server: v.ID, Tool: strings.Clone(t.Name),
+				Title: strings.Clone(t.Title), Description: strings.Clone(firstLine(t.Description, 200)), ReadOnly: t.ReadOnly, Score: score})
 		}
 	}
 	if len(terms) > 0 {

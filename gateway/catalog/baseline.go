@@ -263,7 +263,7 @@ func encodeSet(id Identity, set string, src link) []byte {
 // rewritten from it.
 func BaselineSet(dir string, id Identity) (string, error) {
 	path := baselineSetPath(dir, id)
-	if data, reason := readSmall(path); reason == "" {
+	if data, reason := readSmall(path, nil); reason == "" {
 		if d, reason := openCompact(data, setMagic); reason == "" {
 			src := d.link()
 			format := d.uint()

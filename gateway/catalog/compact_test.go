@@ -58,6 +58,47 @@ func TestIndexMatchesCatalog(t *testing.T) {
 	}
 }
 
+// TestIndexInto: indexes read one after another into one IndexBuffer are
+// each what LoadIndex reads, the second in the first's memory; a bad index
+// read into the buffer is still rebuilt from its catalog.
+func TestIndexInto(t *testing.T) {
+	dir := t.TempDir()
+	big, small := varied(), sample()
+	small.Identity.ServerID, small.Tools = "gh", small.Tools[:1]
+	for _, c := range []*Catalog{big, small} {
+		if !Store(dir, c, at(t0)) {
+			t.Fatal("Store failed")
+		}
+	}
+	var buf IndexBuffer
+	var first *Entry
+	for _, c := range []*Catalog{big, small, big} {
+		want, err := LoadIndex(dir, c.Identity, at(t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := LoadIndexInto(dir, c.Identity, at(t0), &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameIndex(got, want) {
+			t.Fatalf("%s: index read into the buffer\n%+v\nwant\n%+v", c.Identity.ServerID, got, want)
+		}
+		if first == nil {
+			first = &got.Entries[0]
+		} else if &got.Entries[0] != first {
+			t.Fatalf("%s: entries not read into the buffer's memory", c.Identity.ServerID)
+		}
+	}
+	if err := os.WriteFile(IndexPath(dir, small.Identity), []byte("SLIX garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadIndexInto(dir, small.Identity, at(t0), &buf)
+	if err != nil || len(got.Entries) != 1 || got.Entries[0].Name != "echo" {
+		t.Fatalf("bad index read into the buffer: %+v, %v", got, err)
+	}
+}
+
 // TestIndexNeverTrustedWhenBad: an index that is corrupt, cut short, of
 // another version, absent or stale (its catalog was replaced by a writer
 // that left the index alone) is rebuilt from the catalog and rewritten;
@@ -92,7 +133,7 @@ func TestIndexNeverTrustedWhenBad(t *testing.T) {
 		if err := os.WriteFile(path, tc.data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, reason := decodeIndex(tc.data); reason == "" {
+		if _, _, reason := decodeIndex(tc.data, nil); reason == "" {
 			t.Fatalf("%s: decodes", tc.name)
 		}
 		got, err := LoadIndex(dir, ident(), at(t0))
@@ -227,14 +268,14 @@ func FuzzIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		e := encoder{b: body}
 		data := e.file(indexMagic)
-		ix, l, reason := decodeIndex(data)
+		ix, l, reason := decodeIndex(data, nil)
 		if reason == "" {
 			if again := encodeIndex(ix, l); string(again) != string(data) {
 				t.Fatalf("round trip changed the file:\n%q\n%q", data, again)
 			}
 		}
 		data[5] ^= 0xff
-		if _, _, reason := decodeIndex(data); reason == "" {
+		if _, _, reason := decodeIndex(data, nil); reason == "" {
 			t.Fatal("decoded under a wrong checksum")
 		}
 	})

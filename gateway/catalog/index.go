@@ -253,8 +253,9 @@ func decodeIdentity(d *decoder) Identity {
 }
 
 // decodeIndex reads a compact index; reason is the miss reason when it
-// cannot (its link is checked by the caller).
-func decodeIndex(data []byte) (*Index, link, string) {
+// cannot (its link is checked by the caller). Its entries are decoded
+// into entries when they fit there.
+func decodeIndex(data []byte, entries []Entry) (*Index, link, string) {
 	d, reason := openCompact(data, indexMagic)
 	if reason != "" {
 		return nil, link{}, reason
@@ -270,10 +271,14 @@ func decodeIndex(data []byte) (*Index, link, string) {
 	if d.bad || n > MaxTools {
 		return nil, link{}, "malformed"
 	}
-	ix.Entries = make([]Entry, n)
+	if uint64(cap(entries)) >= n {
+		ix.Entries = entries[:n]
+	} else {
+		ix.Entries = make([]Entry, n)
+	}
 	for i := range ix.Entries {
 		en := &ix.Entries[i]
-		en.Name, en.Title, en.Description = d.str(), d.str(), d.str()
+		*en = Entry{Name: d.str(), Title: d.str(), Description: d.str()}
 		flags := d.uint()
 		if flags >= entryLowerDesc<<1 {
 			d.bad = true
@@ -339,8 +344,23 @@ func EntryOf(raw json.RawMessage) Entry {
 // never used: it is rebuilt from the catalog, when that one loads, and
 // rewritten. With no usable catalog it is a miss.
 func LoadIndex(dir string, id Identity, opts *Options) (*Index, error) {
+	return LoadIndexInto(dir, id, opts, nil)
+}
+
+// IndexBuffer is memory LoadIndexInto reuses from one index to the next,
+// so that reading the indexes of many servers in a row touches the memory
+// of one (find reads them all, and fresh memory is paid for page by page).
+// The strings and entries of an index read into it are only valid until
+// its next use. The zero value is ready.
+type IndexBuffer struct {
+	data    []byte
+	entries []Entry
+}
+
+// LoadIndexInto is LoadIndex reading into buf (nil: fresh memory).
+func LoadIndexInto(dir string, id Identity, opts *Options, buf *IndexBuffer) (*Index, error) {
 	path := IndexPath(dir, id)
-	ix, reason := readIndex(path, Path(dir, id))
+	ix, reason := readIndex(path, Path(dir, id), buf)
 	if reason == "" {
 		reason = checkIndex(ix, id, opts)
 		if reason == "" {
@@ -364,14 +384,29 @@ func LoadIndex(dir string, id Identity, opts *Options) (*Index, error) {
 	return ix, nil
 }
 
-// readIndex reads and decodes the compact index at path and checks that it
-// is still derived from the catalog file at src.
-func readIndex(path, src string) (*Index, string) {
-	data, reason := readSmall(path)
+// readIndex reads and decodes the compact index at path, into buf when
+// it is not nil, and checks that it is still derived from the catalog file
+// at src.
+func readIndex(path, src string, buf *IndexBuffer) (*Index, string) {
+	var into []byte
+	var entries []Entry
+	if buf != nil {
+		into, entries = buf.data, buf.entries
+	}
+	data, reason := readSmall(path, into)
 	if reason != "" {
 		return nil, reason
 	}
-	ix, l, reason := decodeIndex(data)
+	ix, l, reason := decodeIndex(data, entries)
+	if buf != nil {
+		// Kept whatever the answer: the next index reuses the larger.
+		if cap(data) > cap(buf.data) {
+			buf.data = data[:0]
+		}
+		if ix != nil && cap(ix.Entries) > cap(buf.entries) {
+			buf.entries = ix.Entries[:0]
+		}
+	}
 	if reason != "" {
 		return nil, reason
 	}

@@ -9,8 +9,9 @@ import "syscall"
 // (registering the descriptor with the poller, which a regular file
 // refuses) were a tenth of its run. It has readCapped's answers: "absent",
 // "unreadable" (also for anything but a regular file: the open does not
-// block on a FIFO) and "oversized".
-func readSmall(path string) ([]byte, string) {
+// block on a FIFO) and "oversized". The file is read into into when it
+// fits there.
+func readSmall(path string, into []byte) ([]byte, string) {
 	var fd int
 	var err error
 	for {
@@ -36,7 +37,12 @@ func readSmall(path string) ([]byte, string) {
 	// One byte more than the size: a file that grew since the fstat
 	// shows as oversized rather than as its first st.Size bytes. A read
 	// that returns the whole size is the file; only a short one reads on.
-	data := make([]byte, st.Size+1)
+	var data []byte
+	if int64(cap(into)) > st.Size {
+		data = into[:st.Size+1]
+	} else {
+		data = make([]byte, st.Size+1)
+	}
 	n := 0
 	for int64(n) < st.Size {
 		m, err := syscall.Read(fd, data[n:])
