@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"sluice/gateway/admin"
+	"sluice/gateway/internal/files"
 	"sluice/gateway/mcp"
 	"sluice/sandbox"
 )
@@ -95,9 +96,9 @@ func (g *Gateway) dashboard() *dashState { return g.dash.Load() }
 func newDashboard(g *Gateway, o *DashboardOptions, status func() map[string]any) (*dashState, error) {
 	audit := o.AuditFile
 	if audit == "" {
-		audit = filepath.Join(g.stateDir, "audit.jsonl")
+		audit = g.auditFile()
 	}
-	q, err := admin.NewApprovals(admin.ApprovalOptions{Timeout: o.ApprovalTimeout, AuditFile: audit})
+	q, err := admin.NewApprovals(admin.ApprovalOptions{Timeout: o.ApprovalTimeout, AuditFile: audit, AuditLock: files.Lock})
 	if err != nil {
 		return nil, &Error{Kind: KindGateway, Message: "cannot open the approvals audit log: " + err.Error(), Remedy: fixText("fix the state directory, or set SLUICE_STATE_DIR"), Err: err}
 	}
@@ -256,13 +257,29 @@ func (g *Gateway) askDashboard(ctx context.Context, r admin.ApprovalRequest) (bo
 	return true, nil
 }
 
-// audit records a decision taken elsewhere (elicitation, the dashboard's
-// own forms) in the audit log.
+// auditFile is the audit log every process of this state directory
+// appends to: <state dir>/audit.jsonl.
+func (g *Gateway) auditFile() string { return filepath.Join(g.stateDir, "audit.jsonl") }
+
+// viaCLI is the audit log's Via of a decision made through the gateway's
+// exported API, which the command line calls (sluice trust, untrust,
+// review --accept); the dashboard's decisions say dashboard.
+const viaCLI = "cli"
+
+// audit records a decision taken outside the approvals queue
+// (elicitation, the dashboard's own forms, the command line) in the audit
+// log: through the dashboard's queue when this process serves one (so its
+// Activity page has it at once), else straight into the file. Either way
+// the file's writers are serialised across processes (files.Lock).
 func (g *Gateway) audit(dec admin.Decision) {
+	var err error
 	if d := g.dashboard(); d != nil {
-		if err := d.approvals.Audit(dec); err != nil {
-			g.log.Warn("writing the approvals audit log failed", "error", err.Error())
-		}
+		err = d.approvals.Audit(dec)
+	} else {
+		err = admin.AuditLog{Path: g.auditFile(), Lock: files.Lock}.Append(dec)
+	}
+	if err != nil {
+		g.log.Warn("writing the approvals audit log failed", "file", g.auditFile(), "error", err.Error())
 	}
 }
 
@@ -375,22 +392,20 @@ func (b *dashBackend) Trust(_ context.Context, id, digest, program string) error
 	if p.Server.Digest != digest || p.Server.Program != program {
 		return admin.ErrTrustChanged
 	}
-	if err := b.g.Trust(p); err != nil {
+	if err := b.g.trust(p, "dashboard"); err != nil {
 		return errors.New(errMessage(err))
 	}
-	b.g.audit(admin.Decision{Kind: "trust", Capabilities: []string{id}, Digest: p.Server.Digest, Via: "dashboard", Approved: true})
 	return nil
 }
 
 func (b *dashBackend) Untrust(_ context.Context, id string) error {
-	removed, err := b.g.Untrust(id)
+	removed, err := b.g.untrust(id, "dashboard")
 	if err != nil {
 		return errors.New(errMessage(err))
 	}
 	if !removed {
 		return fmt.Errorf("server %s had no trust record", id)
 	}
-	b.g.audit(admin.Decision{Kind: "untrust", Capabilities: []string{id}, Via: "dashboard", Approved: false})
 	return nil
 }
 

@@ -432,9 +432,13 @@ type Review struct {
 
 // ReviewTools compares server's known listing (live, else recorded; it
 // never launches) with its baseline, and with accept records that listing
-// as the new baseline.
+// as the new baseline (and the acceptance in the audit log, via cli).
 func (g *Gateway) ReviewTools(server string, accept bool) (*Review, error) {
-	return g.reviewTools(server, accept, "")
+	r, err := g.reviewTools(server, accept, "")
+	if err == nil && accept {
+		g.auditReview(r, viaCLI)
+	}
+	return r, err
 }
 
 // reviewTools is ReviewTools; a non-empty want accepts only when the

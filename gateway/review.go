@@ -48,11 +48,37 @@ func reviewChangedErr(server string) error {
 // the review's digest is still digest, the one the person was shown; else
 // it accepts nothing and returns an error wrapping ErrReviewChanged.
 func (g *Gateway) AcceptReview(server, digest string) (*Review, error) {
+	return g.acceptReview(server, digest, viaCLI)
+}
+
+// acceptReview is AcceptReview with the audit log's Via.
+func (g *Gateway) acceptReview(server, digest, via string) (*Review, error) {
 	if digest == "" {
 		return nil, &Error{Kind: KindBadInput, Server: server, Message: "accepting a tool review needs the digest of the review shown",
 			Remedy: fixText("open the server's review and accept from there")}
 	}
-	return g.reviewTools(server, true, digest)
+	r, err := g.reviewTools(server, true, digest)
+	if err == nil {
+		g.auditReview(r, via)
+	}
+	return r, err
+}
+
+// auditReview records an accepted review in the audit log: who accepted,
+// the tools it makes callable (the held ones; the server when none was
+// held) and the digest of the review accepted.
+func (g *Gateway) auditReview(r *Review, via string) {
+	if r == nil || !r.Accepted {
+		return
+	}
+	caps := []string{r.Server}
+	if r.Change != nil && len(r.Change.Held) > 0 {
+		caps = caps[:0]
+		for _, t := range r.Change.Held {
+			caps = append(caps, Capability(r.Server, t))
+		}
+	}
+	g.audit(admin.Decision{Kind: "review", Capabilities: caps, Digest: r.Digest, Via: via, Approved: true})
 }
 
 // adminReview is r as the dashboard shows it.
@@ -83,22 +109,12 @@ func (b *dashBackend) Review(_ context.Context, id string) (*admin.ToolReview, e
 // AcceptReview records the listing shown, and audits it: who accepted
 // (the dashboard), which tools it makes callable and the digest accepted.
 func (b *dashBackend) AcceptReview(_ context.Context, id, digest string) (*admin.ToolReview, error) {
-	r, err := b.g.AcceptReview(id, digest)
+	r, err := b.g.acceptReview(id, digest, "dashboard")
 	if errors.Is(err, ErrReviewChanged) {
 		return nil, admin.ErrReviewChanged
 	}
 	if err != nil {
 		return nil, errors.New(errMessage(err))
-	}
-	if r.Accepted {
-		caps := []string{id}
-		if r.Change != nil && len(r.Change.Held) > 0 {
-			caps = caps[:0]
-			for _, t := range r.Change.Held {
-				caps = append(caps, id+"__"+t)
-			}
-		}
-		b.g.audit(admin.Decision{Kind: "review", Capabilities: caps, Digest: digest, Via: "dashboard", Approved: true})
 	}
 	return adminReview(r), nil
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"sluice/gateway/admin"
 	"sluice/gateway/catalog"
 	"sluice/gateway/config"
 	"sluice/gateway/proc"
@@ -290,8 +291,12 @@ func (g *Gateway) PlanTrust(id, actionClass string) (*TrustPlan, error) {
 	return &TrustPlan{Server: v, ProjectRoot: g.reload().ProjectRoot, ActionClass: actionClass, TrustFile: trust.FilePath(g.configDir)}, nil
 }
 
-// Trust records the plan in the trust file.
-func (g *Gateway) Trust(p *TrustPlan) error {
+// Trust records the plan in the trust file, and the decision in the audit
+// log (via cli).
+func (g *Gateway) Trust(p *TrustPlan) error { return g.trust(p, viaCLI) }
+
+// trust is Trust with the audit log's Via.
+func (g *Gateway) trust(p *TrustPlan, via string) error {
 	if err := proc.MkdirPrivate(g.configDir); err != nil {
 		return &Error{Kind: KindGateway, Message: "cannot create the config directory: " + err.Error(), Err: err}
 	}
@@ -309,6 +314,8 @@ func (g *Gateway) Trust(p *TrustPlan) error {
 	if err != nil {
 		return &Error{Kind: KindGateway, Server: d.ID, Message: "cannot record trust: " + err.Error(), Err: err}
 	}
+	g.audit(admin.Decision{Kind: "trust", Capabilities: []string{d.ID}, Digest: d.Digest, ProjectRoot: p.ProjectRoot,
+		Class: p.ActionClass, Via: via, Approved: true})
 	// A project server's baseline is recorded at trust time: the first
 	// listing after this trust is what later listings are compared with.
 	if err := catalog.RemoveBaseline(g.cacheDir, g.catalogIdentity(d)); err != nil {
@@ -318,8 +325,12 @@ func (g *Gateway) Trust(p *TrustPlan) error {
 }
 
 // Untrust removes the trust record of a project server; it reports whether
-// one existed. A running instance is closed.
-func (g *Gateway) Untrust(id string) (bool, error) {
+// one existed. A running instance is closed. A removal is recorded in the
+// audit log (via cli).
+func (g *Gateway) Untrust(id string) (bool, error) { return g.untrust(id, viaCLI) }
+
+// untrust is Untrust with the audit log's Via.
+func (g *Gateway) untrust(id, via string) (bool, error) {
 	l := g.reload()
 	if l.ProjectRoot == "" {
 		return false, &Error{Kind: KindBadInput, Message: "no project root; run inside a project or pass --project DIR"}
@@ -331,6 +342,9 @@ func (g *Gateway) Untrust(id string) (bool, error) {
 	g.invalidateViews()
 	if err != nil {
 		return false, &Error{Kind: KindGateway, Server: id, Message: "cannot update the trust file: " + err.Error(), Err: err}
+	}
+	if removed {
+		g.audit(admin.Decision{Kind: "untrust", Capabilities: []string{id}, ProjectRoot: l.ProjectRoot, Via: via, Approved: false})
 	}
 	g.mu.Lock()
 	s := g.ups[id]

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -71,10 +70,15 @@ type Decision struct {
 	ArgumentsSHA256 string `json:"argumentsSha256,omitempty"`
 	RequestID       string `json:"requestId,omitempty"`
 	// Via is who decided: dashboard, elicitation, form (the dashboard's
-	// own call form), timeout, cancelled.
-	Via      string `json:"via"`
-	Approved bool   `json:"approved"`
-	Waited   string `json:"waited,omitempty"`
+	// own call form), timeout, cancelled, cli (a command such as sluice
+	// trust, untrust or review --accept).
+	Via string `json:"via"`
+	// ProjectRoot and Class, for trust decisions: the project the record
+	// is for and the action class recorded.
+	ProjectRoot string `json:"projectRoot,omitempty"`
+	Class       string `json:"class,omitempty"`
+	Approved    bool   `json:"approved"`
+	Waited      string `json:"waited,omitempty"`
 	// A long capability list is kept to its first maxAuditCaps; More
 	// counts the rest and CapabilitiesSHA256 hashes the whole list
 	// (names joined by newlines).
@@ -86,13 +90,15 @@ type Decision struct {
 const (
 	maxAuditCaps    = 32
 	maxAuditCapName = 256
+	maxAuditRoot    = 4096
 )
 
 // boundDecision keeps one audit line bounded in size.
 func boundDecision(d Decision) Decision {
-	for _, s := range []*string{&d.Kind, &d.RequestID, &d.Via, &d.Waited, &d.Digest, &d.ArgumentsSHA256} {
+	for _, s := range []*string{&d.Kind, &d.RequestID, &d.Via, &d.Waited, &d.Digest, &d.ArgumentsSHA256, &d.Class} {
 		*s, _ = clip(*s, maxAuditCapName)
 	}
+	d.ProjectRoot, _ = clip(d.ProjectRoot, maxAuditRoot)
 	long := len(d.Capabilities) > maxAuditCaps
 	for _, c := range d.Capabilities {
 		long = long || len(c) > maxAuditCapName
@@ -122,6 +128,9 @@ func boundDecision(d Decision) Decision {
 type ApprovalOptions struct {
 	Timeout   time.Duration // 0 = DefaultApprovalTimeout
 	AuditFile string        // "" = no file (decisions are still kept in memory)
+	// AuditLock serialises the audit file's writers across processes (see
+	// AuditLog.Lock); nil serialises this process's only.
+	AuditLock func(path string) (unlock func(), err error)
 	Now       func() time.Time
 }
 
@@ -351,33 +360,27 @@ func (a *Approvals) Audit(d Decision) error {
 	if a.o.AuditFile == "" {
 		return nil
 	}
-	line, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
 	a.fileMu.Lock()
 	defer a.fileMu.Unlock()
-	if fi, err := os.Lstat(a.o.AuditFile); err == nil && fi.Size()+int64(len(line))+1 > maxAuditFileBytes {
-		// Bounded: keep the current file as <file>.1 and start a new one.
-		if err := os.Rename(a.o.AuditFile, a.o.AuditFile+".1"); err != nil {
-			return fmt.Errorf("audit log: rotating: %w", err)
-		}
-	}
-	f, err := openAudit(a.o.AuditFile)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(line, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return AuditLog{Path: a.o.AuditFile, Lock: a.o.AuditLock}.Append(d)
 }
 
-// Decisions returns up to n recent decisions, newest first.
+// Decisions returns up to n recent decisions, newest first: from the
+// audit file when there is one (so decisions other processes wrote, such
+// as 'sluice review --accept' on the command line, are shown too), else,
+// or when the file cannot be read, those this process made.
 func (a *Approvals) Decisions(n int) []Decision {
 	if a == nil {
 		return nil
+	}
+	if a.o.AuditFile != "" {
+		m := n
+		if m <= 0 {
+			m = maxAuditMemory
+		}
+		if ds, err := (AuditLog{Path: a.o.AuditFile}).Recent(m); err == nil {
+			return ds
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

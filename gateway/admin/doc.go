@@ -63,4 +63,17 @@
 // sha256 of the script. Every decision, timeout and cancellation is one
 // JSON line in the audit log (0600, refusing symlinks, rotated to .1 at 4
 // MiB so it stays bounded) and in memory for the Activity page.
+//
+// # Why the audit log is shared by processes, under a lock
+//
+// Trust, untrust and tool reviews are decided on the command line as well
+// as on the dashboard, and a person auditing wants one log. So every
+// process of a state directory appends to the same file (AuditLog), the
+// command line included (via "cli"), and the Activity page reads the
+// file's tail rather than its own memory. Appends take the lock the
+// gateway hands in (its cross-process file lock, on <file>.lock): the
+// size check, the rotation and the write are one step, so two writers
+// never both rotate (which would lose a file's worth of lines) and a line
+// never lands inside another. A line a dying writer left unterminated is
+// ended before the next one, so it costs only itself.
 package admin
