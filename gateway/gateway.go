@@ -76,6 +76,7 @@ type testKnobs struct {
 	restartBackoff        time.Duration    // first delay after a failed start; doubles; default DefaultRestartBackoff
 	crashLoopLimit        int              // consecutive failures that stop relaunching; default DefaultCrashLoopLimit
 	now                   func() time.Time // default time.Now
+	resolved              func(id string)  // tests: runs between a call's reading of the files and remembering it
 }
 
 // Gateway turns declarations and the native client into capabilities.

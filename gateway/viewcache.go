@@ -25,6 +25,7 @@ type viewCache struct {
 	mu     sync.Mutex
 	next   time.Time // the files are looked at again from then on
 	gen    uint64    // gen of the gateway the entries belong to
+	epoch  uint64    // bumped whenever the entries are forgotten
 	loaded *config.Loaded
 	trust  trustStamp
 	views  map[string]ServerView
@@ -101,24 +102,31 @@ func (g *Gateway) recheck(now time.Time) bool {
 	kept := c.gen == gen && c.loaded == l && c.trust.same(ts)
 	if !kept {
 		c.gen, c.loaded, c.trust, c.views = gen, l, ts, nil
+		c.epoch++
 	}
 	c.next = now.Add(RecheckEvery)
 	return kept
 }
 
-// resolveForCall resolves id on what the files say now and remembers it.
+// resolveForCall resolves id on what the files say now and remembers it,
+// unless the entries were forgotten meanwhile: then what it read may be
+// older than the stamps a concurrent look recorded (a revocation between
+// this read and that look would otherwise be remembered as unchanged).
 func (g *Gateway) resolveForCall(now time.Time, id string) (ServerView, error) {
 	c := &g.views
 	g.recheck(now)
 	c.mu.Lock()
-	l, gen := c.loaded, c.gen
+	l, epoch := c.loaded, c.epoch
 	c.mu.Unlock()
 	v, err := g.serverIn(l, g.trustState(), id)
 	if err != nil {
 		return ServerView{}, err
 	}
+	if g.opts.resolved != nil {
+		g.opts.resolved(id)
+	}
 	c.mu.Lock()
-	if c.gen == gen && c.loaded == l {
+	if c.epoch == epoch {
 		if c.views == nil {
 			c.views = map[string]ServerView{}
 		}

@@ -161,3 +161,61 @@ func TestLaunchChecksTrustAgain(t *testing.T) {
 		t.Fatalf("a revoked declaration launched %d processes", n)
 	}
 }
+
+// A revocation written by another process while a call is between reading
+// the trust file and remembering what it read, and seen meanwhile by a
+// call to another server: the remembered resolution (made on the old
+// records) must not outlive RecheckEvery. Before, it was remembered under
+// the new file's stamp and every later call to the running server used
+// it, however long after the revocation.
+func TestRevocationDuringAResolutionIsNotRemembered(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "pj"))
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	clk := newClock()
+	var g *Gateway
+	var plan *TrustPlan
+	raced := false
+	g = w.open(func(o *Options) {
+		o.now = clk.now
+		o.resolved = func(id string) {
+			if id != "pj" || raced || plan == nil {
+				return
+			}
+			raced = true
+			if removed, err := trust.Remove(trust.FilePath(g.ConfigDir()), plan.ProjectRoot, "pj"); err != nil || !removed {
+				t.Errorf("revoke: %v %v", removed, err)
+			}
+			// Another server's first call looks at the files now.
+			if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: echoArgs}); err != nil {
+				t.Errorf("fx: %v", err)
+			}
+		}
+	})
+	p, err := g.PlanTrust("pj", "read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Trust(p); err != nil {
+		t.Fatal(err)
+	}
+	// Launch pj (its resolution is made afresh: nothing runs yet), then
+	// arm the race for the next resolution.
+	if _, err := g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: echoArgs}); err != nil {
+		t.Fatal(err)
+	}
+	plan = p
+	clk.advance(RecheckEvery)
+	g.invalidateViews() // the next pj call resolves afresh, and races
+	_, _ = g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: echoArgs})
+	if !raced {
+		t.Fatal("the resolution hook did not run")
+	}
+	clk.advance(2 * RecheckEvery)
+	for i := 0; i < 2; i++ {
+		_, err = g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: echoArgs})
+		if KindOf(err) != KindUntrusted {
+			t.Fatalf("call %d, %v after the revocation: want untrusted, got %v", i+1, 2*RecheckEvery, err)
+		}
+	}
+}
