@@ -407,3 +407,45 @@ func TestToolsListBytes(t *testing.T) {
 		t.Errorf("gateway mode's tools/list grew with the upstream tools: gateway %v, with 3 exposed %v", gw, gx)
 	}
 }
+
+// TestServeFastPathsRedact: the tools/call fast paths (flat tools and
+// exposed tools in gateway mode, stdio) answer every leaky tool, its
+// progress and log notifications included, without the key.
+func TestServeFastPathsRedact(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-mode", "leaky") + "    expose: [\"leak_*\"]\n" + readmeFilters)
+	leaky := []string{"leak_error", "leak_big_error", "leak_notify", "leak_fields", "leak_split", "leak_structured", "leak_huge_text", "leak_escaped_content"}
+	for _, mode := range [][]string{{"--mode", "flat"}, {"--mode", "gateway"}, {"--mode", "auto"}} {
+		t.Run(mode[1], func(t *testing.T) {
+			frames := []string{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`}
+			for i, n := range leaky {
+				frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fx__%s","arguments":{},"_meta":{"progressToken":"p%d"}}}`, 10+i, n, i))
+			}
+			got := serveFrames(t, mode, frames)
+			seen := map[float64]bool{}
+			notes := 0
+			for _, f := range got {
+				if m, _ := f["method"].(string); m == "notifications/progress" || m == "notifications/message" {
+					notes++
+				}
+				id, _ := f["id"].(float64)
+				seen[id] = true
+				for _, s := range strs(f, nil) {
+					if strings.Contains(s, mcptest.LeakKey) {
+						b, _ := json.Marshal(f)
+						t.Errorf("the key reached the agent in frame %.1500s", b)
+						break
+					}
+				}
+			}
+			for i := range leaky {
+				if !seen[float64(10+i)] {
+					t.Errorf("no answer to %s", leaky[i])
+				}
+			}
+			if notes == 0 {
+				t.Errorf("leak_notify's progress and log notifications did not reach the agent at all")
+			}
+		})
+	}
+}
