@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -126,8 +127,8 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 		c.mu.Lock()
 	}
 	defer c.mu.Unlock()
-	if _, dup := c.inflight[id.Raw()]; dup {
-		return nil, false
+	if _, dup := c.inflight[id.Raw()]; dup || len(c.inflight) >= maxInFlight {
+		return nil, false // a duplicate, or no room: the SDK's path answers (Read)
 	}
 	select {
 	case <-c.closed:
@@ -146,7 +147,50 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 	}, true
 }
 
+// maxInFlight bounds the requests of one connection read and not yet
+// answered. An agent that sends calls faster than they finish, or never
+// reads its answers, would otherwise make the gateway hold every one of
+// them (a goroutine, the request and its result each): past the bound a
+// request is answered at once with errTooBusy and never run.
+const maxInFlight = 1024
+
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, busy, err := c.read(ctx)
+		if busy {
+			req := msg.(*jsonrpc.Request)
+			if werr := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: errTooBusy}); werr != nil {
+				return nil, werr
+			}
+			continue
+		}
+		return msg, err
+	}
+}
+
+// errTooBusy answers a request read while maxInFlight others wait.
+var errTooBusy = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	Message: fmt.Sprintf("Too many requests in flight: %d on this connection are unanswered; wait for answers before sending more", maxInFlight)}
+
+// room registers a request read (one already registered, handed over by
+// the fast path, keeps its state) and reports false, registering nothing,
+// when maxInFlight others are unanswered.
+func (c *cancelConn) room(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.inflight[id.Raw()]; ok {
+		return true
+	}
+	if len(c.inflight) >= maxInFlight {
+		return false
+	}
+	c.inflight[id.Raw()] = false
+	return true
+}
+
+// read reads the next message; busy reports a request refused for want of
+// room (see maxInFlight), which Read answers.
+func (c *cancelConn) read(ctx context.Context) (_ jsonrpc.Message, busy bool, _ error) {
 	if w := c.initWait; w != nil {
 		// The SDK handles initialize in order, but a request read behind it
 		// can still overtake it at the end of input (the SDK cancels what is
@@ -154,9 +198,9 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		select {
 		case <-w:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		case <-c.closed:
-			return nil, io.EOF
+			return nil, false, io.EOF
 		}
 		c.initWait = nil
 	}
@@ -173,18 +217,18 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.onEOF = nil
 			eof(c)
 		}
-		return msg, err
+		return msg, false, err
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return msg, nil
+		return msg, false, nil
 	}
 	switch {
 	case req.IsCall():
-		c.mu.Lock()
-		if _, ok := c.inflight[req.ID.Raw()]; !ok { // a handed-over request keeps its state
-			c.inflight[req.ID.Raw()] = false
+		if !c.room(req.ID) {
+			return msg, true, nil
 		}
+		c.mu.Lock()
 		if req.Method == "initialize" && c.initID == nil {
 			c.initID = req.ID.Raw()
 			c.initDone = make(chan struct{})
@@ -209,7 +253,7 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 		}
 	}
-	return msg, nil
+	return msg, false, nil
 }
 
 func (c *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
