@@ -222,6 +222,10 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if n := batchLen(body); n > maxBatch {
+		reject(w, fmt.Sprintf("Bad Request: a batch of %d messages; at most %d are taken in one request", n, maxBatch), http.StatusBadRequest)
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		defer h.sessions.use(id, r.Method == http.MethodPost)()
@@ -248,6 +252,25 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.newSession(w, r)
+}
+
+// maxBatch bounds the messages of one JSON-RPC batch (legacy sessions of
+// 2025-03-26 may send them): the SDK runs every call of a batch at once,
+// so without a bound one 4 MiB request could start tens of thousands.
+const maxBatch = 64
+
+// batchLen is how many messages body holds when it is a batch (a JSON
+// array), else 0. A malformed array counts 0: the SDK refuses it.
+func batchLen(body []byte) int {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	if len(b) == 0 || b[0] != '[' {
+		return 0
+	}
+	var msgs []json.RawMessage
+	if json.Unmarshal(b, &msgs) != nil {
+		return 0
+	}
+	return len(msgs)
 }
 
 // readBody reads a whole body into one buffer sized by its declared

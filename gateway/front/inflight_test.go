@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -90,5 +93,64 @@ func TestStdioBoundsRequestsInFlight(t *testing.T) {
 				t.Fatalf("a call after the others finished: %s", got[len(got)-1])
 			}
 		})
+	}
+}
+
+// TestHTTPBoundsBatches: one POST of a legacy session may carry a batch
+// (2025-03-26); a batch of more than maxBatch messages is refused whole
+// before any of it runs, so one request cannot start thousands of calls.
+// A batch within the bound is answered.
+func TestHTTPBoundsBatches(t *testing.T) {
+	var calls atomic.Int64
+	b := newFake()
+	b.setItems(KindTools, toolItem("up", "echo", "Echoes."))
+	b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+		calls.Add(1)
+		return textResult("echo"), nil
+	}
+	_, srv := newHTTP(t, b, &Options{Mode: ModeFlat})
+	const version = "2025-03-26"
+	post := func(body, session string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", version)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, session)
+	}
+	if resp, body := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", resp.StatusCode, body)
+	}
+	batch := func(n int) string {
+		var msgs []string
+		for i := 0; i < n; i++ {
+			msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__echo","arguments":{}}}`, i+1))
+		}
+		return "[" + strings.Join(msgs, ",") + "]"
+	}
+	resp, body := post(batch(maxBatch+1), session)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, fmt.Sprint(maxBatch)) {
+		t.Fatalf("a batch of %d: %d %s", maxBatch+1, resp.StatusCode, body)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("a refused batch ran %d calls", n)
+	}
+	resp, body = post(batch(2), session)
+	if resp.StatusCode != http.StatusOK || strings.Count(body, `"echo"`) != 2 {
+		t.Fatalf("a batch of 2: %d %s", resp.StatusCode, body)
 	}
 }
