@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"sluice/gateway/internal/files"
@@ -112,9 +113,9 @@ func FilePath(configDir string) string { return filepath.Join(configDir, FileNam
 func CanonicalRoot(dir string) (string, error) { return files.Canonical(dir) }
 
 var (
-	idRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
-	digestRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	fieldRe  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`)
+	idRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`) })
+	digestRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	fieldRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`) })
 )
 
 // validate checks a record's grammar; index -1 means "not from the file".
@@ -129,12 +130,12 @@ func validate(r *Record, index int) error {
 		return bad("projectRoot", "contains a NUL byte")
 	case filepath.Clean(r.ProjectRoot) != r.ProjectRoot:
 		return bad("projectRoot", "is not a clean path")
-	case !idRe.MatchString(r.ID) || strings.Contains(r.ID, "__"):
+	case !idRe().MatchString(r.ID) || strings.Contains(r.ID, "__"):
 		return bad("id", "is not a valid server id")
 	case strings.HasSuffix(r.ID, "_"):
 		return bad("id", fmt.Sprintf("%q ends in _: a server id may not end in _, since \"__\" separates server and tool in capability names (%q would read as server %q)",
 			r.ID, r.ID+"_tool", strings.TrimRight(r.ID, "_")))
-	case !digestRe.MatchString(r.Digest):
+	case !digestRe().MatchString(r.Digest):
 		return bad("digest", "must be 64 lowercase hex digits")
 	case len(r.Fields) > maxFields:
 		return bad("fields", fmt.Sprintf("more than %d entries", maxFields))
@@ -146,7 +147,7 @@ func validate(r *Record, index int) error {
 		return bad("program", "contains a NUL byte")
 	}
 	for k, v := range r.Fields {
-		if !fieldRe.MatchString(k) || !digestRe.MatchString(v) {
+		if !fieldRe().MatchString(k) || !digestRe().MatchString(v) {
 			return bad("fields", "entries must map a field name to 64 lowercase hex digits")
 		}
 	}
@@ -207,7 +208,7 @@ func Decode(data []byte) (recs []Record, ignored []Ignored, err error) {
 // is valid in the grammar earlier versions wrote, and the record is valid
 // with any good id in its place.
 func retiredID(r *Record, index int) bool {
-	if !strings.HasSuffix(r.ID, "_") || !idRe.MatchString(r.ID) || strings.Contains(r.ID, "__") {
+	if !strings.HasSuffix(r.ID, "_") || !idRe().MatchString(r.ID) || strings.Contains(r.ID, "__") {
 		return false
 	}
 	c := *r
