@@ -54,7 +54,22 @@ var (
 
 // ValidID reports whether id is a valid server id.
 func ValidID(id string) bool {
-	return idRe().MatchString(id) && !containsDoubleUnderscore(id) && !strings.HasSuffix(id, "_")
+	return idGrammar(id) && !containsDoubleUnderscore(id) && !strings.HasSuffix(id, "_")
+}
+
+// idGrammar is idRe().MatchString without compiling idRe: every load
+// checks every server id, and most never print the pattern.
+func idGrammar(s string) bool {
+	if len(s) == 0 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || i > 0 && (c == '_' || c == '-')) {
+			return false
+		}
+	}
+	return true
 }
 
 func containsDoubleUnderscore(s string) bool {

@@ -434,7 +434,7 @@ func (p *parser) server(kv kv) Server {
 	switch {
 	case len(id) > MaxIDChars:
 		p.errf(kv.k, field, fmt.Sprintf("use at most %d characters", MaxIDChars), "server id is %d characters, over the cap of %d", len(id), MaxIDChars)
-	case !idRe().MatchString(id):
+	case !idGrammar(id):
 		p.errf(kv.k, field, "use lowercase letters, digits, _ and -, starting with a letter or digit", "server id %q does not match %s", id, idRe().String())
 	case containsDoubleUnderscore(id):
 		p.errf(kv.k, field, "remove the double underscore; __ separates server and tool in capability names", "server id %q contains __", id)
