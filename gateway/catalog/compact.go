@@ -12,21 +12,25 @@ import (
 // beside each baseline, both derived data that find reads instead of
 // decoding JSON (see "Why find reads compact files" in the package doc).
 //
-// Layout: a 4-byte magic, a version byte, the CRC-32C of the body
+// Layout: a 4-byte magic, a version byte, the CRC-32 (IEEE) of the body
 // (4 bytes, little-endian), then the body: a sequence of uvarint/varint
 // numbers and strings (a uvarint length, then the bytes). The body starts
 // with the source link: the size and modification time (Unix nanoseconds)
 // of the file the compact one was derived from, as it was written.
 
+// Version 2 checksums with CRC-32 IEEE instead of CRC-32C: hash/crc32
+// builds its CRC-32C tables, a quarter of a millisecond, before the first
+// checksum of every process, and its IEEE ones in microseconds, at the
+// same speed per byte on CPUs with carry-less multiplication. A version 1
+// file is rebuilt like any other version.
 const (
-	compactVersion = 1
+	compactVersion = 2
 	compactHeader  = 4 + 1 + 4
 )
 
 var (
 	indexMagic = [4]byte{'S', 'L', 'I', 'X'} // search index
 	setMagic   = [4]byte{'S', 'L', 'B', 'S'} // baseline set
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 )
 
 // link identifies the file a compact file was derived from.
@@ -60,7 +64,7 @@ func (e *encoder) file(magic [4]byte) []byte {
 	out := make([]byte, compactHeader, compactHeader+len(e.b))
 	copy(out, magic[:])
 	out[4] = compactVersion
-	binary.LittleEndian.PutUint32(out[5:], crc32.Checksum(e.b, castagnoli))
+	binary.LittleEndian.PutUint32(out[5:], crc32.ChecksumIEEE(e.b))
 	return append(out, e.b...)
 }
 
@@ -83,7 +87,7 @@ func openCompact(data []byte, magic [4]byte) (*decoder, string) {
 		return nil, "version"
 	}
 	body := data[compactHeader:]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[5:]) {
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(data[5:]) {
 		return nil, "malformed"
 	}
 	// The decoder's strings alias data, which the caller reads fresh for

@@ -43,7 +43,7 @@
 // case, hashes and the set hash; length-prefixed strings read as
 // substrings of the file, no parser), and beside each baseline a set file
 // holding its set hash. Both are derived data, never trusted on their
-// own: a CRC-32C covers the body, and each records the size and
+// own: a CRC-32 covers the body, and each records the size and
 // modification time of the file it was derived from (taken from the
 // written file before its rename, so a racing writer is detected). A
 // compact file that is corrupt, of another version or no longer derived
