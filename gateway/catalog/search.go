@@ -22,7 +22,13 @@ func QueryTerms(q string) []string {
 // capability name (SERVER__TOOL, which find passes as capability), then the
 // title, then the description.
 func Score(terms []string, capability string, t Entry) int {
-	return score(terms, func() string { return strings.ToLower(capability) }, &t, nil)
+	full, built := "", false
+	return score(terms, func(term string) bool {
+		if !built {
+			full, built = strings.ToLower(capability), true
+		}
+		return strings.Contains(full, term)
+	}, &t, nil)
 }
 
 // Scratch is what ScoreIn keeps from one entry to the next; its zero
@@ -35,41 +41,51 @@ type Scratch struct {
 }
 
 // ScoreIn is Score for the capability SERVER__TOOL of server id (lower
-// case, as every server id is): the capability is only built when a term
-// is not found in the tool's name, and then into sc, which the caller
+// case, as every server id is), without building the capability for a
+// term with no '_' (only such a term can span the "__": any other is in
+// the capability exactly when it is in id or in the tool's lower-case
+// name); when it must be built, it is built into sc, which the caller
 // reuses from entry to entry.
 func ScoreIn(terms []string, id string, t *Entry, sc *Scratch) int {
-	return score(terms, func() string {
-		sc.capability = append(append(append(sc.capability[:0], id...), "__"...), t.Name...)
-		b := sc.capability
-		for i, c := range b {
-			if 'A' <= c && c <= 'Z' {
-				b[i] = c + 'a' - 'A'
-			} else if c >= 0x80 {
-				return strings.ToLower(string(b))
-			}
+	full, built := "", false
+	return score(terms, func(term string) bool {
+		if strings.IndexByte(term, '_') < 0 {
+			return strings.Contains(id, term) || strings.Contains(t.lname, term)
 		}
-		return unsafe.String(unsafe.SliceData(b), len(b))
+		if !built {
+			full, built = sc.build(id, t.Name), true
+		}
+		return strings.Contains(full, term)
 	}, t, sc)
 }
 
-func score(terms []string, capability func() string, t *Entry, sc *Scratch) int {
+// build returns id + "__" + name in lower case, in sc's memory when it is
+// ASCII.
+func (sc *Scratch) build(id, name string) string {
+	sc.capability = append(append(append(sc.capability[:0], id...), "__"...), name...)
+	b := sc.capability
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		} else if c >= 0x80 {
+			return strings.ToLower(string(b))
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// score ranks t; inCapability reports whether a term is in the entry's
+// lower-case capability name.
+func score(terms []string, inCapability func(term string) bool, t *Entry, sc *Scratch) int {
 	if !t.lowered {
 		t.lower()
 	}
 	name, title, desc := t.lname, t.ltitle, t.ldesc
-	full, built := "", false
-	capName := func() string {
-		if !built {
-			full, built = capability(), true
-		}
-		return full
-	}
 	if sc != nil && len(terms) > 1 && sc.reject < len(terms) {
 		// A term found nowhere scores the entry 0 whatever the others
 		// score: ask first of the term that rejected the last entry.
 		if term := terms[sc.reject]; !strings.Contains(name, term) && !strings.Contains(title, term) &&
-			!strings.Contains(desc, term) && !strings.Contains(capName(), term) {
+			!strings.Contains(desc, term) && !inCapability(term) {
 			return 0
 		}
 	}
@@ -82,7 +98,7 @@ func score(terms []string, capability func() string, t *Entry, sc *Scratch) int 
 		case strings.Contains(name, term):
 			s = 40
 		default:
-			if strings.Contains(capName(), term) {
+			if inCapability(term) {
 				s = 25
 			}
 		}
