@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"text/tabwriter"
+	"time"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -123,20 +124,106 @@ func flagsOrExit(e *env, name string, fs *flag.FlagSet) (pos []string, code int,
 }
 
 // lockedWriter serializes writes: the gateway logs and relays server
-// stderr from its own goroutines while the command writes too.
+// stderr from its own goroutines while the command writes too. It also
+// holds back the log's routine lines for a moment (see logLine), so that
+// a busy sluice serve does not make one write to stderr per call.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	pending []byte      // routine log lines not yet written
+	timer   *time.Timer // writes pending when it fires
+	armed   bool        // timer is set to fire
+	closed  bool        // the command ended: nothing is held back any more
 }
 
+// logFlushDelay bounds how long a routine (info or debug) log line waits
+// in a lockedWriter before it is written; maxPendingLog bounds how much
+// waits.
+const (
+	logFlushDelay = 5 * time.Millisecond
+	maxPendingLog = 32 << 10
+)
+
+// Write writes b at once, after any log lines held back (order is kept).
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flushLocked()
 	return l.w.Write(b)
+}
+
+// logLine writes one log line: at once when urgent (a warning or an
+// error, which may be the last thing the process says), when the writer is
+// closed or when enough is pending; otherwise within logFlushDelay, in
+// one write with the lines that came meanwhile.
+func (l *lockedWriter) logLine(line []byte, urgent bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = append(l.pending, line...)
+	if urgent || l.closed || len(l.pending) >= maxPendingLog {
+		l.flushLocked()
+		return
+	}
+	if !l.armed {
+		l.armed = true
+		if l.timer == nil {
+			l.timer = time.AfterFunc(logFlushDelay, l.Flush)
+		} else {
+			l.timer.Reset(logFlushDelay)
+		}
+	}
+}
+
+// Flush writes the log lines held back.
+func (l *lockedWriter) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+}
+
+func (l *lockedWriter) flushLocked() {
+	if l.armed {
+		l.armed = false
+		l.timer.Stop()
+	}
+	if len(l.pending) == 0 {
+		return
+	}
+	_, _ = l.w.Write(l.pending) // as slog's handler: a failed log write is not the command's failure
+	if cap(l.pending) > maxPendingLog {
+		l.pending = nil // do not keep a burst's buffer
+	} else {
+		l.pending = l.pending[:0]
+	}
+}
+
+// close writes what is held back and holds nothing back from then on:
+// the command has returned and the process is about to exit.
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	l.flushLocked()
 }
 
 // file returns the *os.File behind w, if any (for TTY checks).
 func (l *lockedWriter) file() any { return l.w }
+
+// closeStderr closes every lockedWriter in the chain of w (safeOutput
+// stacks one over an escaping writer over another).
+func closeStderr(w io.Writer) {
+	for {
+		switch x := w.(type) {
+		case *lockedWriter:
+			x.close()
+			w = x.w
+		case escapingWriter:
+			w = x.w
+		default:
+			return
+		}
+	}
+}
 
 // lockStderr wraps e.stderr once.
 func lockStderr(e *env) {
@@ -207,7 +294,7 @@ func openGatewayProfile(e *env, cmd, project, profile string) (*gateway.Gateway,
 	opts := &gateway.Options{
 		Profile:       profile,
 		Project:       project,
-		Logger:        slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})),
+		Logger:        slog.New(newLogHandler(e.stderr, level)),
 		ClientName:    "sluice",
 		ClientVersion: versionString(),
 	}

@@ -75,7 +75,7 @@ func runDashboard(e *env) int {
 		return usageErr(e, "dashboard", "--admin-remote needs a token (the dashboard runs tools and trusts servers): add --token-file FILE or set SLUICE_TOKEN")
 	}
 	lockStderr(e)
-	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: logLevel(e.stderr)}))
+	log := slog.New(newLogHandler(e.stderr, logLevel(e.stderr)))
 	g, err := gateway.Open(&gateway.Options{Project: *project, Logger: log, ClientName: "sluice", ClientVersion: versionString()})
 	if err != nil {
 		return reportErr(e.stderr, "dashboard", err)

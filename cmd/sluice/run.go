@@ -110,7 +110,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice: unknown command %q; run 'sluice help' for the list\n", name)
 		return exitUsage
 	}
-	return c.run(&env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr, color: color, progress: progress})
+	e := &env{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr, color: color, progress: progress}
+	code := c.run(e)
+	// Log lines a lockedWriter holds back are written before the exit.
+	closeStderr(e.stderr)
+	return code
 }
 
 func usage(w io.Writer) {

@@ -263,7 +263,7 @@ func runServe(e *env) int {
 	if *httpAddr == "" {
 		httpToken = ""
 	}
-	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	log := slog.New(newLogHandler(e.stderr, lv))
 	opts := &gateway.Options{
 		Profile:       *profile,
 		Project:       *project,

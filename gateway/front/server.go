@@ -422,7 +422,8 @@ func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *pee
 // finish counts and logs the call's outcome: one line, with the same
 // attributes in the same order as the call's logger would write them.
 func (c *invoked) finish(ctx context.Context, outcome string) {
-	d := time.Since(c.start)
+	now := time.Now()
+	d := now.Sub(c.start)
 	c.f.opts.Metrics.ObserveCall(c.capability, outcome, d)
 	lvl := slog.LevelInfo
 	if outcome == "error" {
@@ -441,7 +442,7 @@ func (c *invoked) finish(ctx context.Context, outcome string) {
 		var pe *ProtocolError
 		errors.As(c.err, &pe)
 		attrs[n], attrs[n+1] = slog.Int("code", pe.Code), slog.Int64("duration_ms", d.Milliseconds())
-		c.f.log.LogAttrs(ctx, slog.LevelInfo, "call answered with a protocol error", attrs[:n+2]...)
+		logRecord(ctx, c.f.log, now, slog.LevelInfo, "call answered with a protocol error", attrs[:n+2])
 		return
 	}
 	attrs[n], attrs[n+1] = slog.String("outcome", outcome), slog.Int64("duration_ms", d.Milliseconds())
@@ -450,7 +451,17 @@ func (c *invoked) finish(ctx context.Context, outcome string) {
 		attrs[n] = slog.Any("err", c.err)
 		n++
 	}
-	c.f.log.LogAttrs(ctx, lvl, "call finished", attrs[:n]...)
+	logRecord(ctx, c.f.log, now, lvl, "call finished", attrs[:n])
+}
+
+// logRecord hands one record to log's handler, as Logger.LogAttrs does but
+// without looking up the caller's program counter (the handler is not
+// asked for the source, and the lookup was a measurable part of the
+// per-call line).
+func logRecord(ctx context.Context, log *slog.Logger, t time.Time, lvl slog.Level, msg string, attrs []slog.Attr) {
+	r := slog.NewRecord(t, lvl, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = log.Handler().Handle(ctx, r)
 }
 
 // finishWith is finish through a logger that already carries the call's
