@@ -229,8 +229,16 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		defer h.sessions.use(id, r.Method == http.MethodPost)()
-		if r.Method == http.MethodPost && h.fast.serveSession(w, r, id, body) {
-			return
+		if r.Method == http.MethodPost {
+			if h.fast.serveSession(w, r, id, body) {
+				return
+			}
+			sw, done, answered := h.fast.sdkBound(w, r, id, body)
+			if answered {
+				return
+			}
+			defer done()
+			w = sw
 		}
 		h.stateful.ServeHTTP(w, r)
 		return

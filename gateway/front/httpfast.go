@@ -46,6 +46,7 @@ type fastSession struct {
 
 	mu    sync.Mutex
 	calls map[any]context.CancelFunc        // fast-path calls in flight, by JSON-RPC id
+	sdk   map[any]int                       // requests handed to the SDK and not yet answered, by JSON-RPC id
 	asks  map[string]chan *jsonrpc.Response // requests to the agent awaiting its answer
 }
 
@@ -85,7 +86,7 @@ func (x *fastHTTP) session(id string) *fastSession {
 	if s = x.ses[id]; s != nil {
 		return s
 	}
-	s = &fastSession{ss: ss, name: fmt.Sprintf("session-%p", ss), calls: map[any]context.CancelFunc{}, asks: map[string]chan *jsonrpc.Response{}}
+	s = &fastSession{ss: ss, name: fmt.Sprintf("session-%p", ss), calls: map[any]context.CancelFunc{}, sdk: map[any]int{}, asks: map[string]chan *jsonrpc.Response{}}
 	x.ses[id] = s
 	go func() {
 		_ = ss.Wait()
@@ -480,9 +481,9 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 	defer cancel()
 	if s != nil {
 		s.mu.Lock()
-		if _, dup := s.calls[id.Raw()]; dup {
+		if _, dup := s.calls[id.Raw()]; dup || s.sdk[id.Raw()] > 0 {
 			s.mu.Unlock()
-			writeRPCError(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())})
+			refuseDuplicate(w, id)
 			return true
 		}
 		s.calls[id.Raw()] = cancel
