@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -186,6 +187,8 @@ type Client struct {
 	wqBytes int
 	wclosed bool
 	wsig    chan struct{}
+	writing bool         // a write is under way (the writer goroutine's, or a caller's direct one)
+	direct  directSender // nil: every line goes through the writer goroutine
 
 	dispatch  chan func()
 	stop      chan struct{}
@@ -250,6 +253,10 @@ func New(t Transport, opts *Options) *Client {
 		readerDone:   make(chan struct{}),
 		writerDone:   make(chan struct{}),
 		dispatchDone: make(chan struct{}),
+	}
+	c.direct, _ = t.(directSender)
+	if c.direct != nil && !c.direct.canSendDirect() {
+		c.direct = nil
 	}
 	go c.readLoop()
 	go c.writeLoop()
@@ -733,7 +740,9 @@ func (c *Client) answer(id json.RawMessage, result json.RawMessage, e *RPCError)
 
 // ---- writing ----
 
-// enqueue queues one encoded line. A line larger than the cap on its own is
+// enqueue queues one encoded line (or writes it at once, see sendDirect);
+// the client owns line from now on, its spare capacity included. A line
+// larger than the cap on its own is
 // refused (CodeOverload, not fatal); a queue that would cross the cap means
 // the server stopped reading: fatal CodeOverload.
 func (c *Client) enqueue(line []byte, op string) error {
@@ -755,14 +764,61 @@ func (c *Client) enqueue(line []byte, op string) error {
 		c.fail(e)
 		return e
 	}
-	c.wq = append(c.wq, line)
 	c.wqBytes += len(line)
+	if c.direct != nil && !c.writing && len(c.wq) == 0 {
+		// Nothing is queued or being written: the caller writes its
+		// line itself, sparing the hand-off to the writer goroutine.
+		c.writing = true
+		c.wmu.Unlock()
+		c.sendDirect(line)
+		return nil
+	}
+	c.wq = append(c.wq, line)
 	c.wmu.Unlock()
+	c.signalWriter()
+	return nil
+}
+
+func (c *Client) signalWriter() {
 	select {
 	case c.wsig <- struct{}{}:
 	default:
 	}
-	return nil
+}
+
+// directWait bounds a caller's own write of its line (see sendDirect): a
+// pipe with room takes a line at once; a full one means the server is
+// not reading, and the caller must not wait on it.
+const directWait = time.Millisecond
+
+// sendDirect writes line from the caller's goroutine (c.writing set by
+// the caller). What the transport did not take within directWait is put
+// first in the queue for the writer goroutine, which finishes the line
+// without a deadline: the framing stays whole and the caller returns to
+// waiting for its answer, which its context and timeout bound as ever.
+func (c *Client) sendDirect(line []byte) {
+	n, err := c.direct.sendDirect(line, time.Now().Add(directWait))
+	c.wmu.Lock()
+	c.writing = false
+	if err == nil {
+		c.wqBytes -= len(line)
+		more := len(c.wq) > 0
+		c.wmu.Unlock()
+		if more {
+			c.signalWriter()
+		}
+		return
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) && !c.wclosed {
+		// n < len(line)+1: the rest of the line (Send adds the newline).
+		c.wqBytes -= n
+		c.wq = append([][]byte{line[n:]}, c.wq...)
+		c.wmu.Unlock()
+		c.signalWriter()
+		return
+	}
+	c.wmu.Unlock()
+	c.writeFailed(err)
 }
 
 func (c *Client) closedErr(op string) error {
@@ -785,10 +841,9 @@ func (c *Client) writeLoop() {
 	defer close(c.writerDone)
 	for {
 		c.wmu.Lock()
-		q := c.wq
-		c.wq = nil
-		c.wmu.Unlock()
-		if len(q) == 0 {
+		if c.writing || len(c.wq) == 0 {
+			// A caller writing directly signals when it is done.
+			c.wmu.Unlock()
 			select {
 			case <-c.wsig:
 				continue
@@ -796,6 +851,10 @@ func (c *Client) writeLoop() {
 				return
 			}
 		}
+		q := c.wq
+		c.wq = nil
+		c.writing = true
+		c.wmu.Unlock()
 		for i, msg := range q {
 			err := c.t.Send(msg)
 			if err == nil && i == len(q)-1 {
@@ -814,6 +873,9 @@ func (c *Client) writeLoop() {
 				return
 			}
 		}
+		c.wmu.Lock()
+		c.writing = false
+		c.wmu.Unlock()
 	}
 }
 
@@ -1050,7 +1112,7 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 }
 
 func encodeRequest(id, method string, params json.RawMessage) []byte {
-	b := make([]byte, 0, 64+len(method)+len(params))
+	b := make([]byte, 0, 64+len(method)+len(params)) // room for the stdio newline too
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"method":`...)

@@ -115,16 +115,21 @@
 // pending request. When -32022 lists only legacy revisions, the client uses
 // initialize, because that is the only way to speak them.
 //
-// # Why a writer goroutine instead of writing from the caller
+// # Why a writer goroutine, and when the caller writes itself
 //
 // A caller's Write to a pipe blocks as soon as the server stops reading, and
 // a blocked write cannot be interrupted by the caller's timeout. Callers
-// therefore only append to a byte-counted queue, and one writer goroutine
-// drains it (coalescing small lines into one write). The price is one
-// goroutine hand-off per direction: a tools/call round trip costs about
-// 1.5-1.8x a hand-written relay of the same bytes over the same pipes
-// (BenchmarkRoundTrip), while many concurrent callers share one connection
-// at several times the sequential rate (BenchmarkConcurrentCalls).
+// therefore append to a byte-counted queue, and one writer goroutine
+// drains it (coalescing small lines into one write) — except when nothing
+// is queued or being written and the pipe takes a write deadline (a
+// server's stdin): then the caller writes its own line, sparing the
+// hand-off to the writer goroutine, under a deadline of a millisecond.
+// What the pipe did not take by then goes first in the queue and the
+// writer goroutine finishes the line, so the framing stays whole and a
+// server that stopped reading still holds up no caller. Many concurrent
+// callers share one connection at several times the sequential rate
+// (BenchmarkConcurrentCalls): while one line is being written the others
+// queue behind it and leave together.
 //
 // # Why notification callbacks run on their own goroutine
 //

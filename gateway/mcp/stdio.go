@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -43,6 +45,47 @@ func (s *stdio) Send(msg []byte) error {
 		return s.writeErr(err)
 	}
 	return nil
+}
+
+// directSender is a transport a caller may write one message to itself
+// when nothing else is being written (see Client.sendDirect).
+type directSender interface {
+	// canSendDirect reports whether sendDirect can honour a deadline.
+	canSendDirect() bool
+	// sendDirect writes msg and its newline, giving up at deadline; it
+	// returns how many of those bytes were written. Only the client's
+	// current writer calls it, with nothing buffered.
+	sendDirect(msg []byte, deadline time.Time) (int, error)
+}
+
+type deadlineWriter interface {
+	SetWriteDeadline(time.Time) error
+}
+
+// canSendDirect: only a pipe (or other file) the runtime polls takes a
+// write deadline; a bare io.Pipe does not.
+func (s *stdio) canSendDirect() bool {
+	dw, ok := s.w.(deadlineWriter)
+	return ok && dw.SetWriteDeadline(time.Time{}) == nil
+}
+
+func (s *stdio) sendDirect(msg []byte, deadline time.Time) (int, error) {
+	dw := s.w.(deadlineWriter)
+	if err := dw.SetWriteDeadline(deadline); err != nil {
+		return 0, s.writeErr(err)
+	}
+	// One write of the line and its newline: msg has room for it when
+	// encodeRequest made it, and the newline is never seen by msg's owner.
+	frame := append(msg[:len(msg):cap(msg)], '\n')
+	n, err := s.w.Write(frame)
+	_ = dw.SetWriteDeadline(time.Time{})
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+		return n, s.writeErr(err)
+	}
+	return n, nil
 }
 
 func (s *stdio) Flush() error {
