@@ -276,39 +276,44 @@ func (s *fastStdio) connected(ss *mcp.ServerSession, c *cancelConn) {
 // hook is the frame filter's fast hook, nil when the fast path is off.
 // It serves every direct tool: flat mode's, and in gateway mode the
 // exposed ones (ModeAuto may switch between the two while serving).
-func (s *fastStdio) hook() func(*jsonrpc.Request) bool {
+func (s *fastStdio) hook() frameTaker {
 	if s.f.opts.noFastPath || (s.f.opts.Mode == ModeGateway && !s.f.b.Features().Expose) {
 		return nil
 	}
-	return s.take
+	return s
 }
+
+// spawn runs fn on a worker (frameTaker).
+func (s *fastStdio) spawn(fn func()) { s.workers.run(fn) }
 
 // metaVersion is the _meta protocol version the fast path serves.
 const metaVersion = `"` + modernVersion + `"`
 
 // take is offered every request the frame filter passes, before the SDK
 // decodes it: it takes a tools/call over when the fast path can answer it
-// exactly as the SDK would, and answers it from a goroutine of its own.
-func (s *fastStdio) take(req *jsonrpc.Request) bool {
+// exactly as the SDK would, and returns the call that answers it (the
+// frame filter runs it on its own goroutine once reading went on on a
+// worker).
+func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	if !req.IsCall() || req.Method != "tools/call" || s.f.direct.Load() == 0 {
-		return false
+		return nil, false
 	}
 	f := s.f
 	<-s.ready
 	ss, c := s.ss, s.conn
 	if ss == nil {
-		return false
+		return nil, false
 	}
 	init := ss.InitializeParams()
 	if init == nil {
-		return false // the SDK answers (or refuses) a call before the handshake
+		return nil, false // the SDK answers (or refuses) a call before the handshake
 	}
 	p, ok := parseFast(req.Params)
 	if !ok || p.name == flatReadResult {
-		return false
+		return nil, false
 	}
 	if _, present := p.meta[stashMetaKey]; present {
-		return false
+		return nil, false
 	}
 	// The era of the request must be the session's, and a modern request's
 	// _meta exactly what the SDK accepts without a word: the version it
@@ -321,20 +326,20 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	modern := false
 	if v, present := p.meta[mcp.MetaKeyProtocolVersion]; present {
 		if string(v) != metaVersion || init.ProtocolVersion != modernVersion || !isObject(caps) || (infoSet && !isObject(info)) || levelSet {
-			return false
+			return nil, false
 		}
 		modern, version = true, modernVersion
 		who = s.modernIdentity(caps, info)
 	} else {
 		if init.ProtocolVersion >= modernVersion || capsSet || infoSet {
-			return false
+			return nil, false
 		}
 		who = s.legacyIdentity(init)
 	}
 	var token any
 	if t, ok := p.meta["progressToken"]; ok {
 		if json.Unmarshal(t, &token) != nil {
-			return false
+			return nil, false
 		}
 	}
 	f.mu.Lock()
@@ -344,7 +349,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	}
 	f.mu.Unlock()
 	if !ok {
-		return false // unlisted: the SDK path explains why
+		return nil, false // unlisted: the SDK path explains why
 	}
 	rid := f.newRequestID(nil) // stdio: no headers
 	ctx, cancel := context.WithCancel(s.base)
@@ -352,22 +357,22 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 	pr.traceparent, pr.tracestate = metaString(p.meta, "traceparent", 128), metaString(p.meta, "tracestate", 512)
 	if useBridge(pr) {
 		cancel()
-		return false // a modern agent that can be asked: the input_required bridge
+		return nil, false // a modern agent that can be asked: the input_required bridge
 	}
 	if !f.inflight.add() {
 		cancel()
-		return false // shutting down: the SDK path answers as such
+		return nil, false // shutting down: the SDK path answers as such
 	}
 	forget, adopted := c.adopt(req.ID, cancel)
 	if !adopted {
 		f.inflight.done()
 		cancel()
-		return false // a duplicate id, or behind an unanswered initialize
+		return nil, false // a duplicate id, or behind an unanswered initialize
 	}
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
 	}
-	s.workers.run(func() {
+	return func() {
 		defer f.inflight.done()
 		defer cancel()
 		stop := context.AfterFunc(f.hard, cancel)
@@ -393,8 +398,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) bool {
 				_ = c.Write(context.Background(), resp)
 			}
 		}
-	})
-	return true
+	}, true
 }
 
 // handOver gives req to the SDK with its answer stashed: the SDK's

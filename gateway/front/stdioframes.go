@@ -35,29 +35,56 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // max with -32600 (its bytes are discarded, never buffered) — each with id
 // null unless the id could be read — and reading goes on. At the end of r
 // (or a read error, which is logged) dst is closed with io.EOF: the SDK's
-// connection then sees a clean end of input. take, when set, is offered
-// every well-formed single request first; one it reports taken is not
-// passed on (the stdio fast path answers it).
-func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger, take func(*jsonrpc.Request) bool) {
-	defer dst.Close()
-	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
+// connection then sees a clean end of input. t, when set, is offered
+// every well-formed single request first; one it takes is not passed on
+// (the stdio fast path answers it).
+func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger, t frameTaker) {
+	fr := &frameReader{br: bufio.NewReaderSize(r, 64<<10), dst: dst, out: out, max: max, log: log, t: t}
+	fr.loop()
+}
+
+// frameTaker takes requests over before the SDK decodes them (the stdio
+// fast path).
+type frameTaker interface {
+	// take reports whether it took req. run, when not nil, is the call
+	// to run at once: the reading goroutine runs it itself after reading
+	// went on on another goroutine (spawn), so the call waits for no
+	// hand-off between goroutines.
+	take(req *jsonrpc.Request) (run func(), taken bool)
+	// spawn runs fn on another goroutine.
+	spawn(fn func())
+}
+
+// frameReader is filterFrames's state. One goroutine at a time reads:
+// the one that runs loop, which hands loop on (spawn) before it runs a
+// call it took.
+type frameReader struct {
+	br   *bufio.Reader
+	line []byte
+	dst  *io.PipeWriter
+	out  io.Writer
+	max  int
+	log  *slog.Logger
+	t    frameTaker
+}
+
+func (fr *frameReader) loop() {
 	for {
-		chunk, err := br.ReadSlice('\n')
+		chunk, err := fr.br.ReadSlice('\n')
 		tooLong := false
-		if len(line)+len(chunk) > max+1 { // +1: the newline is not counted
+		if len(fr.line)+len(chunk) > fr.max+1 { // +1: the newline is not counted
 			tooLong = true
 		} else {
-			line = append(line, chunk...)
+			fr.line = append(fr.line, chunk...)
 		}
 		if tooLong {
-			line = line[:0]
+			fr.line = fr.line[:0]
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+				_, err = fr.br.ReadSlice('\n')
 			}
-			answerBadFrame(out, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: frame longer than %d bytes", max), log)
+			answerBadFrame(fr.out, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: frame longer than %d bytes", fr.max), fr.log)
 			if err != nil {
-				endFrames(err, log)
+				fr.end(err)
 				return
 			}
 			continue
@@ -65,17 +92,33 @@ func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if !passFrame(line, dst, out, log, take) {
+		var run func()
+		if len(bytes.TrimSpace(fr.line)) > 0 {
+			var ok bool
+			if run, ok = passFrame(fr.line, fr.dst, fr.out, fr.log, fr.t); !ok {
+				fr.dst.Close()
 				return // the connection stopped reading: it is closed
 			}
 		}
-		line = line[:0]
+		fr.line = fr.line[:0]
 		if err != nil {
-			endFrames(err, log)
+			fr.end(err)
+			if run != nil {
+				run()
+			}
+			return
+		}
+		if run != nil {
+			fr.t.spawn(fr.loop)
+			run()
 			return
 		}
 	}
+}
+
+func (fr *frameReader) end(err error) {
+	endFrames(err, fr.log)
+	fr.dst.Close()
 }
 
 func endFrames(err error, log *slog.Logger) {
@@ -84,33 +127,36 @@ func endFrames(err error, log *slog.Logger) {
 	}
 }
 
-// passFrame checks one line and forwards it, or answers it. It reports
-// false once dst no longer accepts frames.
-func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, take func(*jsonrpc.Request) bool) bool {
+// passFrame checks one line and forwards it, or answers it, or has t
+// take it (run: the call t wants run now). It reports false once dst no
+// longer accepts frames.
+func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t frameTaker) (run func(), ok bool) {
 	line = bytes.TrimSpace(line)
 	if !json.Valid(line) {
 		answerBadFrame(out, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON", log)
-		return true
+		return nil, true
 	}
-	if take != nil {
+	if t != nil {
 		// A plain tools/call is read without the SDK's decoder (and is
 		// well-formed by construction when it is not taken).
 		if req, ok := quickCall(line); ok {
-			if take(req) {
-				return true
+			if run, taken := t.take(req); taken {
+				return run, true
 			}
-			return forwardFrame(line, dst)
+			return nil, forwardFrame(line, dst)
 		}
 	}
 	msg, id, problem := checkMessage(line)
 	if problem != "" {
 		answerBadFrame(out, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, log)
-		return true
+		return nil, true
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && take != nil && take(req) {
-		return true
+	if req, ok := msg.(*jsonrpc.Request); ok && t != nil {
+		if run, taken := t.take(req); taken {
+			return run, true
+		}
 	}
-	return forwardFrame(line, dst)
+	return nil, forwardFrame(line, dst)
 }
 
 // forwardFrame hands one frame to the SDK's connection; it reports false
