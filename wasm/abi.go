@@ -42,6 +42,7 @@ var (
 		"meta_read":       {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 		"config_read":     {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 		"output_write":    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+		"output_input":    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 		"error_set":       {[]api.ValueType{i32, i32}, nil},
 		"log":             {[]api.ValueType{i32, i32, i32}, nil},
 		"log_enabled":     {[]api.ValueType{i32}, []api.ValueType{i32}},
@@ -54,13 +55,17 @@ var (
 type callState struct {
 	filter     string
 	server     string          // Meta.Server of the call
+	validInput bool            // Meta.ValidInput of the call
 	ctx        context.Context // the caller's, for logs
 	input      []byte
 	meta       []byte
 	config     []byte
-	out        []byte
+	out        []byte // the bytes written with output_write (all of the output while segs is empty)
 	outOver    bool
+	outLen     int       // bytes of output so far (written and copied from the input)
+	segs       []segment // with output_input: the output, in order
 	maxOut     int
+	strs       []inString // strings input_json_skip walked over (see trustedSpans)
 	errMsg     []byte
 	logs       int
 	offloaded  int
@@ -75,11 +80,25 @@ type callState struct {
 	abandoned bool
 }
 
+// segment is a piece of the output: bytes out[off:off+n] written by the
+// guest, or, with fromInput, input[off:off+n] copied by output_input.
+type segment struct {
+	fromInput bool
+	off, n    int
+}
+
+// inString is a string of the input that input_json_skip walked over:
+// its opening quote at start, end just past its closing quote.
+type inString struct{ start, end int }
+
 func (s *callState) reset(input, meta []byte, maxOut int) {
 	s.abandoned = false
 	s.input, s.meta = input, meta
 	s.out = nil // made by output_write; handed to the caller (see Filter.result)
 	s.outOver = false
+	s.outLen = 0
+	s.segs = s.segs[:0]
+	s.strs = s.strs[:0]
 	s.maxOut = maxOut
 	s.errMsg = s.errMsg[:0]
 	s.logs = 0
@@ -165,7 +184,19 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			st[0] = api.EncodeI32(rcUnavailable)
 			return
 		}
-		st[0] = api.EncodeI32(int32(skipJSON(s.input, off)))
+		in := s.input
+		for off < len(in) && (in[off] == ' ' || in[off] == '\n' || in[off] == '\r' || in[off] == '\t') {
+			off++
+		}
+		if off < len(in) && in[off] == '"' {
+			e := skipJSONString(in, off)
+			if e-off >= minTrustedSpan {
+				s.strs = append(s.strs, inString{off, e})
+			}
+			st[0] = api.EncodeI32(int32(e))
+			return
+		}
+		st[0] = api.EncodeI32(int32(skipJSON(in, off)))
 	})
 	fn("input_find", func(ctx context.Context, m api.Module, st []uint64) {
 		s := stateOf(ctx)
@@ -217,11 +248,41 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			st[0] = api.EncodeI32(rcRefused)
 			return
 		}
-		if b := readMem(m, ptr, n, "output_write"); s.out == nil {
+		b := readMem(m, ptr, n, "output_write")
+		if len(s.segs) > 0 {
+			if last := &s.segs[len(s.segs)-1]; !last.fromInput {
+				last.n += len(b)
+			} else {
+				s.segs = append(s.segs, segment{off: len(s.out), n: len(b)})
+			}
+		}
+		if s.out == nil {
 			s.out = bytes.Clone(b) // most filters write once
 		} else {
 			s.out = append(s.out, b...)
 		}
+		s.outLen += len(b)
+		st[0] = 0
+	})
+	fn("output_input", func(ctx context.Context, m api.Module, st []uint64) {
+		s := stateOf(ctx)
+		off, n := api.DecodeI32(st[0]), api.DecodeI32(st[1])
+		if off < 0 || n < 0 || int64(off)+int64(n) > int64(len(s.input)) {
+			st[0] = api.EncodeI32(rcUnavailable)
+			return
+		}
+		if s.outOver || uint64(s.outLen)+uint64(n) > uint64(s.maxOut) {
+			s.outOver = true
+			st[0] = api.EncodeI32(rcRefused)
+			return
+		}
+		if len(s.segs) == 0 && len(s.out) > 0 {
+			s.segs = append(s.segs, segment{n: len(s.out)}) // what output_write wrote so far
+		}
+		if n > 0 { // (adjacent copies stay apart: each may lie inside a different string)
+			s.segs = append(s.segs, segment{fromInput: true, off: int(off), n: int(n)})
+		}
+		s.outLen += int(n)
 		st[0] = 0
 	})
 	fn("error_set", func(ctx context.Context, m api.Module, st []uint64) {

@@ -18,6 +18,7 @@ type Filter struct {
 	name    string
 	mode    Mode
 	onError OnError
+	builtin bool          // one of the built-in filters (see Filter.result)
 	timeout time.Duration // fixed part of a call's deadline
 	perMiB  time.Duration // added per MiB of input
 	pool    *pool
@@ -265,6 +266,7 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 		return Output{}, err
 	}
 	in.state.server = meta.Server
+	in.state.validInput = meta.ValidInput
 	metaBytes := meta.encode(f.mode, len(input), h.opts.MaxOutputBytes)
 	out, abandoned, err := f.call(ctx, in, input, metaBytes)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -386,14 +388,15 @@ func (f *Filter) result(ctx context.Context, in *instance, input []byte, deadlin
 	}
 	switch status := int32(in.stack[0]); status {
 	case 0:
-		// The output buffer becomes the caller's (output_write made it
-		// for this call): no second copy.
-		data := in.state.out
-		in.state.out = nil
-		if data == nil {
-			data = []byte{}
+		// The output buffer becomes the caller's (made for this call):
+		// no second copy.
+		data := in.state.assemble()
+		var trust [][2]int
+		if f.builtin && in.state.validInput {
+			in.trust = in.state.trustedSpans(in.trust[:0])
+			trust = in.trust
 		}
-		if err := f.validate(data); err != nil {
+		if err := f.validate(data, trust); err != nil {
 			return Output{}, err
 		}
 		return Output{Data: data, Status: StatusReplaced}, nil
@@ -425,11 +428,17 @@ func (f *Filter) deadline(n int) time.Duration {
 // Deadline returns the deadline a call with an input of n bytes gets.
 func (f *Filter) Deadline(n int) time.Duration { return f.deadline(n) }
 
-func (f *Filter) validate(out []byte) error {
+// validate checks a call's output for the filter's mode. trust: ranges of
+// out the validator need not look at again (validateResultTrusting).
+func (f *Filter) validate(out []byte, trust [][2]int) error {
 	switch f.mode {
 	case ModeResultJSON:
-		if reason := validateResult(out); reason != "" {
+		if reason := validateResultTrusting(out, trust); reason != "" {
 			return &InvalidOutputError{Filter: f.name, Mode: f.mode, Reason: reason}
+		}
+		if checkTrust && len(trust) > 0 && validateResult(out) != "" {
+			return &InvalidOutputError{Filter: f.name, Mode: f.mode,
+				Reason: "output copied from an input that is not valid JSON, although the caller said it was (Meta.ValidInput)"}
 		}
 	default:
 		if !utf8.Valid(out) {

@@ -431,7 +431,7 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 	p.refs++
 	h.mu.Unlock()
 
-	f := &Filter{host: h, name: name, mode: mode, onError: onErr, timeout: timeout, perMiB: perMiB, pool: p}
+	f := &Filter{host: h, name: name, mode: mode, onError: onErr, builtin: spec.Builtin != "", timeout: timeout, perMiB: perMiB, pool: p}
 	if fresh {
 		// Pre-warm one instance: runs _initialize and mcpf_init now.
 		inst, err := p.instantiate(ctx, name)

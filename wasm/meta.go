@@ -15,6 +15,17 @@ type Meta struct {
 	RequestID string // for correlating logs
 	Item      int    // mode text: index of the content item in the result
 	MimeType  string // mode text: the item's mimeType (embedded resource text), if any
+	// ValidInput: the caller has checked that the input is valid JSON
+	// (RFC 8259, strings valid UTF-8), as the gateway's MCP framing does
+	// for every upstream message and the host does for every filter's
+	// output. It is not shown to the guest. A built-in filter's output is
+	// then validated without looking again at the runs of input string
+	// characters it copied with output_input (see trustedSpans); any other
+	// output is validated in full. Leave it false when unsure: the output
+	// is then validated in full. In -race builds such output is
+	// validated in full as well, and an input that was not valid fails
+	// the call.
+	ValidInput bool
 }
 
 // encode renders the meta document. Field order is fixed; strings are

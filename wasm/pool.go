@@ -52,6 +52,7 @@ type instance struct {
 	filter api.Function
 	state  callState
 	stack  []uint64
+	trust  [][2]int // reused by Filter.result
 	calls  int
 	stderr *tailBuffer
 	w      *worker // rtFast instances only: the goroutine their calls run on

@@ -16,8 +16,15 @@ import (
 // UTF-8 is checked inside strings, in the same pass (outside them only
 // ASCII is valid JSON); on any failure the whole output is checked again
 // so that invalid UTF-8 is the reason whenever it is present.
-func validateResult(b []byte) string {
-	if reason := validateResultJSON(b); reason != "" {
+func validateResult(b []byte) string { return validateResultTrusting(b, nil) }
+
+// validateResultTrusting is validateResult with trusted ranges of b:
+// sorted, not overlapping, each a run of whole, valid JSON string
+// characters (see callState.trustedSpans). A string being scanned that
+// reaches the start of one goes on from its end; a range met anywhere else
+// is validated like any other bytes.
+func validateResultTrusting(b []byte, trust [][2]int) string {
+	if reason := validateResultJSON(b, trust); reason != "" {
 		if !utf8.Valid(b) {
 			return "output is not valid UTF-8"
 		}
@@ -26,8 +33,8 @@ func validateResult(b []byte) string {
 	return ""
 }
 
-func validateResultJSON(b []byte) string {
-	v := validator{b: b, utf8: true}
+func validateResultJSON(b []byte, trust [][2]int) string {
+	v := validator{b: b, utf8: true, trust: trust}
 	i := v.ws(0)
 	if i >= len(b) || b[i] != '{' {
 		return "output is not a JSON object"
@@ -98,6 +105,7 @@ type validator struct {
 	b      []byte
 	utf8   bool // strings must be valid UTF-8 (validateResult)
 	reason string
+	trust  [][2]int // see validateResultTrusting; trust[0] is the next one
 }
 
 const maxValidateDepth = 1000
@@ -135,13 +143,30 @@ func (v *validator) str(i int) (int, bool) {
 	}
 	i++ // opening quote
 	for {
-		for i+8 <= len(b) {
+		lim := len(b) // where the next trusted range starts
+		if len(v.trust) > 0 {
+			for len(v.trust) > 0 && v.trust[0][0] < i {
+				v.trust = v.trust[1:] // passed by (an escape or a sequence ran over its start)
+			}
+			if len(v.trust) > 0 && v.trust[0][0] < lim {
+				lim = v.trust[0][0]
+			}
+			if i == lim && lim < len(b) {
+				i = v.trust[0][1]
+				v.trust = v.trust[1:]
+				continue
+			}
+		}
+		for i+8 <= lim {
 			x := *(*uint64)(unsafe.Pointer(&b[i]))
 			if m := stopMask(x) | x&high; m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
+		}
+		if i == lim && lim < len(b) {
+			continue // at a trusted range
 		}
 		if i >= len(b) {
 			return 0, false

@@ -26,6 +26,9 @@ func hostConfigRead(buf unsafe.Pointer, limit int32) int32
 //go:wasmimport mcpf output_write
 func hostOutputWrite(ptr unsafe.Pointer, n int32) int32
 
+//go:wasmimport mcpf output_input
+func hostOutputInput(offset, n int32) int32
+
 //go:wasmimport mcpf error_set
 func hostErrorSet(ptr unsafe.Pointer, n int32)
 
@@ -137,6 +140,13 @@ func mcpfFilter() (status int32) {
 	out := registered(Input{Data: in, Config: config, meta: readMeta})
 	switch out.Status {
 	case StatusReplace:
+		if out.Parts != nil {
+			if err := writeParts(out.Data, out.Parts); err != "" {
+				setError(err)
+				return int32(StatusError)
+			}
+			break
+		}
 		var p unsafe.Pointer
 		if len(out.Data) > 0 {
 			p = unsafe.Pointer(&out.Data[0])
@@ -149,6 +159,29 @@ func mcpfFilter() (status int32) {
 		setError(out.Message)
 	}
 	return int32(out.Status)
+}
+
+// writeParts writes an output made of parts: output_write for ranges of
+// data, output_input for ranges of the input.
+func writeParts(data []byte, parts []Part) string {
+	for _, p := range parts {
+		if p.N == 0 {
+			continue
+		}
+		var rc int32
+		if p.Input {
+			rc = hostOutputInput(int32(p.Off), int32(p.N))
+		} else {
+			rc = hostOutputWrite(unsafe.Pointer(&data[p.Off]), int32(p.N))
+		}
+		switch {
+		case rc == -2:
+			return "output over the host's cap"
+		case rc < 0:
+			return "output part out of range of the input"
+		}
+	}
+	return ""
 }
 
 func readMeta() []byte {

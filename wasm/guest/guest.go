@@ -48,6 +48,38 @@ type Output struct {
 	Status  Status
 	Data    []byte // for StatusReplace
 	Message string // for StatusBlock and StatusError
+	// Parts, for StatusReplace: when set, the output is these pieces in
+	// order (ranges of Data and of the input) instead of Data.
+	Parts []Part
+}
+
+// Part is a piece of a filter's output: Data[Off:Off+N] of the Output, or,
+// with Input, bytes [Off, Off+N) of the call's input, which the host copies
+// itself (output_input in ABI.md): the guest never copies them out, and
+// the host need not validate a built-in filter's runs of input string
+// characters again.
+type Part struct {
+	Input  bool
+	Off, N int
+}
+
+// ReplaceParts replaces the input with the concatenation of parts (ranges
+// of data and of the input).
+func ReplaceParts(data []byte, parts []Part) Output {
+	return Output{Status: StatusReplace, Data: data, Parts: parts}
+}
+
+// Assemble returns the output parts describe, for a filter run natively
+// over input (tests, the native reference of a built-in).
+func Assemble(dst, input, data []byte, parts []Part) []byte {
+	for _, p := range parts {
+		if p.Input {
+			dst = append(dst, input[p.Off:p.Off+p.N]...)
+		} else {
+			dst = append(dst, data[p.Off:p.Off+p.N]...)
+		}
+	}
+	return dst
 }
 
 // Pass leaves the input unchanged.

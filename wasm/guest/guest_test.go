@@ -213,7 +213,47 @@ func FuzzShape(f *testing.F) {
 		if json.Valid(in) && !json.Valid(out) {
 			t.Fatalf("valid input shaped to invalid JSON:\n%s\n->\n%s", in, out)
 		}
+		// The output made of parts (what the built-in hands the host) is
+		// the same bytes.
+		want := string(out)
+		p := &Shaper{Budget: s.Budget, Offload: s.Offload}
+		data, parts, shaped, err := p.ShapeParts(in)
+		if err != nil || !shaped {
+			t.Fatalf("ShapeParts: shaped %v, err %v; Shape shaped it", shaped, err)
+		}
+		if got := string(Assemble(nil, in, data, parts)); got != want {
+			t.Fatalf("parts assemble to\n%s\nShape gave\n%s", got, want)
+		}
+		for i, q := range parts {
+			if q.N <= 0 || q.Off < 0 || (q.Input && q.Off+q.N > len(in)) || (!q.Input && q.Off+q.N > len(data)) {
+				t.Fatalf("part %d %+v out of range (input %d, data %d)", i, q, len(in), len(data))
+			}
+		}
 	})
+}
+
+func TestMarkerSize(t *testing.T) {
+	for _, c := range []struct {
+		budget, total, omitted int
+		handle                 string
+	}{
+		{16384, 65536, 49000, "r-0123456789abcdef"},
+		{1024, 9, 0, ""},
+		{1 << 30, 1<<31 - 1, 1, "a\"b\x00é"},
+	} {
+		if got, want := markerSize(c.budget, c.total, c.omitted, c.handle), len(marker(nil, c.budget, c.total, c.omitted, c.handle)); got != want {
+			t.Errorf("markerSize%v = %d, marker is %d bytes", c, got, want)
+		}
+	}
+	m := string(marker(nil, 16384, 65536, 100, `h"1`))
+	for _, part := range []string{"65536 bytes", "16384-byte", "100 bytes were omitted", "handle h_1;", `"uri":"sluice://results/h_1"`, `"name":"h_1"`} {
+		if !strings.Contains(m, part) {
+			t.Errorf("marker %s lacks %q", m, part)
+		}
+	}
+	if !json.Valid([]byte("[" + m + "]")) {
+		t.Errorf("marker is not valid JSON: %s", m)
+	}
 }
 
 func FuzzRedactResult(f *testing.F) {

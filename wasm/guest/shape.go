@@ -26,10 +26,13 @@ type Shaper struct {
 	// native scanner). nil = SkipValue.
 	Skip func(i int) (int, error)
 
-	out     []byte
+	out     []byte // the output (with parts: its own bytes only)
+	parts   []Part // with parts: the whole output, in order (see ShapeParts)
+	lazy    bool   // this call makes parts: long copies of the input are not copied
+	litMark int    // out[litMark:] is not yet in parts
+	inBytes int    // bytes of the output that are parts of the input
 	content []item
 	fixed   [][2]int // spans (key start, value end) of members kept verbatim
-	scratch []byte
 
 	// per-call walk state
 	res                []byte
@@ -68,6 +71,53 @@ const (
 // the omitted size and the handle of the full result. The output is valid
 // JSON and never longer than the budget, hence never longer than the input.
 func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
+	s.lazy = false
+	return s.shape(result)
+}
+
+// ShapeParts is Shape with an output made of parts (see ReplaceParts):
+// the runs of the input it keeps are named, not copied, when they are
+// long. data and parts are reused by the next call.
+func (s *Shaper) ShapeParts(result []byte) (data []byte, parts []Part, shaped bool, err error) {
+	s.lazy = true
+	out, shaped, err := s.shape(result)
+	if !shaped || err != nil {
+		return nil, nil, shaped, err
+	}
+	if len(s.parts) == 0 { // a result it could not walk: all its own bytes
+		s.parts = append(s.parts, Part{N: len(out)})
+	}
+	return out, s.parts, true, nil
+}
+
+// minPart: shorter runs of the input are copied into the output's own
+// bytes (a part costs a host call).
+const minPart = 256
+
+// copyIn appends result[i:j] to the output: as a part of the input when
+// it is long and the call makes parts, else as bytes.
+func (s *Shaper) copyIn(result []byte, i, j int) {
+	if !s.lazy || j-i < minPart {
+		s.out = append(s.out, result[i:j]...)
+		return
+	}
+	s.flushLit()
+	s.parts = append(s.parts, Part{Input: true, Off: i, N: j - i})
+	s.inBytes += j - i
+}
+
+// flushLit ends the run of the output's own bytes so far as a part.
+func (s *Shaper) flushLit() {
+	if len(s.out) > s.litMark {
+		s.parts = append(s.parts, Part{Off: s.litMark, N: len(s.out) - s.litMark})
+		s.litMark = len(s.out)
+	}
+}
+
+// size is the output's length so far.
+func (s *Shaper) size() int { return len(s.out) + s.inBytes }
+
+func (s *Shaper) shape(result []byte) ([]byte, bool, error) {
 	budget := s.Budget
 	if budget == 0 {
 		budget = DefaultBudget
@@ -78,6 +128,7 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	if len(result) <= budget {
 		return nil, false, nil
 	}
+	s.parts, s.litMark, s.inBytes = s.parts[:0], 0, 0
 	s.fixed = s.fixed[:0]
 	s.content = s.content[:0]
 	s.res, s.contentS, s.scS, s.scE, s.omitted = result, -1, -1, -1, 0
@@ -104,23 +155,22 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 
 	// The marker is written last but its room is reserved first, sized for
 	// the largest omitted count possible.
-	s.scratch = marker(s.scratch[:0], budget, len(result), len(result), handle)
-	markerMax := len(s.scratch)
+	markerMax := markerSize(budget, len(result), len(result), handle)
 
-	out := append(s.out[:0], `{"content":[`...)
+	s.out = append(s.out[:0], `{"content":[`...)
 	fixedLen := 0
 	for _, f := range s.fixed {
 		fixedLen += 1 + f[1] - f[0]
 	}
 	// {"content":[ ... ,MARKER] ,fixed... }
-	remaining := budget - len(out) - markerMax - 1 /* ] */ - fixedLen - 1 /* } */
+	remaining := budget - s.size() - markerMax - 1 /* ] */ - fixedLen - 1 /* } */
 	if remaining < 0 {
 		// Only possible with very large kept members: drop them.
 		for _, f := range s.fixed {
 			omitted += f[1] - f[0]
 		}
 		s.fixed = s.fixed[:0]
-		remaining = budget - len(out) - markerMax - 2
+		remaining = budget - s.size() - markerMax - 2
 	}
 	cut := false
 	for i := range s.content {
@@ -128,8 +178,8 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 		sz := it.e - it.s
 		sep := 1 // the comma before the marker or the next item
 		if sz+sep <= remaining {
-			out = append(out, result[it.s:it.e]...)
-			out = append(out, ',')
+			s.copyIn(result, it.s, it.e)
+			s.out = append(s.out, ',')
 			remaining -= sz + sep
 			continue
 		}
@@ -144,9 +194,9 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 				}
 			}
 			reserve = min(reserve, remaining/4)
-			before := len(out)
-			out = cutItem(out, result, it, remaining-reserve)
-			kept := len(out) - before
+			before := s.size()
+			s.cutItem(result, it, remaining-reserve)
+			kept := s.size() - before
 			remaining -= kept
 			omitted += sz - kept
 			continue
@@ -157,22 +207,24 @@ func (s *Shaper) Shape(result []byte) ([]byte, bool, error) {
 	if scS >= 0 && !scKeep {
 		omitted += scE - scS
 	}
-	out = marker(out, budget, len(result), omitted, handle)
-	out = append(out, ']')
+	s.out = marker(s.out, budget, len(result), omitted, handle)
+	s.out = append(s.out, ']')
 	if scKeep {
-		out = append(out, `,"structuredContent":`...)
-		out = append(out, result[scS:scE]...)
+		s.out = append(s.out, `,"structuredContent":`...)
+		s.copyIn(result, scS, scE)
 	}
 	for _, f := range s.fixed {
-		out = append(out, ',')
-		out = append(out, result[f[0]:f[1]]...)
+		s.out = append(s.out, ',')
+		s.copyIn(result, f[0], f[1])
 	}
-	out = append(out, '}')
-	s.out = out
-	if len(out) > budget || len(out) >= len(result) {
+	s.out = append(s.out, '}')
+	if n := s.size(); n > budget || n >= len(result) {
 		return nil, false, errors.New("shape: internal error: shaped result over budget")
 	}
-	return out, true, nil
+	if s.lazy {
+		s.flushLit()
+	}
+	return s.out, true, nil
 }
 
 func (s *Shaper) skip(i int) (int, error) {
@@ -243,13 +295,13 @@ func ptrDiff(b, sub []byte) int {
 
 // cutItem appends a shortened form of the content item (plus a trailing
 // comma) that fits in room bytes, or nothing.
-func cutItem(out, result []byte, it *item, room int) []byte {
+func (s *Shaper) cutItem(result []byte, it *item, room int) {
 	typ := result[it.typ[0]:it.typ[1]]
 	text := result[it.text[0]:it.text[1]]
 	res := result[it.resource[0]:it.resource[1]]
 	switch {
 	case KeyIs(typ, "text") && len(text) >= 2 && text[0] == '"':
-		return cutText(out, `{"type":"text","text":"`, `"}`, text, room)
+		s.cutText(result, `{"type":"text","text":"`, `"}`, it.text[0], text, room)
 	case KeyIs(typ, "resource") && len(res) > 0 && res[0] == '{':
 		rtext, ok := Lookup(res, "text")
 		if !ok || len(rtext) < 2 || rtext[0] != '"' {
@@ -267,25 +319,25 @@ func cutItem(out, result []byte, it *item, room int) []byte {
 			head = append(head, ',')
 		}
 		head = append(head, `"text":"`...)
-		return cutText(out, string(head), `"}}`, rtext, room)
+		s.cutText(result, string(head), `"}}`, it.resource[0]+ptrDiff(res, rtext), rtext, room)
 	}
-	return out
 }
 
-// cutText appends head + prefix-of-text + note + tail + ',' within room.
-func cutText(out []byte, head, tail string, text []byte, room int) []byte {
+// cutText appends head + prefix-of-text + note + tail + ',' within room;
+// text is the raw string (quotes included) at result[at:].
+func (s *Shaper) cutText(result []byte, head, tail string, at int, text []byte, room int) {
 	raw := text[1 : len(text)-1]
 	noteMax := len(" \u2026 [") + digits(len(raw)) + len(" bytes cut]")
 	avail := room - len(head) - len(tail) - noteMax - 1
 	if avail < minTextKeep {
-		return out
+		return
 	}
 	n := CutRaw(raw, avail)
-	out = append(out, head...)
-	out = append(out, raw[:n]...)
-	out = cutNote(out, len(raw)-n)
-	out = append(out, tail...)
-	return append(out, ',')
+	s.out = append(s.out, head...)
+	s.copyIn(result, at+1, at+1+n)
+	s.out = cutNote(s.out, len(raw)-n)
+	s.out = append(s.out, tail...)
+	s.out = append(s.out, ',')
 }
 
 func cutNote(dst []byte, n int) []byte {
@@ -294,32 +346,59 @@ func cutNote(dst []byte, n int) []byte {
 	return append(dst, " bytes cut]"...)
 }
 
+// The marker's fixed parts (see marker).
+const (
+	mkHead     = `{"type":"text","text":"[sluice: this result was `
+	mkOver     = ` bytes, over the `
+	mkBudget   = `-byte context budget; `
+	mkOmitted  = ` bytes were omitted. `
+	mkStored   = `The full result is stored under handle `
+	mkRead     = `; read it in pages by that handle.]"}`
+	mkLink     = `,{"type":"resource_link","uri":"` + ResultURIPrefix
+	mkName     = `","name":"`
+	mkDesc     = `","mimeType":"application/json","description":"the full result (`
+	mkPages    = ` bytes), readable in pages"}`
+	mkNotStore = `The full result could not be stored.]"}`
+)
+
 // marker appends the final text item naming what was omitted and where the
 // full result is.
 func marker(dst []byte, budget, total, omitted int, handle string) []byte {
-	dst = append(dst, `{"type":"text","text":"[sluice: this result was `...)
+	dst = append(dst, mkHead...)
 	dst = strconv.AppendInt(dst, int64(total), 10)
-	dst = append(dst, ` bytes, over the `...)
+	dst = append(dst, mkOver...)
 	dst = strconv.AppendInt(dst, int64(budget), 10)
-	dst = append(dst, `-byte context budget; `...)
+	dst = append(dst, mkBudget...)
 	dst = strconv.AppendInt(dst, int64(omitted), 10)
-	dst = append(dst, ` bytes were omitted. `...)
+	dst = append(dst, mkOmitted...)
 	if handle != "" {
-		dst = append(dst, `The full result is stored under handle `...)
+		dst = append(dst, mkStored...)
+		h := len(dst)
 		dst = appendPlain(dst, handle)
-		dst = append(dst, `; read it in pages by that handle.]"}`...)
+		plain := dst[h:]
+		dst = append(dst, mkRead...)
 		// The same, for clients: a link to the stored result.
-		dst = append(dst, `,{"type":"resource_link","uri":"`+ResultURIPrefix...)
-		dst = appendPlain(dst, handle)
-		dst = append(dst, `","name":"`...)
-		dst = appendPlain(dst, handle)
-		dst = append(dst, `","mimeType":"application/json","description":"the full result (`...)
+		dst = append(dst, mkLink...)
+		dst = append(dst, plain...)
+		dst = append(dst, mkName...)
+		dst = append(dst, dst[h:h+len(handle)]...)
+		dst = append(dst, mkDesc...)
 		dst = strconv.AppendInt(dst, int64(total), 10)
-		dst = append(dst, ` bytes), readable in pages"}`...)
+		dst = append(dst, mkPages...)
 	} else {
-		dst = append(dst, `The full result could not be stored.]"}`...)
+		dst = append(dst, mkNotStore...)
 	}
 	return dst
+}
+
+// markerSize is len(marker(nil, budget, total, omitted, handle)), without
+// building it.
+func markerSize(budget, total, omitted int, handle string) int {
+	n := len(mkHead) + digits(total) + len(mkOver) + digits(budget) + len(mkBudget) + digits(omitted) + len(mkOmitted)
+	if handle == "" {
+		return n + len(mkNotStore)
+	}
+	return n + len(mkStored) + 3*len(handle) + len(mkRead) + len(mkLink) + len(mkName) + len(mkDesc) + digits(total) + len(mkPages)
 }
 
 // ResultURIPrefix names a stored result as a resource:
@@ -343,9 +422,8 @@ func appendPlain(dst []byte, h string) []byte {
 // an object, content not an array): the model gets a prefix of its text,
 // cut within the budget, and the marker naming the stored whole.
 func (s *Shaper) shapeRaw(result []byte, budget int, handle string) []byte {
-	s.scratch = marker(s.scratch[:0], budget, len(result), len(result), handle)
 	const head, tail = `{"content":[{"type":"text","text":`, `},`
-	room := budget - len(head) - len(tail) - len(s.scratch) - 2 /* ]} */ - len(" \u2026 [") - digits(len(result)) - len(" bytes cut]") - 2
+	room := budget - len(head) - len(tail) - markerSize(budget, len(result), len(result), handle) - 2 /* ]} */ - len(" \u2026 [") - digits(len(result)) - len(" bytes cut]") - 2
 	n := min(len(result), max(room, 0))
 	var q []byte
 	for {

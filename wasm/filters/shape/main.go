@@ -35,14 +35,16 @@ func configure(config []byte) error {
 }
 
 func filter(in guest.Input) guest.Output {
-	out, shaped, err := shaper.Shape(in.Data)
+	// The kept runs of the input (a cut text, items kept whole) are copied
+	// by the host (output_input), not by the guest.
+	data, parts, shaped, err := shaper.ShapeParts(in.Data)
 	if err != nil {
 		return guest.Fail(err)
 	}
 	if !shaped {
 		return guest.Pass()
 	}
-	return guest.Replace(out)
+	return guest.ReplaceParts(data, parts)
 }
 
 func main() {}

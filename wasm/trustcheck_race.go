@@ -1,0 +1,9 @@
+//go:build race
+
+package wasm
+
+// checkTrust: in -race builds (every test run of the project) the output
+// of a call that skipped validating trusted input spans is validated again
+// in full, so a caller that sets Meta.ValidInput on input that is not
+// valid JSON is caught.
+const checkTrust = true
