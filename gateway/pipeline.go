@@ -778,7 +778,13 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 				continue // shape passes results within its budget unchanged
 			}
 			_, fspan := g.tracer.Start(ctx, "filter "+e.cfg.Module, trace.KindInternal, trace.Attr{Key: "sluice.filter.stage", Value: stage})
-			out, blocked, err := p.run(ctx, s, e, data, wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID}, capability)
+			// data is valid JSON: an upstream's result passed the MCP
+			// framing's validation (gateway/mcp, gateway/remote), an
+			// answer the gateway composed was marshalled, and a filter's
+			// output was validated by the host (ValidInput; checked again
+			// in -race builds).
+			meta := wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID, ValidInput: true}
+			out, blocked, err := p.run(ctx, s, e, data, meta, capability)
 			fspan.Set(trace.Attr{Key: "sluice.filter.blocked", Value: blocked})
 			fspan.End(err)
 			if err != nil {
