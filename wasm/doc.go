@@ -58,6 +58,23 @@
 // result's few structural members in the guest and lets the host skip the
 // long strings; this cut its 64 KiB cost by ~6× (measured).
 //
+// # Why output_input, and why some output is not validated twice
+//
+// A shaped result is mostly a prefix of one input string. The guest names
+// such runs of its input (output_input) instead of copying them out, and
+// the host assembles the output once. Every output is validated, but for a
+// built-in filter on input the caller vouches for (Meta.ValidInput: the
+// gateway's MCP framing validated it) a run copied from inside one input
+// string that input_json_skip walked over, starting and ending on
+// character boundaries and holding no control byte, is whole valid string
+// characters, so the validator steps over it (trustedSpans): on a 64 KiB
+// result that was a sixth of the call, spent re-reading bytes the skip had
+// just read. The checks do not depend on the guest behaving: a skip started
+// at a closing quote records the gap to the next string, which the
+// control-byte check rejects (whitespace between values), and cuts are
+// checked where they fall. In -race builds the output is validated in full
+// as well, so a caller vouching for an invalid input fails its tests.
+//
 // # Why pools keyed by module and config digest
 //
 // A Go guest costs 2–4 ms to instantiate, so instances are reused; an

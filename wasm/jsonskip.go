@@ -73,30 +73,43 @@ func skipJSON(b []byte, i int) int {
 }
 
 // skipJSONString returns the index just past the string whose opening
-// quote is at b[i], or -1. Eight bytes a step: every quote of a word is
+// quote is at b[i], or -1. Sixteen bytes a step: every quote of a word is
 // looked at from the one mask (text with many escaped quotes, such as JSON
 // inside a string, has several per word), a quote is escaped when an odd
-// run of backslashes precedes it, and after eight words without a quote the
-// rest is searched with memchr (long runs: base64, plain prose).
+// run of backslashes precedes it, and after 128 bytes without a quote the
+// rest is searched with memchr (long runs: base64). Prose has an escaped
+// quote every line or so: a memchr call for each (the first version went
+// to memchr after 64 bytes) cost more than the words it saved, about a
+// third of the skip.
 func skipJSONString(b []byte, i int) int {
 	start := i
 	i++
 	for {
 		n := 0
-		for ; n < 8 && i+8 <= len(b); n++ {
-			q := *(*uint64)(unsafe.Pointer(&b[i])) ^ (0x22 * lsb)
-			for m := (q - lsb) &^ q & msb; m != 0; m &= m - 1 {
-				p := i + bits.TrailingZeros64(m)>>3
-				if b[p] != '"' {
-					continue // a borrow's false hit above a quote
+		for ; n < 16 && i+16 <= len(b); n += 2 {
+			x := *(*uint64)(unsafe.Pointer(&b[i]))
+			y := *(*uint64)(unsafe.Pointer(&b[i+8]))
+			qx, qy := x^(0x22*lsb), y^(0x22*lsb)
+			mx := (qx - lsb) &^ qx & msb
+			my := (qy - lsb) &^ qy & msb
+			if mx|my != 0 {
+				for m := mx; m != 0; m &= m - 1 {
+					p := i + bits.TrailingZeros64(m)>>3
+					if b[p] == '"' && !escapedQuote(b, start, p) { // (bits above the lowest may be false hits)
+						return p + 1
+					}
 				}
-				if !escapedQuote(b, start, p) {
-					return p + 1
+				for m := my; m != 0; m &= m - 1 {
+					p := i + 8 + bits.TrailingZeros64(m)>>3
+					if b[p] == '"' && !escapedQuote(b, start, p) {
+						return p + 1
+					}
 				}
+				n = 0
 			}
-			i += 8
+			i += 16
 		}
-		if n < 8 { // fewer than eight bytes left
+		if i+16 > len(b) { // fewer than sixteen bytes left
 			for ; i < len(b); i++ {
 				if b[i] == '"' && !escapedQuote(b, start, i) {
 					return i + 1
@@ -108,7 +121,7 @@ func skipJSONString(b []byte, i int) int {
 		if j < 0 {
 			return -1
 		}
-		i += j &^ 7 // on from the word that holds it
+		i += j &^ 15 // on from the block that holds it
 	}
 }
 

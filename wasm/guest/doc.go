@@ -27,6 +27,14 @@
 // matched (see redact.go; a differential test holds it to the whole-text
 // regexps). Loops over bytes here go eight at a time for the same reason.
 //
+// # Why ReplaceParts
+//
+// A filter that keeps long runs of its input (the shaper keeps a prefix of
+// a text, and items whole) names them as Parts instead of copying them
+// into its output: the host copies them (output_input), once, and for the
+// built-ins need not validate them again (see the wasm package doc).
+// Shaper.ShapeParts is Shape in that form; Assemble joins parts natively.
+//
 // guest imports no package of sluice (filters may import only guest).
 //
 // # Why no encoding/json
