@@ -3,7 +3,6 @@ package clitool
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,18 +96,14 @@ func TestConnCancelAndClose(t *testing.T) {
 	c.Send([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"paths":["a"]}}}`))
 	waitFile(t, pids1)
 	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
-	var l1, g1 int
-	b, _ := os.ReadFile(pids1)
-	fmtSscan(string(b), &l1, &g1)
+	l1, g1 := readPids(t, pids1)
 	if !gone(l1) || !gone(g1) {
 		t.Fatal("the cancelled call's processes survived")
 	}
 	c.Send([]byte(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"log","arguments":{}}}`))
 	waitFile(t, pids2)
 	c.Close()
-	var l2, g2 int
-	b, _ = os.ReadFile(pids2)
-	fmtSscan(string(b), &l2, &g2)
+	l2, g2 := readPids(t, pids2)
 	if alive(l2) || alive(g2) {
 		t.Fatal("Close returned while a call's processes were alive")
 	}

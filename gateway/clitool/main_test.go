@@ -91,7 +91,7 @@ func runChild(mode string) int {
 		if err := gc.Start(); err != nil {
 			return 11
 		}
-		os.WriteFile(os.Getenv("STUB_PIDS"), []byte(fmt.Sprintf("%d %d", os.Getpid(), gc.Process.Pid)), 0o600)
+		writeWhole(os.Getenv("STUB_PIDS"), fmt.Sprintf("%d %d", os.Getpid(), gc.Process.Pid))
 		fmt.Print("spawned")
 		sleepForever()
 	case "stubborn":
@@ -100,6 +100,29 @@ func runChild(mode string) int {
 	}
 	fmt.Fprintf(os.Stderr, "unknown test child mode %q\n", mode)
 	return 2
+}
+
+// writeWhole writes path by rename, so a test that sees the file sees all
+// of it (os.WriteFile creates the file before writing: a reader, or a kill,
+// in between leaves it empty).
+func writeWhole(path, data string) {
+	tmp := path + ".tmp"
+	if os.WriteFile(tmp, []byte(data), 0o600) == nil {
+		os.Rename(tmp, path)
+	}
+}
+
+// readPids reads the "leader grandchild" pids a grandchild stub wrote.
+func readPids(t *testing.T, path string) (leader, grandchild int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the stub did not record its pids: %v", err)
+	}
+	if _, err := fmt.Sscan(string(b), &leader, &grandchild); err != nil || leader <= 0 || grandchild <= 0 {
+		t.Fatalf("pids file %q: %v", b, err)
+	}
+	return leader, grandchild
 }
 
 // sleepForever blocks without ending the process. A bare select{} would
@@ -160,5 +183,3 @@ func runLog(t *testing.T) (string, func() []string) {
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
 }
-
-func fmtSscan(s string, a ...any) (int, error) { return fmt.Sscan(s, a...) }
