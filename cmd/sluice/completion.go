@@ -34,15 +34,25 @@ after "sluice", the last one being completed) for candidates.
 	})
 }
 
+// bashCompletion reads candidates line by line (never through compgen -W,
+// which expands $(...) in its words, nor an unquoted $(...), which splits
+// and globs them) and has readline quote file names as it inserts them: a
+// file a repository names "x;id" is completed as x\;id.
 const bashCompletion = `# bash completion for sluice
 _sluice() {
-	local cur words
+	local cur words w
 	cur="${COMP_WORDS[COMP_CWORD]}"
 	words="$(sluice completion --list line "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)"
+	COMPREPLY=()
 	if [ "$words" = "__files__" ]; then
-		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		while IFS= read -r w; do
+			COMPREPLY+=("$w")
+		done < <(compgen -f -- "$cur")
 	else
-		COMPREPLY=($(compgen -W "$words" -- "$cur"))
+		while IFS= read -r w; do
+			[[ -n "$w" && "$w" == "$cur"* ]] && COMPREPLY+=("$w")
+		done <<< "$words"
 	fi
 }
 complete -o default -F _sluice sluice
