@@ -20,6 +20,7 @@ type stdio struct {
 	r      io.Reader
 	w      io.WriteCloser
 	bw     *bufio.Writer
+	armed  bool                // a write deadline is set on w (sendDirect); only the client's current writer touches it
 	closer func() proc.Outcome // tears the server down; nil: nothing to do
 	proc   *proc.Process       // for exit status and stderr; nil over bare pipes
 
@@ -38,6 +39,14 @@ func newStdio(server string, r io.Reader, w io.WriteCloser, closer func() proc.O
 }
 
 func (s *stdio) Send(msg []byte) error {
+	if s.armed {
+		// A direct write left its deadline behind: the writer goroutine
+		// writes without one.
+		if err := s.w.(deadlineWriter).SetWriteDeadline(time.Time{}); err != nil {
+			return s.writeErr(err)
+		}
+		s.armed = false
+	}
 	if _, err := s.bw.Write(msg); err != nil {
 		return s.writeErr(err)
 	}
@@ -70,15 +79,14 @@ func (s *stdio) canSendDirect() bool {
 }
 
 func (s *stdio) sendDirect(msg []byte, deadline time.Time) (int, error) {
-	dw := s.w.(deadlineWriter)
-	if err := dw.SetWriteDeadline(deadline); err != nil {
+	if err := s.w.(deadlineWriter).SetWriteDeadline(deadline); err != nil {
 		return 0, s.writeErr(err)
 	}
+	s.armed = true // cleared by the next Send, not here: one deadline change per direct write
 	// One write of the line and its newline: msg has room for it when
 	// encodeRequest made it, and the newline is never seen by msg's owner.
 	frame := append(msg[:len(msg):cap(msg)], '\n')
 	n, err := s.w.Write(frame)
-	_ = dw.SetWriteDeadline(time.Time{})
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return n, err
