@@ -466,9 +466,11 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 	modern := s == nil
 	var token any
 	if t, ok := p.metaValue("progressToken"); ok {
-		if json.Unmarshal(t, &token) != nil {
+		var v any // only here: a variable whose address is taken lives on the heap
+		if json.Unmarshal(t, &v) != nil {
 			return false
 		}
+		token = v
 	}
 	// Legacy: the call outlives its POST, as on the SDK's session
 	// connection; modern: the POST is the request (the SDK propagates its
@@ -596,10 +598,12 @@ func (w startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // either is too long.
 func traceContext(p *callParams, h http.Header) (traceparent, tracestate string) {
 	if raw, ok := p.metaValue("traceparent"); ok {
-		_ = json.Unmarshal(raw, &traceparent)
+		var tp, ts string // decoded here, so the results stay off the heap
+		_ = json.Unmarshal(raw, &tp)
 		if raw, ok := p.metaValue("tracestate"); ok {
-			_ = json.Unmarshal(raw, &tracestate)
+			_ = json.Unmarshal(raw, &ts)
 		}
+		traceparent, tracestate = tp, ts
 	}
 	if traceparent == "" {
 		traceparent, tracestate = h.Get("Traceparent"), h.Get("Tracestate")
@@ -835,7 +839,6 @@ func (o *fastStream) request(ctx context.Context, method string, params json.Raw
 // protocol error the SDK maps to an HTTP status is written as plain JSON
 // with that status, as the SDK writes it.
 func (o *fastStream) respond(resp *jsonrpc.Response) {
-	var data []byte
 	if resp.Error == nil {
 		// The SDK's encoding of a response, without re-validating the
 		// result this path produced; SSE data must stay on one line.
@@ -847,14 +850,29 @@ func (o *fastStream) respond(resp *jsonrpc.Response) {
 			}
 			result = c.Bytes()
 		}
-		data = make([]byte, 0, len(result)+48)
-		data = appendID(append(data, `{"jsonrpc":"2.0","id":`...), resp.ID)
-		data = append(append(append(data, `,"result":`...), result...), '}')
-	} else {
-		var err error
-		if data, err = jsonrpc.EncodeMessage(resp); err != nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.done {
 			return
 		}
+		o.done = true
+		// The last event is not flushed: the handler returns at once and
+		// the server writes it with the end of the response, in one write.
+		// Its pieces go straight into the server's buffer (no copy of the
+		// result is made).
+		var head [64]byte
+		h := appendID(append(head[:0], "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...), resp.ID)
+		o.started = true
+		if _, err := o.w.Write(append(h, `,"result":`...)); err == nil {
+			if _, err = o.w.Write(result); err == nil {
+				_, _ = io.WriteString(o.w, "}\n\n")
+			}
+		}
+		return
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

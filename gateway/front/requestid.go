@@ -14,8 +14,7 @@ package front
 // sees its garbage echoed back.
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"math/rand/v2"
 	"net/http"
 )
 
@@ -57,18 +56,45 @@ func requestIDOf(h http.Header) string {
 			return vs[0]
 		}
 	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return newHTTPRequestID()
 }
+
+// newHTTPRequestID makes a request id: 96 random bits in hex, from the
+// runtime's per-thread generator (seeded from the operating system): an
+// id needs to be unique, not secret, and this one costs no system call.
+func newHTTPRequestID() string {
+	var b [24]byte
+	for i, v := range [2]uint64{rand.Uint64(), uint64(rand.Uint32())} {
+		n := 16
+		if i == 1 {
+			n = 8
+		}
+		for j := range n {
+			b[i*16+n-1-j] = hexDigits[v&0xf]
+			v >>= 4
+		}
+	}
+	return string(b[:])
+}
+
+const hexDigits = "0123456789abcdef"
 
 // tagRequestID settles the request's id, answers it on the response and
 // leaves it, sanitized, as the request's only X-Request-ID (the SDK hands
 // the request's headers to the tool handlers, which log it).
 func tagRequestID(w http.ResponseWriter, r *http.Request) string {
+	if vs := r.Header[requestIDKey]; len(vs) == 1 && validRequestID(vs[0]) {
+		// The usual case costs nothing: the request's own value is the
+		// answer's (the server only reads it, and a later Set or Add
+		// makes a new slice: the parser caps it at its length).
+		delete(r.Header, correlationIDKey)
+		w.Header()[requestIDKey] = vs[:1:1]
+		return vs[0]
+	}
 	id := requestIDOf(r.Header)
 	delete(r.Header, correlationIDKey)
-	r.Header[requestIDKey] = []string{id}
-	w.Header()[requestIDKey] = []string{id}
+	vs := []string{id}
+	r.Header[requestIDKey] = vs
+	w.Header()[requestIDKey] = vs
 	return id
 }
