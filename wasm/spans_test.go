@@ -239,17 +239,17 @@ func FuzzBuiltinShape(f *testing.F) {
 	f.Add(mcpResult(6<<10, `,"structuredContent":{"a":1},"_meta":{"k":"v"}`), uint16(2000))
 	f.Add([]byte(`{"content":[{"type":"resource","resource":{"uri":"x","text":"`+strings.Repeat("zé\\n", 900)+`"}},{"type":"text","text":"note"}]}`), uint16(1500))
 	h := newTestHost(f, &Options{DisableAfter: -1, Offload: nopOffload})
-	filters := map[int]*Filter{}
+	// A few budgets, loaded before fuzzing starts: a Go guest's first
+	// load takes long enough on a busy machine for the fuzzer to take
+	// the worker for hung.
+	budgets := []int{guest.MinBudget, 1536, 2048, 4096}
+	filters := make([]*Filter, len(budgets))
+	for i, b := range budgets {
+		filters[i] = mustLoad(f, h, Spec{Builtin: "shape", Config: json.RawMessage(fmt.Sprintf(`{"budgetBytes":%d}`, b))})
+	}
 	f.Fuzz(func(t *testing.T, in []byte, budget uint16) {
-		b := guest.MinBudget + int(budget)%3072
-		fl := filters[b]
-		if fl == nil {
-			var err error
-			if fl, err = h.Load(context.Background(), Spec{Builtin: "shape", Config: json.RawMessage(fmt.Sprintf(`{"budgetBytes":%d}`, b))}); err != nil {
-				t.Fatal(err)
-			}
-			filters[b] = fl // closed with the host
-		}
+		k := int(budget) % len(budgets)
+		b, fl := budgets[k], filters[k]
 		native := &guest.Shaper{Budget: b, Offload: nopOffload}
 		want, shaped, nerr := native.Shape(in)
 		valid := json.Valid(in)
