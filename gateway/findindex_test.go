@@ -57,7 +57,9 @@ func TestFindIndexMatchesFullSearch(t *testing.T) {
 	w := newWorld(t)
 	defs := filepath.Join(w.home, "tools.json")
 	writeToolDefs(t, defs, toolJSON("search", "Search the index. Ünïcode too."), toolJSON("read", "Read a file."))
-	w.writeUser("servers:\n" + fixture(t, "fx") + fixture(t, "gen", "-tools", "40") + fixture(t, "chg", "-tools-file", defs) + "approve: [\"*\"]\n")
+	// chg is declared first: find reads fx's smaller index into the memory
+	// chg's was read into, after chg's held names were taken from it.
+	w.writeUser("servers:\n" + fixture(t, "chg", "-tools-file", defs) + fixture(t, "fx") + fixture(t, "gen", "-tools", "40") + "approve: [\"*\"]\n")
 	g := w.open()
 	for _, id := range []string{"fx", "gen", "chg"} {
 		if _, err := g.Find(ctx(t), FindRequest{Server: id, Refresh: true}); err != nil {
@@ -85,7 +87,7 @@ func TestFindIndexMatchesFullSearch(t *testing.T) {
 				all = r
 			}
 		}
-		if len(all.Servers) != 3 || all.Servers[2].ToolChange == nil || all.Servers[2].ID != "chg" {
+		if len(all.Servers) != 3 || all.Servers[0].ToolChange == nil || all.Servers[0].ID != "chg" {
 			t.Fatalf("%s: servers %+v; want chg held", what, all.Servers)
 		}
 		return all
@@ -177,7 +179,7 @@ func TestFindIndexMatchesFullSearch(t *testing.T) {
 	}
 	r := check("stale")
 	names := findNames(r)
-	if !strings.Contains(names, "chg__wipe") || strings.Contains(names, "chg__late") || !strings.Contains(r.Servers[2].ToolChange.Summary, "late") {
-		t.Fatalf("after the review and a new tool: %s %+v; want wipe listed and late held", names, r.Servers[2].ToolChange)
+	if !strings.Contains(names, "chg__wipe") || strings.Contains(names, "chg__late") || !strings.Contains(r.Servers[0].ToolChange.Summary, "late") {
+		t.Fatalf("after the review and a new tool: %s %+v; want wipe listed and late held", names, r.Servers[0].ToolChange)
 	}
 }
