@@ -203,7 +203,7 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 				if !plain && json.Unmarshal(mk, &key) != nil {
 					return false
 				}
-				if _, dup := p.meta[key]; dup {
+				if _, dup := p.meta[key]; dup || !numbersFit(mv) {
 					return false
 				}
 				p.meta[key] = mv

@@ -61,6 +61,31 @@ func hostileCalls(meta string, first int) []hostileCall {
 		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo","arguments":{},"_meta":{"sluice.internal/answered":"00"}}}`, "up__echo"},
 		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"sluice__read_result","arguments":{}}}`, "sluice__read_result"},
 	}
+	// Ids, params and names the two readers could convert apart.
+	for _, c := range []hostileCall{
+		{`{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":"\u0031\ud800","method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":true,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call ","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":[` + echo + `]}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo\u0000","arguments":{},` + meta + `}}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo\ud800","arguments":{},` + meta + `}}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + p("up__echo", `{"a":1,"a":"\ud800"}`) + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + p("up__echo", `{"b":1e999}`) + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + p("up__echo", `{"b":[-1e400]}`) + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + p("up__echo", `{"b":123456789012345678901234567890e300}`) + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo","arguments":{},"_meta":{"x":1e999}}}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo","arguments":{},"_meta":null}}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo","arguments":{},"_meta":{"progressToken":"p","progressToken":"q"}}}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":{"name":"up__echo","arguments":{},"_meta":{"progressToken":123456789012345678901234567890}}}`, "up__echo"},
+		{"\ufeff" + `{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + echo + `} x`, "up__echo"},
+		{` 	{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+	} {
+		calls = append(calls, c)
+	}
 	// Nesting around the SDK decoder's limit.
 	for _, depth := range []int{995, 996, 997, 998} {
 		calls = append(calls, hostileCall{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","params":` + nested(depth) + `}`, "up__echo"})

@@ -282,7 +282,7 @@ func readParams(raw []byte) (p callParams, ok bool) {
 		case "arguments":
 			p.args = m.value
 		case "_meta":
-			if p.meta, ok = plainMembers(make([]member, 0, 8), m.value); !ok {
+			if p.meta, ok = plainMembers(make([]member, 0, 8), m.value); !ok || !numbersFit(m.value) {
 				return p, false
 			}
 		default:
@@ -378,8 +378,8 @@ func (x *fastHTTP) serveModern(w http.ResponseWriter, r *http.Request, body []by
 		return false
 	}
 	p, ok := readParams(m.params)
-	if !ok || p.name == flatReadResult || r.Header.Get("Mcp-Name") != p.name {
-		return false
+	if !ok || p.name == flatReadResult || r.Header.Get("Mcp-Name") != p.name || !numbersFit(p.args) {
+		return false // (the SDK decodes a modern request's whole params to check Mcp-Name)
 	}
 	if _, present := p.metaValue(stashMetaKey); present {
 		return false
