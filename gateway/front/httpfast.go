@@ -820,12 +820,14 @@ func (o *fastStream) request(ctx context.Context, method string, params json.Raw
 	}
 	select {
 	case resp := <-ch:
+		// Errors read as the SDK's session reports them (its call wraps a
+		// refusal and an undecodable answer alike in "calling <method>").
 		if resp.Error != nil {
-			return nil, fmt.Errorf("front: %s failed: %w", method, resp.Error)
+			return nil, fmt.Errorf("front: %s failed: calling %q: %w", method, method, resp.Error)
 		}
 		var res mcp.ListRootsResult
 		if err := json.Unmarshal(resp.Result, &res); err != nil {
-			return nil, fmt.Errorf("front: %s failed: %w", method, err)
+			return nil, fmt.Errorf("front: %s failed: calling %q: %w", method, method, err)
 		}
 		return json.Marshal(&res)
 	case <-ctx.Done():

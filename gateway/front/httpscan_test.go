@@ -23,6 +23,7 @@ var scanSeeds = []string{
 	`{"content":[{"type":"text","text":1}]}`, `{"content":{}}`, `{"structuredContent":null}`,
 	`[1,2]`, `{"a":}`, `{"a":1,}`, `[1,]`, `01`, `-`, `1.`, `1e`, `"\x"`, "\"\x01\"", `{"a":"\ud800"}`,
 	`tru`, `nulll`, `{} {}`, `"` + strings.Repeat("[", 5) + `"`, strings.Repeat("[", 1200) + strings.Repeat("]", 1200),
+	`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"s","method":"ping"},{"jsonrpc":"2.0","id":1.5,"method":"ping"}]`,
 }
 
 // FuzzHTTPScan: the fast path's scanner accepts exactly the JSON
@@ -82,6 +83,13 @@ func FuzzHTTPScan(f *testing.F) {
 				}
 			}
 		}
+		// Every id held for the SDK (httpdup.go) is the id of a request
+		// the SDK reads from the body.
+		for _, id := range postRequestIDs(b) {
+			if !sdkReadsRequestID(b, id) {
+				t.Fatalf("held id %v, which the SDK does not read from %q", id.Raw(), b)
+			}
+		}
 		for _, modern := range []bool{false, true} {
 			info := []byte(`{"name":"s"}`)
 			got, gotOutcome, gotOK := passResult(nil, b, modern, info)
@@ -94,6 +102,26 @@ func FuzzHTTPScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sdkReadsRequestID reports whether the SDK's decoder reads a request
+// with id from body (one message or a batch).
+func sdkReadsRequestID(body []byte, id jsonrpc.ID) bool {
+	msgs := []json.RawMessage{body}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		msgs = nil // not into body's own bytes
+		if json.Unmarshal(body, &msgs) != nil {
+			return false
+		}
+	}
+	for _, raw := range msgs {
+		if m, err := jsonrpc.DecodeMessage(raw); err == nil {
+			if r, ok := m.(*jsonrpc.Request); ok && r.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func sameJSON(a, b []byte) bool {
