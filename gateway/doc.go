@@ -52,8 +52,13 @@
 // replace it by rename) drops every remembered resolution; Trust, Untrust
 // and a reload in this process drop them at once. So an edited declaration,
 // a revoked or stale trust record reaches calls at most RecheckEvery after
-// the file changed. Whatever may launch is decided afresh: a call whose
-// server is not running resolves from the files, and every launch checks
+// the file changed. The filters a call's result passes through come from
+// the same look (a filter added to the file applies to results at most
+// RecheckEvery after the edit, and a reload in this process counts at
+// once), and the reviewed tool baseline is looked at on the same schedule
+// (one written or removed by this process counts at once): a call stats no
+// file in the common case. Whatever may launch is decided afresh: a call
+// whose server is not running resolves from the files, and every launch checks
 // the files again just before it spawns (the server may have died after
 // the call looked), refusing an untrusted or changed declaration. A cli
 // server's call runs a process every time, so it always resolves afresh.

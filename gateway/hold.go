@@ -197,40 +197,73 @@ func (g *Gateway) callSum(server, tool string, raw json.RawMessage) catalog.Sum 
 	return sum
 }
 
-// cachedBaseline is a loaded baseline and the file it was read from.
+// cachedBaseline is a loaded baseline, the file it was read from and when
+// that file was last looked at.
 type cachedBaseline struct {
-	fi os.FileInfo
-	b  *catalog.Baseline
+	fi   os.FileInfo
+	b    *catalog.Baseline
+	next time.Time // the file is looked at again from then on
 }
 
 // baseline is catalog.LoadBaseline for d, kept in memory while the file
 // stays the same (baselines are replaced by rename, so a stat tells): every
-// listing and call consults it.
+// listing and call consults it. The file is looked at (a stat) at most
+// every RecheckEvery, as the call path looks at the declarations; a
+// baseline written or removed by this process is read afresh at once
+// (storeBaseline, removeBaseline), one written by another process
+// (sluice review --accept) counts at most RecheckEvery later.
 func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
 	id := g.catalogIdentity(d)
 	path := g.baselinePath(id)
-	fi, err := os.Stat(path)
-	if err != nil {
-		return catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
-	}
+	now := g.opts.now()
 	tc := &g.toolChanges
 	tc.mu.Lock()
 	c, ok := tc.cache[path]
 	tc.mu.Unlock()
-	if ok && os.SameFile(c.fi, fi) && c.fi.ModTime().Equal(fi.ModTime()) && c.fi.Size() == fi.Size() {
+	if ok && now.Before(c.next) {
 		return c.b, nil
 	}
-	b, err := catalog.LoadBaseline(g.cacheDir, id)
+	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		g.forgetBaseline(path)
+		return catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
+	}
+	b := c.b
+	if !ok || !os.SameFile(c.fi, fi) || !c.fi.ModTime().Equal(fi.ModTime()) || c.fi.Size() != fi.Size() {
+		if b, err = catalog.LoadBaseline(g.cacheDir, id); err != nil {
+			g.forgetBaseline(path)
+			return nil, err
+		}
 	}
 	tc.mu.Lock()
 	if tc.cache == nil {
 		tc.cache = map[string]cachedBaseline{}
 	}
-	tc.cache[path] = cachedBaseline{fi: fi, b: b}
+	tc.cache[path] = cachedBaseline{fi: fi, b: b, next: now.Add(RecheckEvery)}
 	tc.mu.Unlock()
 	return b, nil
+}
+
+func (g *Gateway) forgetBaseline(path string) {
+	tc := &g.toolChanges
+	tc.mu.Lock()
+	delete(tc.cache, path)
+	tc.mu.Unlock()
+}
+
+// storeBaseline is catalog.StoreBaseline of b, the baseline of id; the
+// next look reads it.
+func (g *Gateway) storeBaseline(id catalog.Identity, b *catalog.Baseline) error {
+	err := catalog.StoreBaseline(g.cacheDir, b)
+	g.forgetBaseline(g.baselinePath(id))
+	return err
+}
+
+// removeBaseline is catalog.RemoveBaseline; the next look sees it gone.
+func (g *Gateway) removeBaseline(id catalog.Identity) error {
+	err := catalog.RemoveBaseline(g.cacheDir, id)
+	g.forgetBaseline(g.baselinePath(id))
+	return err
 }
 
 // baselinePath is catalog.BaselinePath, remembered per identity.
@@ -398,7 +431,7 @@ func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
 		origin = catalog.OriginPolicy
 	}
 	nb := catalog.NewBaseline(id, raws, origin, g.opts.now())
-	if err := catalog.StoreBaseline(g.cacheDir, nb); err != nil {
+	if err := g.storeBaseline(id, nb); err != nil {
 		g.log.Warn("could not record the tool baseline", "server", d.ID, "error", err.Error())
 	}
 }
@@ -480,8 +513,9 @@ func (g *Gateway) reviewTools(server string, accept bool, want string) (*Review,
 		r.Diff = catalog.Diff(nil, raws)
 	}
 	if accept && (l.hold == nil || l.hold.active()) {
-		nb := catalog.NewBaseline(g.catalogIdentity(v.decl), raws, catalog.OriginReview, g.opts.now())
-		if err := catalog.StoreBaseline(g.cacheDir, nb); err != nil {
+		id := g.catalogIdentity(v.decl)
+		nb := catalog.NewBaseline(id, raws, catalog.OriginReview, g.opts.now())
+		if err := g.storeBaseline(id, nb); err != nil {
 			return r, &Error{Kind: KindGateway, Server: server, Message: "cannot record the reviewed tool baseline: " + err.Error(), Err: err}
 		}
 		r.Accepted = true

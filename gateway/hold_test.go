@@ -117,7 +117,8 @@ func TestHoldEveryPath(t *testing.T) {
 func TestHoldUnreadableBaseline(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx") + "approve: [\"*\"]\n")
-	g := w.open()
+	clk := newClock()
+	g := w.open(func(o *Options) { o.now = clk.now })
 	if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +130,8 @@ func TestHoldUnreadableBaseline(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The baseline file is looked at again RecheckEvery after the last look.
+	clk.advance(RecheckEvery)
 	_, err = g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"x"}`)})
 	if KindOf(err) != KindHeld || !strings.Contains(err.Error(), "cannot be read (malformed)") {
 		t.Fatalf("call with an unreadable baseline: %v", err)

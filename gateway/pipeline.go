@@ -294,7 +294,7 @@ func filtersFingerprint(l *config.Loaded) string {
 // file contributes nothing or its filters cannot run, calls are refused.
 func (g *Gateway) acquire(capability string) (*filterSet, error) {
 	p := g.pipeline
-	l := g.reload()
+	l := g.loadedForCall()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {

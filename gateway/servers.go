@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"sluice/gateway/admin"
-	"sluice/gateway/catalog"
 	"sluice/gateway/config"
 	"sluice/gateway/proc"
 	"sluice/gateway/trust"
@@ -318,7 +317,7 @@ func (g *Gateway) trust(p *TrustPlan, via string) error {
 		Class: p.ActionClass, Via: via, Approved: true})
 	// A project server's baseline is recorded at trust time: the first
 	// listing after this trust is what later listings are compared with.
-	if err := catalog.RemoveBaseline(g.cacheDir, g.catalogIdentity(d)); err != nil {
+	if err := g.removeBaseline(g.catalogIdentity(d)); err != nil {
 		return &Error{Kind: KindGateway, Server: d.ID, Message: "trust recorded, but the old tool baseline could not be removed: " + err.Error(), Err: err}
 	}
 	return nil

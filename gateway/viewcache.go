@@ -86,6 +86,25 @@ func (g *Gateway) callServer(id string) (ServerView, error) {
 	return g.resolveForCall(now, id)
 }
 
+// loadedForCall is the declarations a call's result is filtered under:
+// those the call path looked at less than RecheckEvery ago (recheck), so
+// a call stats the declaration files no more often than it resolves its
+// server; else reload's. A reload in this process (which read new
+// declarations) ends the reuse at once, as for the resolutions.
+func (g *Gateway) loadedForCall() *config.Loaded {
+	c := &g.views
+	now := g.opts.now()
+	gen := g.vgen.n.Load()
+	c.mu.Lock()
+	l := c.loaded
+	fresh := l != nil && c.gen == gen && now.Before(c.next)
+	c.mu.Unlock()
+	if fresh {
+		return l
+	}
+	return g.reload()
+}
+
 // recheck looks at the files (a stat each; the declarations are re-read
 // when theirs changed) and forgets every resolution when anything changed.
 // It reports whether the remembered resolutions still hold.

@@ -219,3 +219,35 @@ func TestRevocationDuringAResolutionIsNotRemembered(t *testing.T) {
 		}
 	}
 }
+
+// A filter added to the user file while a server runs reaches the results
+// of its calls once RecheckEvery has passed since the call path last
+// looked at the files (the call path stats them no more often than that).
+func TestFilterEditReachesCallsWithinRecheck(t *testing.T) {
+	w := newWorld(t)
+	decl := "approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx")
+	w.writeUser(decl)
+	clk := newClock()
+	g := w.open(func(o *Options) { o.now = clk.now })
+	args := json.RawMessage(`{"text":"token ` + ghToken + `"}`)
+	call := func() string {
+		t.Helper()
+		r, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(r.Result)
+	}
+	if out := call(); !strings.Contains(out, ghToken) {
+		t.Fatalf("no filter configured, yet the result changed: %s", out)
+	}
+	w.writeUser(decl + "filters:\n  - module: builtin:redact\n")
+	clk.advance(RecheckEvery)
+	if out := call(); strings.Contains(out, ghToken) || !strings.Contains(out, "[REDACTED:github-token]") {
+		t.Fatalf("a redact filter added RecheckEvery ago did not apply: %s", out)
+	}
+	// Every later result too, without the clock moving.
+	if out := call(); strings.Contains(out, ghToken) {
+		t.Fatalf("the second result after the edit: %s", out)
+	}
+}
