@@ -48,7 +48,7 @@ import (
 // serve-before and serve-http-before, the same two paths through another
 // build of sluice (an earlier commit), so before and after are measured in
 // one run. SLUICE_BENCH_CALLS scales the call
-// counts; SLUICE_BENCH_PROFILE=DIR has both sluice serve processes write a
+// counts; SLUICE_BENCH_PROFILE=DIR has every sluice serve process write a
 // CPU profile into DIR (see profile.go). Nothing here asserts a timing.
 func BenchmarkWholeProcess(b *testing.B) {
 	// One run is the measurement: b.N is not used (a run takes far longer
@@ -91,8 +91,8 @@ func BenchmarkWholeProcess(b *testing.B) {
 	}
 	if before := os.Getenv("SLUICE_BENCH_BEFORE"); before != "" {
 		paths = append(paths,
-			stdioPath(b, "serve-before", exec.Command(before, "serve", "--mode", "flat"), true),
-			httpPath(b, "serve-http-before", exec.Command(before, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
+			stdioPath(b, "serve-before", envCmd(serveEnv, "stdio-before", before, "serve", "--mode", "flat"), true),
+			httpPath(b, "serve-http-before", envCmd(serveEnv, "http-before", before, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
 	}
 	ctx := context.Background()
 	time.Sleep(300 * time.Millisecond)

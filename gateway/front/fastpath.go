@@ -45,10 +45,12 @@ type fastStdio struct {
 	out        io.Writer // where the connection writes its frames (whole frames per Write); nil: through the connection
 	workers    *workers
 
-	idMu   sync.Mutex
-	ids    map[string]identity // modern _meta identity -> what the SDK makes of it
-	legacy *identity           // the session's, from initialize (legacy era)
-	init   *mcp.InitializeParams
+	idMu               sync.Mutex
+	ids                map[string]identity // modern _meta identity -> what the SDK makes of it
+	last               *identity           // the last modern request's, with its bytes:
+	lastCaps, lastInfo json.RawMessage
+	legacy             *identity // the session's, from initialize (legacy era)
+	init               *mcp.InitializeParams
 }
 
 // identity is what a request's _meta (or the session's initialize) says
@@ -237,9 +239,17 @@ func sdkMeta(meta map[string]json.RawMessage) mcp.Meta {
 // capabilities and client info, remembered by their bytes: an agent sends
 // the same ones on every request.
 func (s *fastStdio) modernIdentity(caps, info json.RawMessage) identity {
-	key := string(caps) + "\x00" + string(info)
 	s.idMu.Lock()
+	if s.last != nil && bytes.Equal(s.lastCaps, caps) && bytes.Equal(s.lastInfo, info) {
+		id := *s.last // the same agent as the last request: no key built
+		s.idMu.Unlock()
+		return id
+	}
+	key := string(caps) + "\x00" + string(info)
 	id, ok := s.ids[key]
+	if ok {
+		s.remember(caps, info, id)
+	}
 	s.idMu.Unlock()
 	if ok {
 		return id
@@ -259,8 +269,16 @@ func (s *fastStdio) modernIdentity(caps, info json.RawMessage) identity {
 		s.ids = map[string]identity{}
 	}
 	s.ids[key] = id
+	s.remember(caps, info, id)
 	s.idMu.Unlock()
 	return id
+}
+
+// remember keeps id as the last modern request's identity (s.idMu held).
+func (s *fastStdio) remember(caps, info json.RawMessage, id identity) {
+	s.lastCaps = append(s.lastCaps[:0], caps...)
+	s.lastInfo = append(s.lastInfo[:0], info...)
+	s.last = &id
 }
 
 // connected records the session Connect made and its connection (nil
@@ -443,8 +461,15 @@ func withMember(obj json.RawMessage, member string) json.RawMessage {
 
 // metaString is _meta[key] when it is a JSON string of at most max bytes.
 func metaString(meta map[string]json.RawMessage, key string, max int) string {
-	var v string
-	if raw, ok := meta[key]; ok && len(raw) <= max+2 && json.Unmarshal(raw, &v) == nil {
+	raw, ok := meta[key]
+	if !ok || len(raw) > max+2 {
+		return ""
+	}
+	if s, plain := asciiString(raw); plain {
+		return s
+	}
+	var v string // on the heap only for a value that needs decoding
+	if json.Unmarshal(raw, &v) == nil {
 		return v
 	}
 	return ""
