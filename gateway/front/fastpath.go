@@ -291,6 +291,14 @@ func (s *fastStdio) connected(ss *mcp.ServerSession, c *cancelConn) {
 	close(s.ready)
 }
 
+// framePool holds the buffers fast-path answers are encoded into: the
+// frame is written to stdout at once and the buffer is free again.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame bounds the buffers kept: a rare huge answer is left to
+// the collector rather than held.
+const maxPooledFrame = 64 << 10
+
 // hook is the frame filter's fast hook, nil when the fast path is off.
 // It serves every direct tool: flat mode's, and in gateway mode the
 // exposed ones (ModeAuto may switch between the two while serving).
@@ -410,9 +418,15 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		handed := f.answerFast(ctx, q, pr, resp)
 		forget()
 		if !handed {
-			if frame, ok := encodeResult(resp); ok && s.out != nil {
+			bp := framePool.Get().(*[]byte)
+			if frame, ok := appendResult((*bp)[:0], resp); ok && s.out != nil {
 				_ = c.writeFrame(req.ID, frame, s.out)
+				if cap(frame) <= maxPooledFrame {
+					*bp = frame
+				}
+				framePool.Put(bp)
 			} else {
+				framePool.Put(bp)
 				_ = c.Write(context.Background(), resp)
 			}
 		}

@@ -262,37 +262,40 @@ func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
 // escapes; ok is false otherwise (and for an error response), and the
 // connection encodes it.
 func encodeResult(resp *jsonrpc.Response) (_ []byte, ok bool) {
+	if len(resp.Result) == 0 || !json.Valid(resp.Result) {
+		return nil, false
+	}
+	return appendResult(make([]byte, 0, len(resp.Result)+48), resp)
+}
+
+// appendResult is encodeResult appending to b, for a result known to be
+// valid JSON (one this front produced: passResult, json.Marshal).
+func appendResult(b []byte, resp *jsonrpc.Response) (_ []byte, ok bool) {
 	if resp.Error != nil || len(resp.Result) == 0 {
 		return nil, false
 	}
-	b := make([]byte, 0, len(resp.Result)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	switch v := resp.ID.Raw().(type) {
 	case int64:
 		b = strconv.AppendInt(b, v, 10)
 	case string:
-		if _, plain := asciiString([]byte(`"` + v + `"`)); !plain {
-			return nil, false
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c >= 0x80 || c == '\\' || c == '"' {
+				return nil, false
+			}
 		}
 		b = append(append(append(b, '"'), v...), '"')
 	default:
 		return nil, false
 	}
 	b = append(b, `,"result":`...)
-	b, ok = appendCompact(b, resp.Result)
-	if !ok {
-		return nil, false
-	}
+	b = appendCompact(b, resp.Result)
 	return append(b, '}', '\n'), true
 }
 
-// appendCompact appends v without the whitespace outside its strings, as
-// encoding/json compacts a RawMessage; ok is false when v is not valid
-// JSON.
-func appendCompact(b, v []byte) (_ []byte, ok bool) {
-	if !json.Valid(v) {
-		return b, false
-	}
+// appendCompact appends v, valid JSON, without the whitespace outside its
+// strings, as encoding/json compacts a RawMessage.
+func appendCompact(b, v []byte) []byte {
 	start := 0
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
@@ -306,7 +309,7 @@ func appendCompact(b, v []byte) (_ []byte, ok bool) {
 			start = i + 1
 		}
 	}
-	return append(b, v[start:]...), true
+	return append(b, v[start:]...)
 }
 
 // nestedBelow reports whether the valid JSON b nests fewer than limit
