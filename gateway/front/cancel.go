@@ -154,6 +154,14 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 // request is answered at once with errTooBusy and never run.
 const maxInFlight = 1024
 
+// runsFast reports whether the fast path runs a request with this id now.
+func (c *cancelConn) runsFast(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.fastRun[id.Raw()]
+	return ok
+}
+
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, busy, err := c.read(ctx)

@@ -393,7 +393,14 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	if !adopted {
 		f.inflight.done()
 		cancel()
-		return nil, false // a duplicate id, or behind an unanswered initialize
+		if c.runsFast(req.ID) {
+			// The SDK drops a request whose id is in flight (it reads
+			// it as a notification); it does not know this one is, and
+			// would run it.
+			f.log.Warn("dropping a request whose id is already in flight, as the SDK does", "method", "tools/call", "id", fmt.Sprint(req.ID.Raw()))
+			return nil, true
+		}
+		return nil, false // a duplicate of an SDK request, no room, or behind an unanswered initialize
 	}
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)

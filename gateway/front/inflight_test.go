@@ -154,3 +154,59 @@ func TestHTTPBoundsBatches(t *testing.T) {
 		t.Fatalf("a batch of 2: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestStdioDuplicateIDInFlightRunsOnce: a request whose id is that of a
+// call still in flight is not run: the SDK drops such a request (it reads
+// it as a notification), and a call the fast path runs must be no
+// different from one the SDK runs, so the duplicate of a fast-path call
+// is dropped too instead of reaching the SDK, which would run it.
+func TestStdioDuplicateIDInFlightRunsOnce(t *testing.T) {
+	for _, off := range []bool{true, false} {
+		t.Run(fmt.Sprintf("noFastPath=%v", off), func(t *testing.T) {
+			release := make(chan struct{})
+			var calls atomic.Int64
+			b := newFake()
+			b.setItems(KindTools, toolItem("up", "wait", "Waits."))
+			b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+				calls.Add(1)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return textResult("done " + string(r.Arguments)), nil
+			}
+			p := startStdio(t, b, &Options{Mode: ModeFlat, noFastPath: off})
+			p.send(legacyInit)
+			p.until(1)
+			p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"up__wait","arguments":{"n":1}}}`)
+			for calls.Load() < 1 {
+				time.Sleep(5 * time.Millisecond) // until the first runs (not a timing assertion)
+			}
+			p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"up__wait","arguments":{"n":2}}}`)
+			p.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"up__wait","arguments":{"n":3}}}`)
+			for calls.Load() < 2 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			close(release)
+			// Answers to 5 and 6 (in any order), then to a ping sent after.
+			var lines []string
+			for !strings.Contains(strings.Join(lines, "\n"), `"id":5,`) || !strings.Contains(strings.Join(lines, "\n"), `"id":6,`) {
+				select {
+				case l := <-p.lines:
+					lines = append(lines, l)
+				case <-time.After(60 * time.Second): // hang guard
+					t.Fatalf("no answers to 5 and 6: %q", lines)
+				}
+			}
+			p.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+			got := strings.Join(append(lines, p.until(7)...), "\n")
+			if n := strings.Count(got, `"id":5,`); n != 1 {
+				t.Fatalf("%d answers to id 5:\n%s", n, got)
+			}
+			if strings.Contains(got, `{\"n\":2}`) || calls.Load() != 2 {
+				t.Fatalf("the duplicate ran (%d calls):\n%s", calls.Load(), got)
+			}
+		})
+	}
+}
