@@ -70,6 +70,9 @@ type dashState struct {
 	approvals *admin.Approvals
 	handler   *admin.Handler
 	madeToken string // the per-process token; "" when the operator gave one
+	// exposure is the serving front's live expose set (its --expose flags
+	// included); nil without a serving front: the declarations' set.
+	exposure func() ([]ExposeGlob, map[string][]ExposedTool)
 }
 
 // loginURL is the login link for the dashboard at base when its token was
@@ -309,6 +312,13 @@ var _ admin.Backend = (*dashBackend)(nil)
 func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, error) {
 	rep := b.g.Servers()
 	b.g.AddToolChanges(rep)
+	var globs []ExposeGlob
+	var exposed map[string][]ExposedTool
+	if d := b.g.dashboard(); d != nil && d.exposure != nil {
+		globs, exposed = d.exposure()
+	} else {
+		globs, exposed = b.g.exposureOf(rep.Servers, nil)
+	}
 	found, _ := b.g.Find(ctx, FindRequest{Limit: 1})
 	fs := map[string]FindServer{}
 	if found != nil {
@@ -337,11 +347,19 @@ func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, er
 		if tc := v.ToolChange; tc != nil {
 			s.ToolChange, s.Held = tc.Summary, tc.Held
 		}
+		for _, e := range exposed[v.ID] {
+			s.Exposed = append(s.Exposed, admin.ExposedTool{Capability: e.Capability, Globs: e.Globs})
+		}
 		out = append(out, s)
 	}
 	var diags []string
 	for _, d := range rep.Diagnostics {
 		diags = append(diags, d.String())
+	}
+	for _, e := range globs {
+		if len(e.Tools) == 0 {
+			diags = append(diags, fmt.Sprintf("expose glob %s from %s exposes nothing now: no listed tool matches (untrusted, hidden by tools: or the profile, held for review, or not in the catalog yet)", e.Glob, e.Source))
+		}
 	}
 	return out, diags, nil
 }

@@ -161,6 +161,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 			fe.Close()
 			return err
 		}
+		d.exposure = fe.exposure // this serve's set, its --expose included
 		defer d.approvals.Close()
 		if o.Dashboard.Addr != "" {
 			stop, err := listenDashboard(ctx, g, d, o.Dashboard)

@@ -59,6 +59,9 @@ type ServerView struct {
 	// ToolChange is set (by AddToolChanges) when the server's tools differ
 	// from their reviewed baseline.
 	ToolChange *ToolChange `json:"toolChange,omitempty"`
+	// Exposed are the tools expose globs list directly beside the gateway
+	// tools (set by AddExposure).
+	Exposed []ExposedTool `json:"exposed,omitempty"`
 
 	decl config.Server
 }
@@ -74,6 +77,9 @@ type Report struct {
 	ProjectRoot string       `json:"projectRoot,omitempty"`
 	ProjectFile string       `json:"projectFile,omitempty"`
 	Servers     []ServerView `json:"servers"`
+	// Expose lists the expose globs of the declarations and what each
+	// exposes now (set by AddExposure).
+	Expose      []ExposeGlob `json:"expose,omitempty"`
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	Errors      bool         `json:"errors"`
 }

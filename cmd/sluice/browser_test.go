@@ -211,6 +211,19 @@ func (b *browser) text(sel string) string {
 	return s
 }
 
+// attr is the value of attribute name of the element sel selects.
+func (b *browser) attr(sel, name string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	a, err := chromedp.Run(ctx, chromedp.AttributeValue(css(sel), name))
+	if err != nil || !a.Exists {
+		b.screenshot("failed-attr")
+		b.t.Fatalf("attribute %s of %s: %v (exists %v)", name, sel, err, a.Exists)
+	}
+	return a.Value
+}
+
 // noProblems fails the test on anything the pages reported so far.
 func (b *browser) noProblems() {
 	b.t.Helper()
@@ -581,4 +594,61 @@ func waitReview(t *testing.T, base string, ok func(reviewJSON) bool) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestDashboardExposedToolsInBrowser: the Servers page of a running serve
+// names the tools that serve exposes, its --expose flags included (which
+// 'sluice servers' cannot know), with the globs naming each; it follows
+// an edit of the declarations, and a glob exposing nothing is a
+// diagnostic.
+func TestDashboardExposedToolsInBrowser(t *testing.T) {
+	shots := os.Getenv("SLUICE_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	w := newWorld(t)
+	cfg := func(fxExpose string) string {
+		return "expose: [\"fx__ec*\", \"fx__nothing*\"]\nservers:\n" + fixture(t, "fx") + fxExpose + fixture(t, "fy")
+	}
+	w.writeUser(cfg("    expose: [add]\n"))
+	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), exitOK, "fx__add")
+	want(t, sluiceProc(t, "", "find", "--server", "fy", "--refresh"), exitOK, "fy__echo")
+	r := sluiceProc(t, "", "servers")
+	want(t, r, exitOK, "    fx__add\n", "    fx__echo\n")
+	if strings.Contains(r.stdout, "fy__echo") {
+		t.Fatalf("servers shows a --expose of no process:\n%s", r)
+	}
+
+	addr, _, stop := startHTTPServeProc(t, nil, "--expose", "fy__echo")
+	defer stop()
+	base := "http://" + addr + "/admin"
+	b := newBrowser(t, shots)
+	b.loginWithLink(addr, "#server-fx")
+	b.run("servers page", chromedp.Navigate(base+"/servers"), chromedp.WaitVisible(css("#exposed-fx")))
+	b.screenshot("servers-exposed")
+	if got := b.text("#exposed-fx"); !strings.Contains(got, "fx__add") || !strings.Contains(got, "fx__echo") || strings.Contains(got, "fy__") {
+		t.Errorf("fx's exposed tools: %q", got)
+	}
+	if got := b.text("#exposed-fy"); strings.TrimSpace(got) != "exposed: fy__echo" {
+		t.Errorf("fy's exposed tools (from --expose): %q", got)
+	}
+	if title := b.attr("#exposed-fy code", "title"); title != "fy__echo (--expose)" {
+		t.Errorf("fy__echo's title %q", title)
+	}
+	if title := b.attr(`#exposed-fx code[title*="fx__ec*"]`, "title"); !strings.Contains(title, "fx__ec* (expose[0] (") {
+		t.Errorf("fx__echo's title %q", title)
+	}
+	if d := b.text(".card.warn"); !strings.Contains(d, "expose glob fx__nothing* from expose[1]") || !strings.Contains(d, "exposes nothing now") {
+		t.Errorf("diagnostics: %q", d)
+	}
+
+	// The declarations change while serving: the page shows the set as
+	// it is now.
+	w.writeUser(cfg(""))
+	b.run("servers page after the edit", chromedp.Navigate(base+"/servers"), chromedp.WaitVisible(css("#exposed-fx")))
+	if got := b.text("#exposed-fx"); strings.Contains(got, "fx__add") || !strings.Contains(got, "fx__echo") {
+		t.Errorf("fx's exposed tools after dropping its expose: %q", got)
+	}
+	b.screenshot("servers-exposed-after-edit")
+	b.noProblems()
 }

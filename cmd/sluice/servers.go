@@ -29,8 +29,12 @@ that fixes it, and so are servers whose tools changed since they were
 reviewed (see 'sluice review'). Then, for every server with env, passEnv or a command that
 resolves to another path, the program it runs, each env entry as declared (a
 ${env:NAME} reference is shown as that text, never as your value) and, for
-project servers, one line "receives your NAME" per variable of yours it gets. Then every diagnostic of both declaration files and the trust
-file is printed as
+project servers, one line "receives your NAME" per variable of yours it gets.
+Then every expose glob of the declarations (the user file's expose: and each
+server's own) with the tools it exposes now: the tools 'sluice serve' lists
+beside the gateway tools (serve --expose adds more for that one process; the
+dashboard of a running serve shows its whole set). Then every diagnostic of
+both declaration files and the trust file is printed as
 
   file:line:col: severity: field: message (fix: ...)
 
@@ -68,6 +72,7 @@ func runServers(e *env) int {
 	defer closeFn()
 	rep := g.Servers()
 	g.AddToolChanges(rep)
+	g.AddExposure(rep)
 	if *asJSON {
 		if rep.Servers == nil {
 			rep.Servers = []gateway.ServerView{}
@@ -147,10 +152,29 @@ func printReport(w io.Writer, rep *gateway.Report) {
 		}
 	}
 	printDetails(w, rep.Servers, true)
+	printExposure(w, rep.Expose)
 	if len(rep.Diagnostics) > 0 {
 		fmt.Fprintf(w, "\nDiagnostics (%s):\n", countDiags(rep.Diagnostics))
 		for _, d := range rep.Diagnostics {
 			fmt.Fprintf(w, "  %s\n", d.String())
+		}
+	}
+}
+
+// printExposure shows each expose glob of the declarations with the tools
+// it exposes now.
+func printExposure(w io.Writer, globs []gateway.ExposeGlob) {
+	if len(globs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nExposed tools (listed beside the gateway tools by 'sluice serve' in gateway and auto mode; serve --expose adds more for that process):\n")
+	for _, e := range globs {
+		fmt.Fprintf(w, "  %s  from %s\n", cleanLine(e.Glob), cleanLine(e.Source))
+		if len(e.Tools) == 0 {
+			fmt.Fprintf(w, "    exposes nothing now: no listed tool matches (untrusted, hidden by tools: or the profile, held for review, or not in the catalog yet)\n")
+		}
+		for _, c := range e.Tools {
+			fmt.Fprintf(w, "    %s\n", cleanLine(c))
 		}
 	}
 }

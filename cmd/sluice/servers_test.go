@@ -198,3 +198,65 @@ func TestCheckReportsEveryMistakeAtItsPosition(t *testing.T) {
 	r = sluice(t, "", "servers")
 	want(t, r, exitFailure, "Diagnostics (8 errors, 0 warnings)", wantDiags[0])
 }
+
+// TestServersShowExposedTools: servers (text and --json) lists every
+// expose glob of the declarations with the tools it exposes now, and each
+// server's exposed tools; a glob naming no listed tool says so, and an
+// untrusted project server's own globs expose nothing.
+func TestServersShowExposedTools(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("expose: [\"fx__ec*\", \"fy__none*\"]\nservers:\n" + fixture(t, "fx") + "    expose: [add, echo]\n" + fixture(t, "fy"))
+	w.writeProject("servers:\n" + fixture(t, "pj") + "    expose: [\"*\"]\n")
+	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), exitOK, "fx__echo")
+	want(t, sluiceProc(t, "", "find", "--server", "fy", "--refresh"), exitOK, "fy__echo")
+	user := filepath.Join(w.home, "mcp.yaml")
+
+	r := sluiceProc(t, "", "servers")
+	want(t, r, exitOK,
+		"\nExposed tools (listed beside the gateway tools by 'sluice serve' in gateway and auto mode; serve --expose adds more for that process):\n",
+		"  fx__ec*  from expose[0] ("+user+":1)\n    fx__echo\n",
+		"  fy__none*  from expose[1] ("+user+":1)\n    exposes nothing now: no listed tool matches",
+		"  add  from servers.fx.expose[0] ("+user+":3)\n    fx__add\n",
+		"  echo  from servers.fx.expose[1] ("+user+":3)\n    fx__echo\n")
+	if strings.Contains(r.stdout, "pj__") || strings.Contains(r.stdout, "servers.pj.expose") {
+		t.Fatalf("an untrusted server's globs are shown as in force:\n%s", r)
+	}
+
+	r = sluiceProc(t, "", "servers", "--json")
+	var rep struct {
+		Servers []struct {
+			ID      string `json:"id"`
+			Exposed []struct {
+				Capability string   `json:"capability"`
+				Globs      []string `json:"globs"`
+			} `json:"exposed"`
+		} `json:"servers"`
+		Expose []struct {
+			Glob   string   `json:"glob"`
+			Source string   `json:"source"`
+			Tools  []string `json:"tools"`
+		} `json:"expose"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("servers --json: %v\n%s", err, r)
+	}
+	got := map[string]string{}
+	for _, s := range rep.Servers {
+		var caps []string
+		for _, e := range s.Exposed {
+			caps = append(caps, e.Capability+"<-"+strings.Join(e.Globs, ";"))
+		}
+		got[s.ID] = strings.Join(caps, ",")
+	}
+	wantFx := "fx__add<-add (servers.fx.expose[0] (" + user + ":3)),fx__echo<-fx__ec* (expose[0] (" + user + ":1));echo (servers.fx.expose[1] (" + user + ":3))"
+	if got["fx"] != wantFx || got["fy"] != "" || got["pj"] != "" {
+		t.Fatalf("exposed per server:\n%q\nwant fx %q", got, wantFx)
+	}
+	var globs []string
+	for _, e := range rep.Expose {
+		globs = append(globs, e.Glob+"="+strings.Join(e.Tools, "+"))
+	}
+	if strings.Join(globs, " ") != "fx__ec*=fx__echo fy__none*= add=fx__add echo=fx__echo" {
+		t.Fatalf("expose globs: %v", globs)
+	}
+}

@@ -91,6 +91,16 @@ type Server struct {
 	// until the change is reviewed.
 	ToolChange string   `json:"toolChange,omitempty"`
 	Held       []string `json:"held,omitempty"`
+	// Exposed are the server's tools the serve lists directly beside the
+	// gateway tools (its expose globs and --expose flags).
+	Exposed []ExposedTool `json:"exposed,omitempty"`
+}
+
+// ExposedTool is one exposed tool and the globs ("GLOB (SOURCE)") that
+// name it.
+type ExposedTool struct {
+	Capability string   `json:"capability"`
+	Globs      []string `json:"globs"`
 }
 
 // ToolReview is a server's listing compared with its reviewed baseline.
