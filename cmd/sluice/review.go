@@ -42,7 +42,9 @@ Per server, onToolChange in the declaration chooses the policy: hold
 (every listing becomes the baseline; user declarations only).
 
 Flags:
-  --accept       record the listing as the reviewed baseline
+  --accept       record the listing as the reviewed baseline (and the
+                 acceptance in <state dir>/audit.jsonl, the audit log the
+                 dashboard's Activity page shows)
   --digest D     with --accept: only if the review is still the one whose
                  "digest" (review --json) is D, so what a script or a person
                  looked at earlier is what gets accepted
