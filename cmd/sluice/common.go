@@ -190,8 +190,8 @@ func (l *lockedWriter) flushLocked() {
 		return
 	}
 	_, _ = l.w.Write(l.pending) // as slog's handler: a failed log write is not the command's failure
-	if cap(l.pending) > maxPendingLog {
-		l.pending = nil // do not keep a burst's buffer
+	if cap(l.pending) > 4*maxPendingLog {
+		l.pending = nil // do not keep the buffer of a burst of huge lines
 	} else {
 		l.pending = l.pending[:0]
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"regexp"
@@ -212,4 +213,28 @@ func FuzzLogLine(f *testing.F) {
 			t.Fatalf("logHandler wrote\n%q\n%q\nslog's JSON handler\n%q", direct, held, want)
 		}
 	})
+}
+
+// BenchmarkLogLine: the per-call line of sluice serve through slog's JSON
+// handler and through logHandler (held back in a lockedWriter, as serve
+// writes it), both into io.Discard; the ratio is the claim.
+func BenchmarkLogLine(b *testing.B) {
+	attrs := []slog.Attr{slog.String("request_id", "5f0c2a9e1b7d4c3a8e6f0b12"), slog.String("tool", "fx__echo"), slog.String("capability", "fx__echo"),
+		slog.String("outcome", "ok"), slog.Int64("duration_ms", 0)}
+	for _, c := range []struct {
+		name string
+		h    slog.Handler
+	}{
+		{"slog", slog.NewJSONHandler(io.Discard, nil)},
+		{"sluice", newLogHandler(&lockedWriter{w: io.Discard}, slog.LevelInfo)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := slog.NewRecord(time.Now(), slog.LevelInfo, "call finished", 0)
+				r.AddAttrs(attrs...)
+				_ = c.h.Handle(context.Background(), r)
+			}
+		})
+	}
 }
