@@ -77,6 +77,7 @@ type testKnobs struct {
 	crashLoopLimit        int              // consecutive failures that stop relaunching; default DefaultCrashLoopLimit
 	now                   func() time.Time // default time.Now
 	resolved              func(id string)  // tests: runs between a call's reading of the files and remembering it
+	rechecking            func(id string)  // tests: runs between a call's reading of a remembered resolution and its look at the files
 }
 
 // Gateway turns declarations and the native client into capabilities.

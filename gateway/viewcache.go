@@ -75,9 +75,19 @@ func (g *Gateway) callServer(id string) (ServerView, error) {
 	c.mu.Lock()
 	fresh := c.gen == gen && now.Before(c.next)
 	v, ok := c.views[id]
+	epoch := c.epoch
 	c.mu.Unlock()
 	if !fresh {
+		if g.opts.rechecking != nil {
+			g.opts.rechecking(id)
+		}
+		// v holds only if nothing was forgotten since it was read: a
+		// concurrent look that found a change records the new stamps,
+		// and this look would then see them as unchanged.
 		ok = g.recheck(now) && ok
+		c.mu.Lock()
+		ok = ok && c.epoch == epoch
+		c.mu.Unlock()
 	}
 	// A cli server's every call runs a process: a launch, decided afresh.
 	if ok && v.decl.CLI == nil && g.isRunning(v) {

@@ -251,3 +251,54 @@ func TestFilterEditReachesCallsWithinRecheck(t *testing.T) {
 		t.Fatalf("the second result after the edit: %s", out)
 	}
 }
+
+// A call that read a remembered resolution just before another call's
+// look found the trust file replaced must not use it: its own look then
+// sees the new stamps as unchanged (the other look recorded them), which
+// used to keep the resolution made on the old records, however long ago
+// the revocation was written.
+func TestRevocationSeenByAConcurrentLookIsNotUsed(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + fixture(t, "pj"))
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	clk := newClock()
+	var g *Gateway
+	armed, raced := false, false
+	g = w.open(func(o *Options) {
+		o.now = clk.now
+		o.rechecking = func(id string) {
+			if id != "pj" || !armed || raced {
+				return
+			}
+			raced = true
+			// Another server's first call looks at the files now.
+			if _, err := g.Call(ctx(t), CallRequest{Capability: "fx__echo", Arguments: echoArgs}); err != nil {
+				t.Errorf("fx: %v", err)
+			}
+		}
+	})
+	plan, err := g.PlanTrust("pj", "read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Trust(plan); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // launch, then a call that remembers the resolution
+		if _, err := g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: echoArgs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if removed, err := trust.Remove(trust.FilePath(g.ConfigDir()), plan.ProjectRoot, "pj"); err != nil || !removed {
+		t.Fatalf("revoke: %v %v", removed, err)
+	}
+	clk.advance(10 * RecheckEvery) // long after the revocation
+	armed = true
+	_, err = g.Call(ctx(t), CallRequest{Capability: "pj__echo", Arguments: echoArgs})
+	if !raced {
+		t.Fatal("the recheck hook did not run")
+	}
+	if KindOf(err) != KindUntrusted {
+		t.Fatalf("a call %v after the revocation: want untrusted, got %v", 10*RecheckEvery, err)
+	}
+}
