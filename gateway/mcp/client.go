@@ -745,7 +745,12 @@ func (c *Client) answer(id json.RawMessage, result json.RawMessage, e *RPCError)
 // larger than the cap on its own is
 // refused (CodeOverload, not fatal); a queue that would cross the cap means
 // the server stopped reading: fatal CodeOverload.
-func (c *Client) enqueue(line []byte, op string) error {
+func (c *Client) enqueue(line []byte, op string) error { return c.send(line, op, false) }
+
+// send is enqueue; direct allows the caller to write line itself (see
+// sendDirect): a request with no other in flight. Requests that overlap
+// queue, so the writer goroutine sends them together in one write.
+func (c *Client) send(line []byte, op string, direct bool) error {
 	c.wmu.Lock()
 	if c.wclosed {
 		c.wmu.Unlock()
@@ -765,7 +770,7 @@ func (c *Client) enqueue(line []byte, op string) error {
 		return e
 	}
 	c.wqBytes += len(line)
-	if c.direct != nil && !c.writing && len(c.wq) == 0 {
+	if direct && c.direct != nil && !c.writing && len(c.wq) == 0 {
 		// Nothing is queued or being written: the caller writes its
 		// line itself, sparing the hand-off to the writer goroutine.
 		c.writing = true
@@ -1018,13 +1023,14 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		return Message{}, e
 	}
 	c.pending[idText] = cl
+	alone := len(c.pending) == 1
 	if cl.token != "" {
 		c.progress[cl.token] = cl
 	}
 	c.mu.Unlock()
 	defer cl.finished.Store(true)
 
-	if err := c.enqueue(line, method); err != nil {
+	if err := c.send(line, method, alone); err != nil {
 		c.unregister(idText, cl)
 		return Message{}, err
 	}

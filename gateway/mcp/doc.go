@@ -120,16 +120,17 @@
 // A caller's Write to a pipe blocks as soon as the server stops reading, and
 // a blocked write cannot be interrupted by the caller's timeout. Callers
 // therefore append to a byte-counted queue, and one writer goroutine
-// drains it (coalescing small lines into one write) — except when nothing
-// is queued or being written and the pipe takes a write deadline (a
-// server's stdin): then the caller writes its own line, sparing the
-// hand-off to the writer goroutine, under a deadline of a millisecond.
+// drains it (coalescing small lines into one write) — except for a
+// request with no other in flight, when nothing is queued or being written
+// and the pipe takes a write deadline (a server's stdin): then the caller
+// writes its own line, sparing the hand-off to the writer goroutine, under
+// a deadline of a millisecond.
 // What the pipe did not take by then goes first in the queue and the
 // writer goroutine finishes the line, so the framing stays whole and a
 // server that stopped reading still holds up no caller. Many concurrent
 // callers share one connection at several times the sequential rate
-// (BenchmarkConcurrentCalls): while one line is being written the others
-// queue behind it and leave together.
+// (BenchmarkConcurrentCalls): overlapping requests queue and leave
+// together, in one write the server reads at once.
 //
 // # Why notification callbacks run on their own goroutine
 //
