@@ -91,6 +91,36 @@ type segment struct {
 // its opening quote at start, end just past its closing quote.
 type inString struct{ start, end int }
 
+// write appends b to the output (output_write, and output_input's short
+// copies).
+func (s *callState) write(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if len(s.segs) > 0 {
+		if last := &s.segs[len(s.segs)-1]; !last.fromInput {
+			last.n += len(b)
+		} else {
+			s.segs = append(s.segs, segment{off: len(s.out), n: len(b)})
+		}
+	}
+	if s.out == nil {
+		s.out = bytes.Clone(b) // most filters write once
+	} else {
+		s.out = append(s.out, b...)
+	}
+	s.outLen += len(b)
+}
+
+// maxStrings bounds the strings input_json_skip records for an input of n
+// bytes: a guest that skips the same strings over and over must not grow
+// the record (memory) without end. Distinct strings of at least
+// minTrustedSpan bytes number at most n/minTrustedSpan; the rest is room
+// for the strings a guest may walk from inside another (from an escaped
+// quote). A string not recorded is only not trusted: its copies are
+// validated as usual.
+func maxStrings(n int) int { return 2*(n/minTrustedSpan) + 16 }
+
 func (s *callState) reset(input, meta []byte, maxOut int) {
 	s.abandoned = false
 	s.input, s.meta = input, meta
@@ -190,7 +220,7 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 		}
 		if off < len(in) && in[off] == '"' {
 			e := skipJSONString(in, off)
-			if e-off >= minTrustedSpan {
+			if e-off >= minTrustedSpan && len(s.strs) < maxStrings(len(in)) {
 				s.strs = append(s.strs, inString{off, e})
 			}
 			st[0] = api.EncodeI32(int32(e))
@@ -243,25 +273,14 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 	fn("output_write", func(ctx context.Context, m api.Module, st []uint64) {
 		s := stateOf(ctx)
 		ptr, n := api.DecodeU32(st[0]), api.DecodeU32(st[1])
-		if s.outOver || uint64(len(s.out))+uint64(n) > uint64(s.maxOut) {
+		// The cap counts every byte of output, copied with output_input
+		// as well as written.
+		if s.outOver || uint64(s.outLen)+uint64(n) > uint64(s.maxOut) {
 			s.outOver = true
 			st[0] = api.EncodeI32(rcRefused)
 			return
 		}
-		b := readMem(m, ptr, n, "output_write")
-		if len(s.segs) > 0 {
-			if last := &s.segs[len(s.segs)-1]; !last.fromInput {
-				last.n += len(b)
-			} else {
-				s.segs = append(s.segs, segment{off: len(s.out), n: len(b)})
-			}
-		}
-		if s.out == nil {
-			s.out = bytes.Clone(b) // most filters write once
-		} else {
-			s.out = append(s.out, b...)
-		}
-		s.outLen += len(b)
+		s.write(readMem(m, ptr, n, "output_write"))
 		st[0] = 0
 	})
 	fn("output_input", func(ctx context.Context, m api.Module, st []uint64) {
@@ -276,12 +295,20 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			st[0] = api.EncodeI32(rcRefused)
 			return
 		}
+		if n < minTrustedSpan {
+			// Too short to be trusted: written like output_write's bytes,
+			// so that a guest copying byte by byte makes no segment per
+			// byte (the segments stay at most one per minTrustedSpan
+			// bytes of output).
+			s.write(s.input[off : off+n])
+			st[0] = 0
+			return
+		}
 		if len(s.segs) == 0 && len(s.out) > 0 {
 			s.segs = append(s.segs, segment{n: len(s.out)}) // what output_write wrote so far
 		}
-		if n > 0 { // (adjacent copies stay apart: each may lie inside a different string)
-			s.segs = append(s.segs, segment{fromInput: true, off: int(off), n: int(n)})
-		}
+		// (adjacent copies stay apart: each may lie inside a different string)
+		s.segs = append(s.segs, segment{fromInput: true, off: int(off), n: int(n)})
 		s.outLen += int(n)
 		st[0] = 0
 	})

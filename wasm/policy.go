@@ -70,6 +70,7 @@ func (f *Filter) Apply(ctx context.Context, result []byte, meta Meta) (Output, e
 		}
 		m := meta
 		m.Item = i
+		m.ValidInput = false // the input is the item's text, not JSON
 		out, err := f.Run(ctx, []byte(text), m)
 		if err != nil || out.Status == StatusBlocked {
 			return out, err

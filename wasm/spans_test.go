@@ -252,7 +252,7 @@ func FuzzBuiltinShape(f *testing.F) {
 		b, fl := budgets[k], filters[k]
 		native := &guest.Shaper{Budget: b, Offload: nopOffload}
 		want, shaped, nerr := native.Shape(in)
-		valid := json.Valid(in)
+		valid := json.Valid(in) && utf8.Valid(in) // json.Valid does not check UTF-8
 		out, err := fl.Run(context.Background(), in, Meta{ValidInput: valid})
 		switch {
 		case err != nil:
