@@ -58,7 +58,9 @@ func (g *Gateway) SetFilterObserver(fn func(filter, outcome string)) {
 // match capability, as a tool result is: redacted, and shaped to the
 // budget with a handle for the rest.
 func (g *Gateway) GuardAnswer(ctx context.Context, capability string, answer json.RawMessage) (json.RawMessage, error) {
-	return g.filterResult(ctx, capability, answer, true)
+	// Not vouched for (see filterResultOf): the filters' output is
+	// validated in full.
+	return g.filterResultOf(ctx, capability, answer, true, false)
 }
 
 // RedactJSON runs the redaction filters (builtin:redact entries at the

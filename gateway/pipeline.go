@@ -753,6 +753,12 @@ func (g *Gateway) FilterStatuses() []FilterStatus {
 // A script's final value comes here with ExecuteCapability: it meets the
 // context-stage filters whose globs match that name (such as "*").
 func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.RawMessage, toModel bool) (json.RawMessage, error) {
+	return g.filterResultOf(ctx, capability, raw, toModel, true)
+}
+
+// filterResultOf is filterResult; valid says whether raw is known to be
+// valid JSON with valid UTF-8 strings (wasm.Meta.ValidInput).
+func (g *Gateway) filterResultOf(ctx context.Context, capability string, raw json.RawMessage, toModel, valid bool) (json.RawMessage, error) {
 	p := g.pipeline
 	if p == nil {
 		return raw, nil
@@ -778,12 +784,15 @@ func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.
 				continue // shape passes results within its budget unchanged
 			}
 			_, fspan := g.tracer.Start(ctx, "filter "+e.cfg.Module, trace.KindInternal, trace.Attr{Key: "sluice.filter.stage", Value: stage})
-			// data is valid JSON: an upstream's result passed the MCP
-			// framing's validation (gateway/mcp, gateway/remote), an
-			// answer the gateway composed was marshalled, and a filter's
-			// output was validated by the host (ValidInput; checked again
-			// in -race builds).
-			meta := wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID, ValidInput: true}
+			// With valid, data is valid JSON: an upstream's result passed
+			// the MCP framing's validation (gateway/mcp Classify, for
+			// every transport), a script's value was marshalled as a
+			// string, and a filter's output was validated by the host
+			// (ValidInput; checked again in -race builds). A composed
+			// answer (GuardAnswer) is not vouched for: json.Marshal
+			// copies a json.RawMessage (a cached catalog's schema) without
+			// checking its UTF-8.
+			meta := wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID, ValidInput: valid}
 			out, blocked, err := p.run(ctx, s, e, data, meta, capability)
 			fspan.Set(trace.Attr{Key: "sluice.filter.blocked", Value: blocked})
 			fspan.End(err)
