@@ -218,3 +218,39 @@ func TestEncodeResultMatchesTheSDK(t *testing.T) {
 func deep(n int) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`
 }
+
+// FuzzEncodeResult: a response the fast path encodes itself is byte for
+// byte what the SDK's connection writes for it.
+func FuzzEncodeResult(f *testing.F) {
+	f.Add(int64(7), "", []byte(`{"content":[]}`))
+	f.Add(int64(0), "req-1", []byte("{ \"a\" : [ \"x  y\\\" <z>\", 1.50 ],\n\t\"b\":true }"))
+	f.Add(int64(-3), "a\"b", []byte(`{"s":"\u00e9\u2028"}`))
+	f.Fuzz(func(t *testing.T, n int64, s string, result []byte) {
+		if !json.Valid(result) {
+			if _, ok := encodeResult(&jsonrpc.Response{Result: result}); ok {
+				t.Fatalf("invalid JSON encoded: %q", result)
+			}
+			return
+		}
+		var raw any = s
+		if s == "" {
+			raw = float64(n % (1 << 53)) // as the SDK decodes a number id
+		}
+		id, err := jsonrpc.MakeID(raw)
+		if err != nil {
+			return
+		}
+		resp := &jsonrpc.Response{ID: id, Result: result}
+		want, err := jsonrpc.EncodeMessage(resp)
+		if err != nil {
+			return // the SDK refuses it (a result that is no object ...): nothing to match
+		}
+		got, ok := encodeResult(resp)
+		if !ok {
+			return // left to the SDK
+		}
+		if string(got) != string(want)+"\n" {
+			t.Fatalf("id %v, result %q:\n got  %s want %s", raw, result, got, want)
+		}
+	})
+}
