@@ -101,6 +101,15 @@ func (l AuditLog) Recent(n int) ([]Decision, error) {
 
 // tail reads up to n of the newest decisions of one file.
 func tail(path string, n int) ([]Decision, error) {
+	// Look before opening: an open of a FIFO planted at the path would
+	// block the reader (the Activity page) until something wrote to it.
+	if fi, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("audit log %s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
