@@ -60,7 +60,7 @@ type callState struct {
 	input      []byte
 	meta       []byte
 	config     []byte
-	out        []byte // the bytes written with output_write (all of the output while segs is empty)
+	out        []byte // the bytes written with output_write (all of the output while segs is empty); the instance's, reused
 	outOver    bool
 	outLen     int       // bytes of output so far (written and copied from the input)
 	segs       []segment // with output_input: the output, in order
@@ -104,11 +104,7 @@ func (s *callState) write(b []byte) {
 			s.segs = append(s.segs, segment{off: len(s.out), n: len(b)})
 		}
 	}
-	if s.out == nil {
-		s.out = bytes.Clone(b) // most filters write once
-	} else {
-		s.out = append(s.out, b...)
-	}
+	s.out = append(s.out, b...)
 	s.outLen += len(b)
 }
 
@@ -124,7 +120,10 @@ func maxStrings(n int) int { return 2*(n/minTrustedSpan) + 16 }
 func (s *callState) reset(input, meta []byte, maxOut int) {
 	s.abandoned = false
 	s.input, s.meta = input, meta
-	s.out = nil // made by output_write; handed to the caller (see Filter.result)
+	if cap(s.out) > maxScratchBytes {
+		s.out = nil // a rare big output: not kept by a pooled instance
+	}
+	s.out = s.out[:0] // copied into the caller's buffer (see Filter.result)
 	s.outOver = false
 	s.outLen = 0
 	s.segs = s.segs[:0]

@@ -47,6 +47,10 @@ func nsPerOp(fn func()) float64 {
 // BenchmarkShape: the built-in shape filter, pooled, deadlines on, against
 // the same code (guest.Shaper) run natively, the two calls alternating so
 // both see the same machine load. x-native = wasm median / native median.
+// The caller releases each output (Output.Release, where the package has
+// it), except in the -kept case, where every output is left to the garbage
+// collector. x-native-cpu compares the process CPU time used while each
+// side's calls ran (the steadier figure on a loaded machine).
 func BenchmarkShape(b *testing.B) {
 	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 1})
 	f := mustLoad(b, h, Spec{Builtin: "shape"})
@@ -59,12 +63,14 @@ func BenchmarkShape(b *testing.B) {
 		name string
 		in   []byte
 		meta Meta
+		keep bool // the caller keeps the output (no Release)
 	}{
-		{"4KiB-pass", proseResult(4 << 10), valid},
-		{"64KiB", proseResult(64 << 10), valid},
-		{"64KiB-full", proseResult(64 << 10), Meta{}},
-		{"64KiB-json-in-text", mcpResult(64<<10, ""), valid},
-		{"1MiB", proseResult(1 << 20), valid},
+		{"4KiB-pass", proseResult(4 << 10), valid, false},
+		{"64KiB", proseResult(64 << 10), valid, false},
+		{"64KiB-kept", proseResult(64 << 10), valid, true},
+		{"64KiB-full", proseResult(64 << 10), Meta{}, false},
+		{"64KiB-json-in-text", mcpResult(64<<10, ""), valid, false},
+		{"1MiB", proseResult(1 << 20), valid, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			native := &guest.Shaper{Offload: nopOffload}
@@ -73,22 +79,37 @@ func BenchmarkShape(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(c.in)))
-			var per, nat []time.Duration
+			per := make([]time.Duration, 0, b.N)
+			nat := make([]time.Duration, 0, b.N)
+			var cpu, ncpu time.Duration
 			b.ResetTimer()
 			for b.Loop() {
-				start := time.Now()
-				if _, err := f.Run(ctx, c.in, c.meta); err != nil {
+				c0, start := processCPU(), time.Now()
+				o, err := f.Run(ctx, c.in, c.meta)
+				if err != nil {
 					b.Fatal(err)
 				}
+				if r, ok := any(&o).(interface{ Release() }); ok && !c.keep {
+					r.Release()
+				}
 				per = append(per, time.Since(start))
+				c1 := processCPU()
 				start = time.Now()
 				native.Shape(c.in)
 				nat = append(nat, time.Since(start))
+				cpu, ncpu = cpu+c1-c0, ncpu+processCPU()-c1
 			}
 			p50, n50 := median(per), median(nat)
 			b.ReportMetric(p50, "p50-ns/op")
 			b.ReportMetric(n50, "native-ns/op")
 			b.ReportMetric(p50/n50, "x-native")
+			if ncpu > 0 {
+				// Process CPU while each call ran (every thread: workers,
+				// the garbage collector), summed per side.
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(per)), "cpu-ns/op")
+				b.ReportMetric(float64(ncpu.Nanoseconds())/float64(len(nat)), "native-cpu-ns/op")
+				b.ReportMetric(float64(cpu)/float64(ncpu), "x-native-cpu")
+			}
 		})
 	}
 }

@@ -106,9 +106,14 @@ func (s Status) String() string {
 
 // Output is a successful call's outcome.
 type Output struct {
-	Data   []byte // owned by the caller
+	// Data is the caller's until it calls Release (see Release); without
+	// Release it is the caller's for good.
+	Data   []byte
 	Status Status
 	Reason string // for StatusBlocked: the filter's reason (sanitised, ≤ 1 KiB)
+
+	buf *outBuf // the buffer Data was lent in (StatusReplaced)
+	gen uint64  // buf's generation when lent
 }
 
 // Name returns the filter's name.
@@ -388,18 +393,22 @@ func (f *Filter) result(ctx context.Context, in *instance, input []byte, deadlin
 	}
 	switch status := int32(in.stack[0]); status {
 	case 0:
-		// The output buffer becomes the caller's (made for this call):
-		// no second copy.
-		data := in.state.assemble()
+		// The output is assembled once, in a buffer lent to the caller
+		// (Output.Release gives it back for a later call's output).
+		ob := h.lendOut(in.state.outLen)
+		data := in.state.assemble(ob.b)
 		var trust [][2]int
 		if f.builtin && in.state.validInput {
 			in.trust = in.state.trustedSpans(in.trust[:0])
 			trust = in.trust
 		}
 		if err := f.validate(data, trust); err != nil {
+			ob.b = data
+			h.takeBack(ob)
 			return Output{}, err
 		}
-		return Output{Data: data, Status: StatusReplaced}, nil
+		ob.b = data
+		return Output{Data: data, Status: StatusReplaced, buf: ob, gen: ob.gen.Load()}, nil
 	case 1:
 		return Output{Data: input, Status: StatusPass}, nil
 	case 2:

@@ -177,6 +177,8 @@ type Host struct {
 	closed   bool
 	compiled map[compiledKey]*compiledModule
 	pools    map[poolKey]*pool
+	// freeOut holds released output buffers (see Output.Release).
+	freeOut chan *outBuf
 	// inflight counts the calls running on rtFast (abandoned ones
 	// included): Close waits for them before closing the runtimes.
 	inflight sync.WaitGroup
@@ -204,7 +206,7 @@ type compiledModule struct {
 // one without for the built-in filters.
 func NewHost(ctx context.Context, opts *Options) (*Host, error) {
 	o := opts.withDefaults()
-	h := &Host{opts: o, logger: o.Logger, compiled: map[compiledKey]*compiledModule{}, pools: map[poolKey]*pool{}}
+	h := &Host{opts: o, logger: o.Logger, compiled: map[compiledKey]*compiledModule{}, pools: map[poolKey]*pool{}, freeOut: make(chan *outBuf, maxFreeOutBufs)}
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}

@@ -79,6 +79,7 @@ func (f *Filter) Apply(ctx context.Context, result []byte, meta Meta) (Output, e
 			continue
 		}
 		item["text"] = appendJSONString(nil, string(out.Data))
+		out.Release() // copied
 		if items[i], err = json.Marshal(item); err != nil {
 			return Output{}, err
 		}

@@ -9,28 +9,21 @@ import (
 // shorter output_input copies trusted (validating them again costs little).
 const minTrustedSpan = 64
 
-// assemble returns the call's output: the bytes output_write made for this
-// call when the guest only wrote, else the pieces (written and copied from
-// the input) in order, in one new buffer of their exact size.
-func (s *callState) assemble() []byte {
+// assemble appends the call's output to dst: the bytes output_write
+// wrote when the guest only wrote, else the pieces (written and copied from
+// the input) in order.
+func (s *callState) assemble(dst []byte) []byte {
 	if len(s.segs) == 0 {
-		data := s.out
-		s.out = nil
-		if data == nil {
-			data = []byte{}
-		}
-		return data
+		return append(dst, s.out...)
 	}
-	data := make([]byte, 0, s.outLen)
 	for _, g := range s.segs {
 		if g.fromInput {
-			data = append(data, s.input[g.off:g.off+g.n]...)
+			dst = append(dst, s.input[g.off:g.off+g.n]...)
 		} else {
-			data = append(data, s.out[g.off:g.off+g.n]...)
+			dst = append(dst, s.out[g.off:g.off+g.n]...)
 		}
 	}
-	s.out = nil
-	return data
+	return dst
 }
 
 // trustedSpans appends to dst the output ranges [start, end) that are
