@@ -170,10 +170,18 @@
 // modern request, a listed tool, and no bridge. The call runs through the
 // same pieces as the SDK path (request id from X-Request-ID, trace
 // context, in-flight tracking, drain, panic recovery, one log line,
-// metrics) and is answered on an SSE stream as the SDK answers it:
-// progress and log messages first (a legacy session's logging/setLevel
-// level is remembered for this), then the response; a modern protocol
-// error the SDK maps to an HTTP status gets that status. Cancellation
+// metrics). A call that sends the agent nothing before its response is
+// answered with that one JSON message (application/json with its
+// Content-Length, written in one system call), which the agent reads
+// without parsing an event stream and at once; streamable HTTP lets a
+// server answer a POST either way and every client must read both. A
+// call that sends progress or log messages (a legacy session's
+// logging/setLevel level is remembered for this) or asks roots/list is
+// answered on an SSE stream as the SDK answers it: those first, then the
+// response; a modern protocol error the SDK maps to an HTTP status gets
+// that status. The call's log line and sluice_calls_total are written
+// after the answer left (the line's duration is still the call's), so
+// neither is on the answer's path. Cancellation
 // works as on the SDK path: notifications/cancelled for a legacy session,
 // the POST's end for a modern request (a legacy call outlives its POST,
 // as it does on the SDK's session connection). roots/list asked during a

@@ -27,6 +27,12 @@ type fastCall struct {
 	// answer of the agent's era); false when it could not, and the
 	// result is then converted by the SDK path's rules here.
 	handOver func(raw json.RawMessage) bool
+	// late: the call is counted and logged by the transport once its
+	// answer is written (call and outcome say what to finish), not by
+	// answerFast before the answer leaves.
+	late    bool
+	call    *invoked
+	outcome string
 }
 
 // answerFast runs one fast-path call through the backend and fills resp
@@ -48,13 +54,13 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 	if errors.As(c.err, &pe) {
 		var je *jsonrpc.Error
 		asJSONRPC(c.err, &je)
-		c.finish(ctx, "invalid")
+		q.finished(ctx, c, "invalid")
 		resp.Error = je
 		return false
 	}
 	if c.err == nil {
 		if out, outcome, ok := passResult(make([]byte, 0, len(c.raw)+len(q.serverInfo)+96), c.raw, q.modern, q.serverInfo); ok {
-			c.finish(ctx, outcome)
+			q.finished(ctx, c, outcome)
 			resp.Result = out
 			return false
 		}
@@ -63,7 +69,7 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 		}
 	}
 	res, outcome := f.toResult(ctx, q.rid, c.raw, c.err, c.log)
-	c.finish(ctx, outcome)
+	q.finished(ctx, c, outcome)
 	if res == nil { // cancelled by the agent
 		resp.Error = errRequestCancelled
 		return false

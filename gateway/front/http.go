@@ -226,7 +226,10 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		reject(w, fmt.Sprintf("Bad Request: a batch of %d messages; at most %d are taken in one request", n, maxBatch), http.StatusBadRequest)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	// The body, read to its end, is closed: the server then has nothing
+	// left to discard after the handler. The SDK reads it from memory.
+	_ = r.Body.Close()
+	sdkBody := func() { r.Body = io.NopCloser(bytes.NewReader(body)) }
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		defer h.sessions.use(id, r.Method == http.MethodPost)()
 		if r.Method == http.MethodPost {
@@ -240,10 +243,12 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			defer done()
 			w = sw
 		}
+		sdkBody()
 		h.stateful.ServeHTTP(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
+		sdkBody()
 		if r.Method == http.MethodGet || r.Method == http.MethodDelete {
 			// Without a session these are modern-era requests: 405.
 			h.stateless.ServeHTTP(w, r)
@@ -256,9 +261,11 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if h.fast.serveModern(w, r, body) {
 			return
 		}
+		sdkBody()
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
+	sdkBody()
 	h.newSession(w, r)
 }
 

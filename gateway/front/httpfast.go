@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -526,6 +527,7 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 
 	resp := &jsonrpc.Response{ID: id}
 	handed := false
+	q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: x.info, late: true}
 	func() {
 		defer func() {
 			// As guardMiddleware: a bug answers this request, it does not
@@ -535,14 +537,29 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 				resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}}
 			}
 		}()
-		q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: x.info,
-			handOver: func(raw json.RawMessage) bool { return x.handOver(w, r, id, p, raw, out, modern) }}
+		q.handOver = func(raw json.RawMessage) bool { return x.handOver(w, r, id, p, raw, out, modern) }
 		handed = f.answerFast(ctx, q, pr, resp)
 	}()
 	if !handed {
 		out.respond(resp)
 	}
+	if q.call != nil {
+		// Counted and logged once the agent has its answer: neither is on
+		// the answer's path (the line's duration is the call's).
+		q.call.finish(ctx, q.outcome)
+	}
 	return true
+}
+
+// finished counts and logs a fast-path call now, or, for a transport that
+// does it once the answer is written (late), keeps what to finish.
+func (q *fastCall) finished(ctx context.Context, c *invoked, outcome string) {
+	if q.late {
+		c.end = time.Now()
+		q.call, q.outcome = c, outcome
+		return
+	}
+	c.finish(ctx, outcome)
 }
 
 // handOver serves the request through the SDK with its answer (an
@@ -682,9 +699,14 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, jerr *jsonr
 	}
 }
 
-// fastStream is one fast-path POST's response: an SSE stream, as the SDK
-// answers every call, carrying the call's notifications and requests to
-// the agent and then its response.
+// fastStream is one fast-path POST's response. A call that sends the
+// agent nothing before its response is answered with one JSON message
+// (application/json, with its Content-Length, in one write): the agent
+// has the whole answer as soon as it arrives and no event stream to
+// parse. One that sends notifications or requests first gets an SSE
+// stream, as the SDK answers every call, carrying them and then its
+// response. Streamable HTTP lets a server answer a POST either way, and
+// every client must take both.
 type fastStream struct {
 	w      http.ResponseWriter
 	x      *fastHTTP
@@ -692,7 +714,7 @@ type fastStream struct {
 	modern bool
 
 	mu      sync.Mutex
-	started bool // the response head is written
+	started bool // the head of an SSE answer is written
 	done    bool // the response is written or the POST is gone
 }
 
@@ -704,13 +726,70 @@ var (
 	sseConnection   = []string{"keep-alive"}
 )
 
+// The head of a JSON answer: the SDK's, as it writes one in its JSON
+// response mode.
+var jsonContentType = []string{"application/json"}
+
 func newFastStream(w http.ResponseWriter, x *fastHTTP, s *fastSession, modern bool) *fastStream {
-	h := w.Header()
+	return &fastStream{w: w, x: x, s: s, modern: modern}
+}
+
+// startSSE sets the head of an SSE answer (o.mu held), before the first
+// event is written.
+func (o *fastStream) startSSE() {
+	if o.started {
+		return
+	}
+	o.started = true
+	h := o.w.Header()
 	h["Cache-Control"] = sseCacheControl
 	h["Content-Type"] = sseContentType
 	h["Connection"] = sseConnection
-	return &fastStream{w: w, x: x, s: s, modern: modern}
 }
+
+// writeJSON writes the whole answer as one JSON message of len(head)+
+// len(body)+len(tail) bytes and flushes it (o.mu held): the server sends
+// head and answer in one write with their Content-Length, and the
+// handler's remaining work (the call's log line and metrics) comes after.
+func (o *fastStream) writeJSON(status int, head, body, tail []byte) {
+	h := o.w.Header()
+	h["Cache-Control"] = sseCacheControl
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(head) + len(body) + len(tail))}
+	h["Date"] = httpDate()
+	if status != 0 {
+		o.w.WriteHeader(status)
+	}
+	_, err := o.w.Write(head)
+	if err == nil && len(body) > 0 {
+		_, err = o.w.Write(body)
+	}
+	if err == nil && len(tail) > 0 {
+		_, err = o.w.Write(tail)
+	}
+	if fl, ok := o.w.(http.Flusher); ok && err == nil {
+		fl.Flush()
+	}
+}
+
+// httpDate is the Date header of a fast-path answer: the one net/http
+// would write, formatted once per second instead of per answer.
+func httpDate() []string {
+	now := time.Now()
+	if d := cachedDate.Load(); d != nil && d.sec == now.Unix() {
+		return d.v
+	}
+	d := &dateValue{sec: now.Unix(), v: []string{now.UTC().Format(http.TimeFormat)}}
+	cachedDate.Store(d)
+	return d.v
+}
+
+type dateValue struct {
+	sec int64
+	v   []string // shared by every answer in that second: only read
+}
+
+var cachedDate atomic.Pointer[dateValue]
 
 var errStreamClosed = errors.New("front: write to closed stream")
 
@@ -727,7 +806,7 @@ func (o *fastStream) event(data []byte) error {
 // writeEvent writes one SSE message event (o.mu held), flushed when
 // flush is set.
 func (o *fastStream) writeEvent(data []byte, flush bool) error {
-	o.started = true
+	o.startSSE()
 	_, err := io.WriteString(o.w, "event: message\ndata: ")
 	if err == nil {
 		_, err = o.w.Write(data)
@@ -837,13 +916,28 @@ func (o *fastStream) request(ctx context.Context, method string, params json.Raw
 	}
 }
 
-// respond writes the call's response and ends the stream. A modern
-// protocol error the SDK maps to an HTTP status is written as plain JSON
-// with that status, as the SDK writes it.
+// respond writes the call's response and ends the stream: as one JSON
+// message when nothing was streamed before it, else as the stream's last
+// event. A modern protocol error the SDK maps to an HTTP status is
+// written as plain JSON with that status, as the SDK writes it.
 func (o *fastStream) respond(resp *jsonrpc.Response) {
 	if resp.Error == nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.done {
+			return
+		}
+		o.done = true
 		// The SDK's encoding of a response, without re-validating the
-		// result this path produced; SSE data must stay on one line.
+		// result this path produced; its pieces go straight into the
+		// server's buffer (no copy of the result is made).
+		var head [64]byte
+		h := append(appendID(append(head[:0], `{"jsonrpc":"2.0","id":`...), resp.ID), `,"result":`...)
+		if !o.started {
+			o.writeJSON(0, h, resp.Result, []byte("}"))
+			return
+		}
+		// SSE data must stay on one line.
 		result := resp.Result
 		if bytes.ContainsAny(result, "\r\n") {
 			var c bytes.Buffer
@@ -852,22 +946,13 @@ func (o *fastStream) respond(resp *jsonrpc.Response) {
 			}
 			result = c.Bytes()
 		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.done {
-			return
-		}
-		o.done = true
 		// The last event is not flushed: the handler returns at once and
 		// the server writes it with the end of the response, in one write.
-		// Its pieces go straight into the server's buffer (no copy of the
-		// result is made).
-		var head [64]byte
-		h := appendID(append(head[:0], "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...), resp.ID)
-		o.started = true
-		if _, err := o.w.Write(append(h, `,"result":`...)); err == nil {
-			if _, err = o.w.Write(result); err == nil {
-				_, _ = io.WriteString(o.w, "}\n\n")
+		if _, err := io.WriteString(o.w, "event: message\ndata: "); err == nil {
+			if _, err = o.w.Write(h); err == nil {
+				if _, err = o.w.Write(result); err == nil {
+					_, _ = io.WriteString(o.w, "}\n\n")
+				}
 			}
 		}
 		return
@@ -882,11 +967,13 @@ func (o *fastStream) respond(resp *jsonrpc.Response) {
 		return
 	}
 	o.done = true
-	if status := modernErrorStatus(o.modern, resp); status != 0 {
+	status := modernErrorStatus(o.modern, resp)
+	if !o.started {
+		o.writeJSON(status, data, nil, nil)
+		return
+	}
+	if status != 0 {
 		o.w.Header().Set("Content-Type", "application/json")
-		if !o.started {
-			o.w.WriteHeader(status)
-		}
 		_, _ = o.w.Write(data)
 		return
 	}

@@ -99,7 +99,15 @@ func (a *httpAgent) post(body string, edit func(h http.Header)) answer {
 
 // sameAnswer compares two answers: everything but the order of the
 // notifications before the response.
+//
+// A POST answered by one JSON-RPC response alone is the same answer as
+// an SSE stream or as one JSON message (streamable HTTP lets a server
+// choose, and the fast path sends such an answer as JSON).
 func sameAnswer(x, y answer) bool {
+	if x.status == y.status && len(x.events) == 1 && len(y.events) == 1 && x.events[0] == y.events[0] &&
+		oneResponse(x) && oneResponse(y) {
+		return true
+	}
 	if x.status != y.status || x.head != y.head || len(x.events) != len(y.events) {
 		return false
 	}
@@ -114,6 +122,22 @@ func sameAnswer(x, y answer) bool {
 	sort.Strings(a[:last])
 	sort.Strings(b[:last])
 	return strings.Join(a, "\n") == strings.Join(b, "\n")
+}
+
+// oneResponse reports whether a is a 200 answer carrying one JSON-RPC
+// response, as an SSE stream or as one JSON message.
+func oneResponse(a answer) bool {
+	if a.status != http.StatusOK || len(a.events) != 1 {
+		return false
+	}
+	if a.head != "text/event-stream | no-cache, no-transform" && a.head != "application/json | no-cache, no-transform" {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	return json.Unmarshal([]byte(a.events[0]), &m) == nil && m.ID != nil && m.Method == nil
 }
 
 // httpExchange runs one scripted conversation over HTTP and returns every
@@ -464,6 +488,9 @@ func TestHTTPFastPathLogsAsTheSDKPath(t *testing.T) {
 		for i, n := range []string{"echo", "iserror", "fail", "protoerr", "panic"} {
 			a.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__%s","arguments":{}}}`, i+2, n), nil)
 		}
+		// The fast path logs a call once its answer is written: every
+		// handler has returned once the server is closed.
+		srv.Close()
 		var out []string
 		for _, l := range strings.Split(string(buf.Bytes()), "\n") {
 			if !strings.Contains(l, `"request_id"`) {
@@ -530,4 +557,83 @@ func TestHTTPFastPathKeepsSessionsAlive(t *testing.T) {
 		t.Fatalf("the session expired during a call: %v", got)
 	}
 	waitFor(t, "the idle session to expire", func() bool { return len(h.liveSessions()) == 0 })
+}
+
+// TestHTTPFastPathAnswerFraming: a call that sends the agent nothing
+// before its response is answered with one JSON message whose
+// Content-Length is its length, with the SDK's Cache-Control, a Date and
+// the request id; one that sends progress first is answered as an SSE
+// stream, the progress before the response. Both eras.
+func TestHTTPFastPathAnswerFraming(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		var taken atomic.Int64
+		_, srv := newHTTP(t, fastBackend(), &Options{Mode: ModeFlat, fastTaken: &taken})
+		a := &httpAgent{t: t, url: srv.URL}
+		meta := func(extra string) string { return `"_meta":{` + strings.TrimPrefix(extra, ",") + `}` }
+		if modern {
+			a.version = modernVersion
+			meta = modernMeta
+		} else {
+			a.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+			a.version = "2025-11-25"
+			a.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+		}
+		post := func(id int, tool, extra string) (*http.Response, string) {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__%s","arguments":{},%s}}`, id, tool, meta(extra))
+			req, _ := http.NewRequest("POST", srv.URL+MCPPath, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", a.version)
+			req.Header.Set(RequestIDHeader, fmt.Sprintf("framing-%d", id))
+			if a.sid != "" {
+				req.Header.Set("Mcp-Session-Id", a.sid)
+			}
+			if modern {
+				req.Header.Set("Mcp-Method", "tools/call")
+				req.Header.Set("Mcp-Name", "up__"+tool)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp, string(raw)
+		}
+		before := taken.Load()
+		resp, body := post(20, "echo", "")
+		if taken.Load() != before+1 {
+			t.Fatalf("modern=%v: the fast path did not take the call", modern)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" || resp.Header.Get("Cache-Control") != "no-cache, no-transform" {
+			t.Errorf("modern=%v: a plain call answered with Content-Type %q, Cache-Control %q; want application/json, no-cache, no-transform", modern, ct, resp.Header.Get("Cache-Control"))
+		}
+		if resp.ContentLength != int64(len(body)) || resp.TransferEncoding != nil {
+			t.Errorf("modern=%v: Content-Length %d, transfer encoding %v, for a %d-byte body", modern, resp.ContentLength, resp.TransferEncoding, len(body))
+		}
+		if _, err := http.ParseTime(resp.Header.Get("Date")); err != nil || resp.Header.Get(RequestIDHeader) != "framing-20" {
+			t.Errorf("modern=%v: Date %q, X-Request-ID %q", modern, resp.Header.Get("Date"), resp.Header.Get(RequestIDHeader))
+		}
+		var msg struct {
+			ID     int `json:"id"`
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.ID != 20 || len(msg.Result.Content) != 1 || msg.Result.Content[0].Text != "echo {}" {
+			t.Errorf("modern=%v: answer %q (%v)", modern, body, err)
+		}
+
+		resp, body = post(21, "progress", `,"progressToken":"p"`)
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("modern=%v: a call that sent progress answered with Content-Type %q: %s", modern, ct, body)
+		}
+		progress, response := strings.Index(body, `"notifications/progress"`), strings.Index(body, `"id":21`)
+		if progress < 0 || response < progress || !strings.HasSuffix(body, "\n\n") {
+			t.Errorf("modern=%v: want the progress event, then the response event, got %q", modern, body)
+		}
+	}
 }

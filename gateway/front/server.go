@@ -389,6 +389,7 @@ type invoked struct {
 	rid, tool  string
 	capability string
 	start      time.Time
+	end        time.Time // when the call ended, if finish comes later
 	lg         *slog.Logger
 }
 
@@ -422,7 +423,10 @@ func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *pee
 // finish counts and logs the call's outcome: one line, with the same
 // attributes in the same order as the call's logger would write them.
 func (c *invoked) finish(ctx context.Context, outcome string) {
-	now := time.Now()
+	now := c.end
+	if now.IsZero() {
+		now = time.Now()
+	}
 	d := now.Sub(c.start)
 	c.f.opts.Metrics.ObserveCall(c.capability, outcome, d)
 	lvl := slog.LevelInfo
