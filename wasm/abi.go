@@ -88,8 +88,12 @@ type segment struct {
 }
 
 // inString is a string of the input that input_json_skip walked over:
-// its opening quote at start, end just past its closing quote.
-type inString struct{ start, end int }
+// its opening quote at start, end just past its closing quote; clean: no
+// byte between them is a control byte (see trustedSpans).
+type inString struct {
+	start, end int
+	clean      bool
+}
 
 // write appends b to the output (output_write, and output_input's short
 // copies).
@@ -218,9 +222,9 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			off++
 		}
 		if off < len(in) && in[off] == '"' {
-			e := skipJSONString(in, off)
+			e, clean := scanJSONString(in, off)
 			if e-off >= minTrustedSpan && len(s.strs) < maxStrings(len(in)) {
-				s.strs = append(s.strs, inString{off, e})
+				s.strs = append(s.strs, inString{off, e, clean})
 			}
 			st[0] = api.EncodeI32(int32(e))
 			return

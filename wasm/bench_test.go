@@ -280,3 +280,30 @@ func median(d []time.Duration) float64 {
 	slices.Sort(d)
 	return float64(d[len(d)/2].Nanoseconds())
 }
+
+// BenchmarkSkipString: the host's skip (input_json_skip) of the text of
+// a 64 KiB result, prose and escaped JSON.
+func BenchmarkSkipString(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{
+		{"prose-64KiB", proseResult(64 << 10)},
+		{"json-in-text-64KiB", mcpResult(64<<10, "")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			i := len(`{"content":[{"type":"text","text":`)
+			if c.in[i] != '"' {
+				b.Fatalf("no string at %d", i)
+			}
+			b.SetBytes(int64(len(c.in)))
+			c0 := processCPU()
+			for b.Loop() {
+				if skipJSONString(c.in, i) < 0 {
+					b.Fatal("no end")
+				}
+			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

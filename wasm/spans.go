@@ -34,7 +34,9 @@ func (s *callState) assemble(dst []byte) []byte {
 // characters: placed anywhere inside an output string it leaves the string
 // valid, so the validator need not look at it again (see
 // validator.trust). Only built-in filters, with an input the caller vouches
-// for (Meta.ValidInput), get this; see Filter.result.
+// for (Meta.ValidInput), get this; see Filter.result. A run must also hold
+// no control byte (see hasControl); the skip that recorded the string saw
+// every byte of it, so a string it found clean needs no second look.
 func (s *callState) trustedSpans(dst [][2]int) [][2]int {
 	if len(s.strs) == 0 {
 		return dst
@@ -45,7 +47,11 @@ func (s *callState) trustedSpans(dst [][2]int) [][2]int {
 	}
 	o := 0
 	for _, g := range s.segs {
-		if g.fromInput && g.n >= minTrustedSpan && insideString(s.input, strs, g.off, g.off+g.n) && !hasControl(s.input[g.off:g.off+g.n]) {
+		if !g.fromInput || g.n < minTrustedSpan {
+			o += g.n
+			continue
+		}
+		if st, ok := insideString(s.input, strs, g.off, g.off+g.n); ok && (st.clean || !hasControl(s.input[g.off:g.off+g.n])) {
 			dst = append(dst, [2]int{o, o + g.n})
 		}
 		o += g.n
@@ -75,20 +81,20 @@ func hasControl(b []byte) bool {
 	return false
 }
 
-// insideString reports whether input[a:b] lies inside one of strs (sorted
-// by start, not overlapping) between its quotes, with a and b on character
-// boundaries.
-func insideString(in []byte, strs []inString, a, b int) bool {
+// insideString returns the one of strs (sorted by start, not overlapping)
+// that input[a:b] lies inside between its quotes, with a and b on character
+// boundaries; ok is false if there is none.
+func insideString(in []byte, strs []inString, a, b int) (st inString, ok bool) {
 	k, _ := slices.BinarySearchFunc(strs, a, func(s inString, a int) int { return s.start - a })
 	// strs[k-1] is the last string starting before a.
 	if k == 0 {
-		return false
+		return inString{}, false
 	}
-	st := strs[k-1]
+	st = strs[k-1]
 	if a <= st.start || b > st.end-1 {
-		return false
+		return inString{}, false
 	}
-	return charBoundary(in, st.start, a) && charBoundary(in, st.start, b)
+	return st, charBoundary(in, st.start, a) && charBoundary(in, st.start, b)
 }
 
 // charBoundary reports whether position p of the string whose opening

@@ -1,0 +1,89 @@
+#include "textflag.h"
+
+// func masks64(p *byte) (quote, backslash, control uint64)
+//
+// Bit k of each mask is set when byte p[k] (k < 64) is a quote, a
+// backslash, or below 0x20. SSE2 only (every amd64).
+TEXT ·masks64(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVOU 0(SI), X0
+	MOVOU 16(SI), X1
+	MOVOU 32(SI), X2
+	MOVOU 48(SI), X3
+	MOVQ $0x2222222222222222, AX
+	MOVQ AX, X8
+	PUNPCKLQDQ X8, X8
+	MOVQ $0x5c5c5c5c5c5c5c5c, AX
+	MOVQ AX, X9
+	PUNPCKLQDQ X9, X9
+	MOVQ $0x1f1f1f1f1f1f1f1f, AX
+	MOVQ AX, X10
+	PUNPCKLQDQ X10, X10
+
+	// quotes
+	MOVO X0, X4
+	PCMPEQB X8, X4
+	PMOVMSKB X4, AX
+	MOVO X1, X4
+	PCMPEQB X8, X4
+	PMOVMSKB X4, BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVO X2, X4
+	PCMPEQB X8, X4
+	PMOVMSKB X4, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVO X3, X4
+	PCMPEQB X8, X4
+	PMOVMSKB X4, BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	MOVQ AX, quote+8(FP)
+
+	// backslashes
+	MOVO X0, X4
+	PCMPEQB X9, X4
+	PMOVMSKB X4, AX
+	MOVO X1, X4
+	PCMPEQB X9, X4
+	PMOVMSKB X4, BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVO X2, X4
+	PCMPEQB X9, X4
+	PMOVMSKB X4, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVO X3, X4
+	PCMPEQB X9, X4
+	PMOVMSKB X4, BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	MOVQ AX, backslash+16(FP)
+
+	// control bytes: min(x, 0x1f) == x
+	MOVO X0, X4
+	PMINUB X10, X4
+	PCMPEQB X0, X4
+	PMOVMSKB X4, AX
+	MOVO X1, X4
+	PMINUB X10, X4
+	PCMPEQB X1, X4
+	PMOVMSKB X4, BX
+	SHLQ $16, BX
+	ORQ BX, AX
+	MOVO X2, X4
+	PMINUB X10, X4
+	PCMPEQB X2, X4
+	PMOVMSKB X4, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	MOVO X3, X4
+	PMINUB X10, X4
+	PCMPEQB X3, X4
+	PMOVMSKB X4, BX
+	SHLQ $48, BX
+	ORQ BX, AX
+	MOVQ AX, control+24(FP)
+	RET
