@@ -107,12 +107,31 @@ func (c *cancelConn) Close() error {
 	return c.Connection.Close()
 }
 
+// claim registers a request the frame filter read (stdioframes.go) as in
+// flight before the SDK or the fast path sees it, so that a second
+// request with its id is refused however soon it follows: claimDup for
+// an id in flight, claimBusy when maxInFlight requests are.
+func (c *cancelConn) claim(id jsonrpc.ID) claimResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.inflight[id.Raw()]; dup {
+		return claimDup
+	}
+	if len(c.inflight) >= maxInFlight {
+		return claimBusy
+	}
+	c.inflight[id.Raw()] = false
+	return claimOK
+}
+
 // adopt registers a request the fast path answers instead of the SDK
 // (fastpath.go): it counts as read, so notifications/cancelled cancels it
 // (cancel) and withholds its response, and waitAnswered waits for it. It
-// waits for an unanswered initialize and refuses a duplicate of an id in
-// flight. forget drops the cancel function once the
-// call is over; the request itself is done when its response is written.
+// waits for an unanswered initialize. The request is one the frame filter
+// claimed, which refused a duplicate of an id in flight; one the agent
+// cancelled since is cancelled at once. forget drops the cancel function
+// once the call is over; the request itself is done when its response is
+// written.
 func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget func(), ok bool) {
 	c.mu.Lock()
 	for c.initID != nil {
@@ -127,15 +146,19 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 		c.mu.Lock()
 	}
 	defer c.mu.Unlock()
-	if _, dup := c.inflight[id.Raw()]; dup || len(c.inflight) >= maxInFlight {
-		return nil, false // a duplicate, or no room: the SDK's path answers (Read)
+	if _, running := c.fastRun[id.Raw()]; running {
+		return nil, false
 	}
 	select {
 	case <-c.closed:
 		return nil, false
 	default:
 	}
-	c.inflight[id.Raw()] = false
+	if cancelled, ok := c.inflight[id.Raw()]; !ok {
+		c.inflight[id.Raw()] = false
+	} else if cancelled {
+		cancel()
+	}
 	if c.fastRun == nil {
 		c.fastRun = map[any]context.CancelFunc{}
 	}
@@ -153,14 +176,6 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 // them (a goroutine, the request and its result each): past the bound a
 // request is answered at once with errTooBusy and never run.
 const maxInFlight = 1024
-
-// runsFast reports whether the fast path runs a request with this id now.
-func (c *cancelConn) runsFast(id jsonrpc.ID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.fastRun[id.Raw()]
-	return ok
-}
 
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {

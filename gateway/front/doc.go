@@ -116,6 +116,16 @@
 // JSON, -32600 for one that is not a message or too long (id null unless
 // the id could be read). The session goes on.
 //
+// The filter also answers two requests the SDK would leave unanswered:
+// one whose id is null (the SDK reads it as a notification, and would run
+// a tools/call nobody hears of) and one whose id is that of a request in
+// flight (the SDK refuses it but clears its id so as not to name the
+// other request, and then writes nothing). Both get -32600 with id null,
+// naming the problem, and neither runs. For the second the filter
+// registers every request's id when it reads the line, before the SDK or
+// the fast path sees it: a duplicate sent right behind the first is
+// caught however soon the SDK would have read either.
+//
 // # Why a call's error can also be a JSON-RPC error
 //
 // Most failures belong in the tool result, where the model can read and

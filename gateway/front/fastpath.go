@@ -309,6 +309,17 @@ func (s *fastStdio) hook() frameTaker {
 	return s
 }
 
+// claim registers a request the frame filter read as in flight on the
+// connection (idClaimer); before Connect returned, or when it failed,
+// there is nothing to register with.
+func (s *fastStdio) claim(id jsonrpc.ID) claimResult {
+	<-s.ready
+	if s.conn == nil {
+		return claimOK
+	}
+	return s.conn.claim(id)
+}
+
 // spawn runs fn on a worker (frameTaker).
 func (s *fastStdio) spawn(fn func()) { s.workers.run(fn) }
 
@@ -389,18 +400,13 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		cancel()
 		return nil, false // shutting down: the SDK path answers as such
 	}
+	// The frame filter claimed the request's id (claim), refusing one
+	// in flight.
 	forget, adopted := c.adopt(req.ID, cancel)
 	if !adopted {
 		f.inflight.done()
 		cancel()
-		if c.runsFast(req.ID) {
-			// The SDK drops a request whose id is in flight (it reads
-			// it as a notification); it does not know this one is, and
-			// would run it.
-			f.log.Warn("dropping a request whose id is already in flight, as the SDK does", "method", "tools/call", "id", fmt.Sprint(req.ID.Raw()))
-			return nil, true
-		}
-		return nil, false // a duplicate of an SDK request, no room, or behind an unanswered initialize
+		return nil, false // the connection is closing: the SDK's path answers
 	}
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
@@ -421,9 +427,15 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		}()
 		resp := &jsonrpc.Response{ID: req.ID}
 		q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: s.serverInfo,
-			handOver: func(raw json.RawMessage) bool { return s.handOver(req.ID, p, raw) }}
+			handOver: func(raw json.RawMessage) bool { return s.handOver(req.ID, p, raw) }, late: true}
 		handed := f.answerFast(ctx, q, pr, resp)
 		forget()
+		// The call is counted and logged once the agent has its answer.
+		defer func() {
+			if q.call != nil {
+				q.call.finish(ctx, q.outcome)
+			}
+		}()
 		if !handed {
 			bp := framePool.Get().(*[]byte)
 			if frame, ok := appendResult((*bp)[:0], resp); ok && s.out != nil {

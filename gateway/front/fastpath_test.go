@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,21 @@ func (p *stdioPeer) send(frame string) {
 	p.t.Helper()
 	if _, err := io.WriteString(p.in, frame+"\n"); err != nil {
 		p.t.Fatal(err)
+	}
+}
+
+// end closes stdin and waits for ServeStdio to return.
+func (p *stdioPeer) end() {
+	p.t.Helper()
+	p.in.Close()
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			p.t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // hang guard
+		p.t.Fatal("ServeStdio did not return after stdin EOF")
 	}
 }
 
@@ -526,6 +542,9 @@ func TestStdioFastPathLogsAsTheSDKPath(t *testing.T) {
 			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__%s","arguments":{}}}`, i+2, n))
 			p.until(i + 2)
 		}
+		// A fast-path call is logged once its answer is written: the
+		// lines are all there when the session has ended.
+		p.end()
 		var out []string
 		for _, l := range strings.Split(string(buf.Bytes()), "\n") {
 			if !strings.Contains(l, `"request_id"`) {
@@ -551,6 +570,10 @@ func TestStdioFastPathLogsAsTheSDKPath(t *testing.T) {
 		return out
 	}
 	sdk, fast := lines(true), lines(false)
+	// The order of two calls' lines is that of their ends, not of their
+	// answers.
+	sort.Strings(sdk)
+	sort.Strings(fast)
 	if strings.Join(sdk, "\n") != strings.Join(fast, "\n") {
 		t.Fatalf("log lines differ:\n sdk:\n  %s\n fast:\n  %s", strings.Join(sdk, "\n  "), strings.Join(fast, "\n  "))
 	}

@@ -72,7 +72,7 @@ func FuzzStdinFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		pr, pw := io.Pipe()
 		var out bytes.Buffer
-		go filterFrames(bytes.NewReader(in), pw, &out, max, quietLogger(), nil)
+		go filterFrames(bytes.NewReader(in), pw, &out, max, quietLogger(), nil, nil)
 		passed, err := io.ReadAll(pr)
 		if err != nil {
 			t.Fatal(err)

@@ -23,7 +23,8 @@ var hostileEras = []struct {
 
 // hostileCalls are the requests both fast paths must answer exactly as
 // the SDK does, whatever the transport: escaped, repeated and case-varied
-// member names, bytes that are not UTF-8, ids the SDK converts, the fast
+// member names, bytes that are not UTF-8, ids the SDK converts or
+// cannot take (null), the fast
 // path's internal _meta key, nesting at the decoder's limit, and results
 // whose shape depends on the era. meta is the era's _meta member; ids
 // are numbered from first, beside a few fixed ones (0, 2400, 2^53+1 and a
@@ -66,6 +67,9 @@ func hostileCalls(meta string, first int) []hostileCall {
 		{`{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":` + echo + `}`, "up__echo"},
 		{`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":` + echo + `}`, "up__echo"},
 		{`{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		// A null id: no notification (that has no id), no valid request.
+		{`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":` + echo + `}`, "up__echo"},
+		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call","id":null,"params":` + echo + `}`, "up__echo"},
 		{`{"jsonrpc":"2.0","id":"\u0031\ud800","method":"tools/call","params":` + echo + `}`, "up__echo"},
 		{`{"jsonrpc":"2.0","id":true,"method":"tools/call","params":` + echo + `}`, "up__echo"},
 		{`{"jsonrpc":"2.0","id":` + id() + `,"method":"tools/call ","params":` + echo + `}`, "up__echo"},

@@ -156,10 +156,10 @@ func TestHTTPBoundsBatches(t *testing.T) {
 }
 
 // TestStdioDuplicateIDInFlightRunsOnce: a request whose id is that of a
-// call still in flight is not run: the SDK drops such a request (it reads
-// it as a notification), and a call the fast path runs must be no
-// different from one the SDK runs, so the duplicate of a fast-path call
-// is dropped too instead of reaching the SDK, which would run it.
+// call still in flight is not run, on either path, and is answered: the
+// SDK alone would drop it without a word (it clears the id so as not to
+// name the request in flight), so the frame filter answers it with
+// -32600 and id null, naming the id.
 func TestStdioDuplicateIDInFlightRunsOnce(t *testing.T) {
 	for _, off := range []bool{true, false} {
 		t.Run(fmt.Sprintf("noFastPath=%v", off), func(t *testing.T) {
@@ -206,6 +206,54 @@ func TestStdioDuplicateIDInFlightRunsOnce(t *testing.T) {
 			}
 			if strings.Contains(got, `{\"n\":2}`) || calls.Load() != 2 {
 				t.Fatalf("the duplicate ran (%d calls):\n%s", calls.Load(), got)
+			}
+			if n := strings.Count(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: request id 5 is already in use by a request in flight`); n != 1 {
+				t.Fatalf("%d answers refusing the duplicate:\n%s", n, got)
+			}
+		})
+	}
+}
+
+// TestStdioNullIDIsAnswered: a request whose id is null is no
+// notification (that has no id) and no valid request (MCP ids are strings
+// or integers): the SDK reads it as a notification and answers nothing
+// (a tools/call would run unanswered). On either path it is answered with
+// -32600, id null, and not run; the last id member is the one that
+// counts, as in the SDK's decoder.
+func TestStdioNullIDIsAnswered(t *testing.T) {
+	for _, off := range []bool{true, false} {
+		t.Run(fmt.Sprintf("noFastPath=%v", off), func(t *testing.T) {
+			var calls atomic.Int64
+			b := newFake()
+			b.setItems(KindTools, toolItem("up", "echo", "Echoes."))
+			b.call = func(ctx context.Context, r CallRequest, p Peer) (json.RawMessage, error) {
+				calls.Add(1)
+				return textResult("ran"), nil
+			}
+			p := startStdio(t, b, &Options{Mode: ModeFlat, noFastPath: off})
+			p.send(legacyInit)
+			p.until(1)
+			p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			frames := []string{
+				`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"up__echo","arguments":{}}}`,
+				`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+				`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+				`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__echo","arguments":{}},"id":null}`,
+				`{"jsonrpc":"2.0","\u0069d":null,"method":"tools/call","params":{"name":"up__echo","arguments":{}}}`,
+			}
+			for _, f := range frames {
+				p.send(f)
+			}
+			// A notification is still no request: nothing answers it.
+			p.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+			p.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			got := p.until(9)
+			want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the request id is null; an id must be a string or an integer (a notification has no id member)"}}`
+			if n := strings.Count(strings.Join(got, "\n"), want); n != len(frames) || len(got) != len(frames)+1 {
+				t.Fatalf("%d of %d null-id requests refused, %d frames:\n%s", n, len(frames), len(got), strings.Join(got, "\n"))
+			}
+			if calls.Load() != 0 {
+				t.Fatalf("a null-id tools/call ran %d times", calls.Load())
 			}
 		})
 	}

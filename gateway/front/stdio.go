@@ -65,7 +65,7 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 	})
 	fast.out = out
 	defer fast.workers.close()
-	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log, fast.hook())
+	go filterFrames(stdin, pw, out, f.opts.MaxLineBytes, f.log, fast.hook(), fast)
 	t := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1} // filterFrames caps lines
 	var conn *cancelConn
 	ss, err := f.srv.Connect(ctx, cancelTransport{

@@ -37,11 +37,32 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // (or a read error, which is logged) dst is closed with io.EOF: the SDK's
 // connection then sees a clean end of input. t, when set, is offered
 // every well-formed single request first; one it takes is not passed on
-// (the stdio fast path answers it).
-func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger, t frameTaker) {
-	fr := &frameReader{br: bufio.NewReaderSize(r, 64<<10), dst: dst, out: out, max: max, log: log, t: t}
+// (the stdio fast path answers it). ids, when set, registers every
+// single request as in flight before it is passed on or taken: a request
+// whose id is that of one in flight, or one read while maxInFlight
+// others are unanswered, is answered here and goes no further. A request
+// whose id is null is answered here too (-32600, id null): the SDK would
+// read it as a notification and answer nothing.
+func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger, t frameTaker, ids idClaimer) {
+	fr := &frameReader{br: bufio.NewReaderSize(r, 64<<10), dst: dst, out: out, max: max, log: log, t: t, ids: ids}
 	fr.loop()
 }
+
+// idClaimer registers the requests the agent sends as in flight (the
+// stdio connection's bookkeeping, cancelConn).
+type idClaimer interface {
+	// claim registers id as that of a request in flight; claimDup when
+	// a request with that id is, claimBusy when maxInFlight are.
+	claim(id jsonrpc.ID) claimResult
+}
+
+type claimResult int
+
+const (
+	claimOK claimResult = iota
+	claimDup
+	claimBusy
+)
 
 // frameTaker takes requests over before the SDK decodes them (the stdio
 // fast path).
@@ -66,6 +87,7 @@ type frameReader struct {
 	max  int
 	log  *slog.Logger
 	t    frameTaker
+	ids  idClaimer
 }
 
 func (fr *frameReader) loop() {
@@ -95,7 +117,7 @@ func (fr *frameReader) loop() {
 		var run func()
 		if len(bytes.TrimSpace(fr.line)) > 0 {
 			var ok bool
-			if run, ok = passFrame(fr.line, fr.dst, fr.out, fr.log, fr.t); !ok {
+			if run, ok = passFrame(fr.line, fr.dst, fr.out, fr.log, fr.t, fr.ids); !ok {
 				fr.dst.Close()
 				return // the connection stopped reading: it is closed
 			}
@@ -130,7 +152,7 @@ func endFrames(err error, log *slog.Logger) {
 // passFrame checks one line and forwards it, or answers it, or has t
 // take it (run: the call t wants run now). It reports false once dst no
 // longer accepts frames.
-func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t frameTaker) (run func(), ok bool) {
+func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t frameTaker, ids idClaimer) (run func(), ok bool) {
 	line = bytes.TrimSpace(line)
 	if !json.Valid(line) {
 		answerBadFrame(out, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON", log)
@@ -140,6 +162,9 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t fr
 		// A plain tools/call is read without the SDK's decoder (and is
 		// well-formed by construction when it is not taken).
 		if req, ok := quickCall(line); ok {
+			if !claimed(req.ID, ids, out, log) {
+				return nil, true
+			}
 			if run, taken := t.take(req); taken {
 				return run, true
 			}
@@ -151,12 +176,69 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t fr
 		answerBadFrame(out, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem, log)
 		return nil, true
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && t != nil {
-		if run, taken := t.take(req); taken {
-			return run, true
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		if !req.IsCall() {
+			if nullID(line) {
+				answerBadFrame(out, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: the request id is null; an id must be a string or an integer (a notification has no id member)", log)
+				return nil, true
+			}
+		} else {
+			if !claimed(req.ID, ids, out, log) {
+				return nil, true
+			}
+			if t != nil {
+				if run, taken := t.take(req); taken {
+					return run, true
+				}
+			}
 		}
 	}
 	return nil, forwardFrame(line, dst)
+}
+
+// claimed registers a request's id as in flight (ids), and answers the
+// request when that is refused: an id in flight gets -32600 with id null
+// (its own id would name the request in flight, as the SDK says), no
+// room gets errTooBusy. It reports whether the request goes on.
+func claimed(id jsonrpc.ID, ids idClaimer, out io.Writer, log *slog.Logger) bool {
+	if ids == nil {
+		return true
+	}
+	switch ids.claim(id) {
+	case claimDup:
+		what := "the id of this request"
+		if text, err := json.Marshal(id.Raw()); err == nil && len(text) <= 64 {
+			what = "request id " + string(text)
+		}
+		answerBadFrame(out, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: "+what+" is already in use by a request in flight; send each request with an id of its own", log)
+		return false
+	case claimBusy:
+		log.Warn("answering a request read while too many are in flight", "bound", maxInFlight)
+		if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: errTooBusy}); err == nil {
+			_, _ = out.Write(append(b, '\n'))
+		}
+		return false
+	}
+	return true
+}
+
+// nullID reports whether line, a valid JSON object the SDK decodes as a
+// notification, has an id member that is null: a request whose id the
+// SDK drops. The last id member counts, as in the SDK's decoder, and a
+// key is compared as the decoder reads it (escapes decoded, case kept).
+func nullID(line []byte) bool {
+	null := false
+	eachMember(line, func(k, v []byte) bool {
+		key, plain := asciiString(k)
+		if !plain && json.Unmarshal(k, &key) != nil {
+			return true
+		}
+		if key == "id" {
+			null = string(v) == "null"
+		}
+		return true
+	})
+	return null
 }
 
 // forwardFrame hands one frame to the SDK's connection; it reports false

@@ -196,7 +196,7 @@ func TestFilterFramesKeepsWellFormedLines(t *testing.T) {
 	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\n[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}"
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	go filterFrames(iotestHalf{strings.NewReader(in)}, pw, &out, 4096, quietLogger(), nil)
+	go filterFrames(iotestHalf{strings.NewReader(in)}, pw, &out, 4096, quietLogger(), nil, nil)
 	got, err := io.ReadAll(pr)
 	if err != nil {
 		t.Fatal(err)
