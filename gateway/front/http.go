@@ -236,12 +236,12 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			if h.fast.serveSession(w, r, id, body) {
 				return
 			}
-			sw, done, answered := h.fast.sdkBound(w, r, id, body)
+			sw, sr, done, answered := h.fast.sdkBound(w, r, id, body)
 			if answered {
 				return
 			}
 			defer done()
-			w = sw
+			w, r = sw, sr
 		}
 		sdkBody()
 		h.stateful.ServeHTTP(w, r)

@@ -51,6 +51,9 @@ type Options struct {
 	noFastPath bool
 	// fastTaken, when set, counts the calls the fast path took.
 	fastTaken *atomic.Int64
+	// postsDropped, when set, counts the SDK-bound POSTs whose agent left
+	// before the SDK served them (httpdup.go).
+	postsDropped *atomic.Int64
 	// NoPrefix (flat mode) keeps an upstream name when no other server uses
 	// it; colliding names keep their "<server>__" prefix.
 	NoPrefix bool
