@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/url"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,24 +106,67 @@ func (f *front) decideMode(items []Item) (was, now bool) {
 // surface. What leaves is removed before what comes is added: a flat
 // tool may carry a gateway tool's name (find, under NoPrefix), and
 // adding first would replace one by the other.
+//
+// The tool part of the switch runs under switching's write lock, which every
+// tools/list waits for (surfaceMiddleware): a list answers the whole
+// surface before or after the switch, never gateway tools beside flat
+// ones. Flat resources and prompts are listed after the lock is let go:
+// that may wait for upstreams (syncFlat).
 func (f *front) switchSurface(ctx context.Context, flat bool, tools []Item) {
-	f.flatNow.Store(flat)
 	kinds := []Kind{KindResources, KindResourceTemplates, KindPrompts}
+	f.switching.mu.Lock()
+	f.flatNow.Store(flat)
 	if flat {
 		f.syncGatewayTools() // find, describe, call ... out; sluice__read_result in
+		f.switching.halfway()
 		f.reconcile(KindTools, tools)
+		f.switching.mu.Unlock()
 		for _, k := range kinds {
 			f.syncFlat(ctx, k)
 		}
 	} else {
 		f.reconcile(KindTools, tools) // the exposed tools stay
+		f.switching.halfway()
 		for _, k := range kinds {
 			f.reconcile(k, nil)
 		}
 		f.syncGatewayTools()
+		f.switching.mu.Unlock()
 	}
 	if f.started && f.opts.OnMode != nil {
 		f.opts.OnMode(f.surface())
+	}
+}
+
+// surfaceLock keeps a tools/list from seeing ModeAuto's switch half done.
+type surfaceLock struct {
+	mu sync.RWMutex
+	// waiters counts the lists that found a switch under way (tests).
+	waiters atomic.Int64
+	// midSwitch, when set, runs in the middle of every switch, with the
+	// leaving registrations gone and the coming ones not yet in (tests).
+	midSwitch func()
+}
+
+func (s *surfaceLock) halfway() {
+	if s.midSwitch != nil {
+		s.midSwitch()
+	}
+}
+
+// surfaceMiddleware holds every tools/list until a switch of the surface
+// under way has finished.
+func (f *front) surfaceMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" || f.opts.Mode != ModeAuto {
+			return next(ctx, method, req)
+		}
+		if !f.switching.mu.TryRLock() {
+			f.switching.waiters.Add(1)
+			f.switching.mu.RLock()
+		}
+		defer f.switching.mu.RUnlock()
+		return next(ctx, method, req)
 	}
 }
 

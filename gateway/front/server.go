@@ -51,9 +51,10 @@ type front struct {
 	// flatNow is the surface served: flat (every tool direct) or
 	// gateway. Fixed unless Mode is ModeAuto; changed by the event loop
 	// only (decideMode).
-	flatNow atomic.Bool
-	decided bool // ModeAuto has chosen once (event loop only)
-	started bool // start registered the first surface (event loop only)
+	flatNow   atomic.Bool
+	decided   bool        // ModeAuto has chosen once (event loop only)
+	switching surfaceLock // ModeAuto's switches against tools/list (flat.go)
+	started   bool        // start registered the first surface (event loop only)
 	// direct counts the registered direct tools (flat or exposed): the
 	// fast path looks no further while there are none.
 	direct atomic.Int64
@@ -107,7 +108,7 @@ func newFront(b Backend, o *Options) (*front, error) {
 	f.hard, f.cancelHard = context.WithCancel(context.Background())
 	f.flatNow.Store(opts.Mode == ModeFlat)
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: serverTitle, Version: opts.Version}, f.serverOptions())
-	f.srv.AddReceivingMiddleware(f.guardMiddleware)
+	f.srv.AddReceivingMiddleware(f.guardMiddleware, f.surfaceMiddleware)
 	f.removeSrc = opts.Metrics.addSessionSource(func() int {
 		n := 0
 		for range f.srv.Sessions() {
