@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unicode/utf8"
 
 	"sluice/gateway/internal/files"
 	"sluice/gateway/proc"
@@ -131,10 +132,12 @@ type toolHead struct {
 }
 
 // ValidTool reports whether a raw tool object would survive Load: a JSON
-// object with a valid name and an object inputSchema.
+// object in UTF-8 with a valid name and an object inputSchema. json.Valid
+// alone lets other bytes through inside strings, and the raw tool reaches
+// agents verbatim (describe, flat tools/list).
 func ValidTool(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+	if len(raw) == 0 || raw[0] != '{' || !utf8.Valid(raw) || !json.Valid(raw) {
 		return false
 	}
 	var h toolHead

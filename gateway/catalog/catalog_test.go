@@ -103,6 +103,12 @@ func TestMisses(t *testing.T) {
 		{name: "future", reason: "future", body: good(func(c *Catalog) { c.RecordedAt = t0.Add(time.Hour) })},
 		{name: "expired", reason: "expired", body: good(func(*Catalog) {}), now: t0.Add(DefaultTTL + time.Second)},
 		{name: "bad tool", reason: "malformed", body: good(func(c *Catalog) { c.Tools = append(c.Tools, json.RawMessage(`{"name":"a b","inputSchema":{}}`)) })},
+		// Bytes that are not UTF-8 inside a string of a tool (a file edited
+		// or damaged on disk): json.Valid accepts them, an agent's decoder
+		// may not, so the catalog is not used.
+		{name: "tool not UTF-8", reason: "malformed", body: good(func(c *Catalog) {
+			c.Tools = append(c.Tools, json.RawMessage("{\"name\":\"u\",\"inputSchema\":{\"description\":\"bad \xff\xfe\"}}"))
+		})},
 		{name: "oversized", reason: "oversized", body: `{"format":1,"pad":"` + strings.Repeat("x", MaxFileBytes) + `"}`},
 	}
 	for _, tc := range cases {
