@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"sluice/gateway/admin"
 	"sluice/gateway/catalog"
@@ -961,6 +962,12 @@ func jsonToolResult(v any, isError bool) (json.RawMessage, error) {
 		return nil, err
 	}
 	obj := bytes.TrimRight(buf.Bytes(), "\n")
+	if !utf8.Valid(obj) {
+		// The encoder copies a json.RawMessage (a cached schema) without
+		// looking at its UTF-8. Such bytes can only sit inside strings of
+		// the valid JSON it wrote, so U+FFFD in their place keeps it valid.
+		obj = bytes.ToValidUTF8(obj, []byte("\uFFFD"))
+	}
 	text, err := json.Marshal(string(obj))
 	if err != nil {
 		return nil, err
