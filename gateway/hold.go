@@ -501,7 +501,7 @@ func (g *Gateway) reviewTools(server string, accept bool, want string) (*Review,
 	if l.hold != nil {
 		base = l.hold.baseline
 	}
-	r.Digest = reviewDigest(base, l.hold != nil && l.hold.unreadable != "", raws)
+	r.Digest = reviewDigest(&v.decl, base, l.hold != nil && l.hold.unreadable != "", raws)
 	if want != "" && want != r.Digest {
 		return r, reviewChangedErr(server)
 	}

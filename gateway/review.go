@@ -10,18 +10,22 @@ import (
 
 	"sluice/gateway/admin"
 	"sluice/gateway/catalog"
+	"sluice/gateway/config"
 )
 
 // This file binds a tool review to what a person was shown, for surfaces
 // where showing and accepting are two requests (the dashboard): the review
-// carries a digest of the baseline it compared with and of the listing it
-// showed, and AcceptReview records the listing only while both are still
-// the server's.
+// carries a digest of the declaration, of the baseline it compared with
+// and of the listing it showed, and AcceptReview records the listing only
+// while all three are still the server's.
 
-// reviewDigest is "sha256:" over the baseline's set hash ("none" without a
-// baseline, "unreadable" when it cannot be read) and the set hash of the
-// listing shown.
-func reviewDigest(b *catalog.Baseline, unreadable bool, listing []json.RawMessage) string {
+// reviewDigest is "sha256:" over the declaration the listing came from
+// (its digest and resolved program), the baseline's set hash ("none"
+// without a baseline, "unreadable" when it cannot be read) and the set
+// hash of the listing shown. The baseline outlives declaration changes on
+// purpose, so without the declaration a review shown for one command would
+// be accepted for another that lists the same tools.
+func reviewDigest(decl *config.Server, b *catalog.Baseline, unreadable bool, listing []json.RawMessage) string {
 	base := "none"
 	switch {
 	case unreadable:
@@ -34,7 +38,7 @@ func reviewDigest(b *catalog.Baseline, unreadable bool, listing []json.RawMessag
 		sums = append(sums, catalog.SumOf(raw))
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "sluice-review-v1\nbaseline %s\nlisting %s\n", base, catalog.SetHash(sums))
+	fmt.Fprintf(h, "sluice-review-v2\ndeclaration %s\nprogram %q\nbaseline %s\nlisting %s\n", decl.Digest, decl.Program, base, catalog.SetHash(sums))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
