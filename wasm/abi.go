@@ -58,7 +58,10 @@ type callState struct {
 	validInput bool            // Meta.ValidInput of the call
 	ctx        context.Context // the caller's, for logs
 	input      []byte
-	meta       []byte
+	meta       []byte // the encoded meta document once metaReady (the buffer is the instance's, reused)
+	metaReady  bool
+	metaOf     Meta // what meta encodes, with mode
+	mode       Mode
 	config     []byte
 	out        []byte // the bytes written with output_write (all of the output while segs is empty); the instance's, reused
 	outOver    bool
@@ -121,9 +124,15 @@ func (s *callState) write(b []byte) {
 // validated as usual.
 func maxStrings(n int) int { return 2*(n/minTrustedSpan) + 16 }
 
-func (s *callState) reset(input, meta []byte, maxOut int) {
+// reset prepares the state for a call on input; meta, when not nil, is
+// encoded for the guest only if it reads it (meta_read).
+func (s *callState) reset(input []byte, meta *Meta, mode Mode, maxOut int) {
 	s.abandoned = false
-	s.input, s.meta = input, meta
+	s.input = input
+	s.meta, s.metaReady = s.meta[:0], meta == nil
+	if meta != nil {
+		s.metaOf, s.mode = *meta, mode
+	}
 	if cap(s.out) > maxScratchBytes {
 		s.out = nil // a rare big output: not kept by a pooled instance
 	}
@@ -136,6 +145,16 @@ func (s *callState) reset(input, meta []byte, maxOut int) {
 	s.errMsg = s.errMsg[:0]
 	s.logs = 0
 	s.offloaded = 0
+}
+
+// metaBytes returns the call's meta document, encoding it on first use:
+// most filters (the built-in shape among them) never read it.
+func (s *callState) metaBytes() []byte {
+	if !s.metaReady {
+		s.meta = s.metaOf.appendEncoded(s.meta[:0], s.mode, len(s.input), s.maxOut)
+		s.metaReady = true
+	}
+	return s.meta
 }
 
 // logCtx is the context for the guest's log lines: the caller's (which
@@ -271,7 +290,7 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			st[0] = api.EncodeI32(int32(len(v)))
 		})
 	}
-	blob("meta_read", func(s *callState) []byte { return s.meta })
+	blob("meta_read", func(s *callState) []byte { return s.metaBytes() })
 	blob("config_read", func(s *callState) []byte { return s.config })
 	fn("output_write", func(ctx context.Context, m api.Module, st []uint64) {
 		s := stateOf(ctx)

@@ -137,7 +137,7 @@ func BenchmarkInstance(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := f.call(ctx, in, c.in, Meta{}.encode(f.mode, len(c.in), h.opts.MaxOutputBytes)); err != nil {
+				if _, _, err := f.call(ctx, in, c.in, &Meta{}); err != nil {
 					b.Fatal(err)
 				}
 				f.pool.discard(ctx, in)

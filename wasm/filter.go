@@ -272,8 +272,7 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 	}
 	in.state.server = meta.Server
 	in.state.validInput = meta.ValidInput
-	metaBytes := meta.encode(f.mode, len(input), h.opts.MaxOutputBytes)
-	out, abandoned, err := f.call(ctx, in, input, metaBytes)
+	out, abandoned, err := f.call(ctx, in, input, &meta)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		// The caller gave up; not the filter's fault.
 		if !abandoned {
@@ -292,9 +291,9 @@ func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, erro
 // termination checks runs on the instance's worker goroutine; when it
 // overruns the deadline (or ctx ends) call returns without it (abandoned:
 // the instance is no longer the caller's to return, see run).
-func (f *Filter) call(ctx context.Context, in *instance, input, meta []byte) (Output, bool, error) {
+func (f *Filter) call(ctx context.Context, in *instance, input []byte, meta *Meta) (Output, bool, error) {
 	h := f.host
-	in.state.reset(input, meta, h.opts.MaxOutputBytes)
+	in.state.reset(input, meta, f.mode, h.opts.MaxOutputBytes)
 	in.state.ctx = ctx
 	in.stderr.Reset()
 	deadline := f.deadline(len(input))

@@ -31,7 +31,11 @@ type Meta struct {
 // encode renders the meta document. Field order is fixed; strings are
 // escaped so any Go string (even invalid UTF-8) yields valid JSON.
 func (m Meta) encode(mode Mode, inputBytes, maxOutput int) []byte {
-	b := make([]byte, 0, 160+len(m.Server)+len(m.Tool)+len(m.RequestID)+len(m.MimeType))
+	return m.appendEncoded(make([]byte, 0, 160+len(m.Server)+len(m.Tool)+len(m.RequestID)+len(m.MimeType)), mode, inputBytes, maxOutput)
+}
+
+// appendEncoded appends the meta document (see encode) to b.
+func (m Meta) appendEncoded(b []byte, mode Mode, inputBytes, maxOutput int) []byte {
 	b = append(b, `{"abi":1,"mode":`...)
 	b = appendJSONString(b, string(mode))
 	if m.Server != "" {

@@ -142,7 +142,7 @@ func (p *pool) instantiateSlot(ctx context.Context, filter string) (*instance, e
 	in.mod = mod
 	in.filter = mod.ExportedFunction("mcpf_filter")
 	if p.cm.hasInit {
-		in.state.reset(nil, nil, 0)
+		in.state.reset(nil, nil, "", 0)
 		res, err := mod.ExportedFunction("mcpf_init").Call(ictx)
 		if err != nil {
 			mod.Close(ctx)
@@ -182,7 +182,7 @@ func (p *pool) classifyInit(filter string, err error, mod api.Module, in *instan
 // instance is closed and its slot freed.
 func (p *pool) put(ctx context.Context, in *instance, ok bool) {
 	in.calls++
-	in.state.input, in.state.meta = nil, nil
+	in.state.input, in.state.metaReady = nil, false
 	if ok && in.calls < p.h.opts.MaxCallsPerInstance && pages(in.mod) <= p.h.opts.RecycleAbovePages && p.idleAdd(in) {
 		return
 	}
