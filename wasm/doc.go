@@ -75,6 +75,44 @@
 // checked where they fall. In -race builds the output is validated in full
 // as well, so a caller vouching for an invalid input fails its tests.
 //
+// # Why the string skip is in assembly
+//
+// Nearly all of a shaped call's host work is finding where the long strings
+// end. masks64 (SSE2, AVX2 where the processor has it) gives the quote,
+// backslash and control-byte masks of 64 bytes at once and the escapes are
+// resolved from the backslash mask without a branch per escape: on 64 KiB
+// of prose that is 0.6× the word-at-a-time Go loop it replaced, on escaped
+// JSON inside a string 0.2×. The same pass tells whether the string holds
+// a control byte, so trustedSpans needs no second look at a clean one.
+// Elsewhere a Go loop computes the same masks (masks64Go, also the
+// reference the assembly is tested and fuzzed against).
+//
+// # Why output buffers are lent, not given
+//
+// A call's output used to be a new buffer per call. In a process holding
+// compiled Go guests the live heap is mostly wazero's and full of pointers,
+// so each collection costs milliseconds, and a 16 KiB output per call
+// started one every few hundred calls: with the allocation itself, about a
+// fifth of a pooled 64 KiB shape call. The output is now assembled in a
+// buffer lent to the caller: Output.Release gives it back to the Host's
+// small free list for a later call. Forgetting Release costs only the
+// garbage collection it always cost. Misuse is contained: each lending has
+// its own generation, so a second Release or the Release of a stale copy
+// does nothing, and -race builds overwrite released bytes (a use after
+// Release shows as corrupt output, and a read racing the next call's write
+// is a reported race).
+//
+// # Why the worker hand-off stays
+//
+// A call on a built-in runs on its instance's goroutine so that the caller
+// can walk away at the deadline. Handing it over costs about a microsecond,
+// handing the result back several on this kind of machine: Go's scheduler
+// wakes an idle processor's thread whenever a goroutine becomes runnable
+// (with GOMAXPROCS=1 the return costs a microsecond too). Running the call
+// on the caller's goroutine would make the deadline unenforceable (nothing
+// stops a guest without termination checks), and spinning the caller for
+// the whole call would double its CPU; neither is worth those microseconds.
+//
 // # Why pools keyed by module and config digest
 //
 // A Go guest costs 2–4 ms to instantiate, so instances are reused; an
