@@ -78,6 +78,14 @@ type testKnobs struct {
 	now                   func() time.Time // default time.Now
 	resolved              func(id string)  // tests: runs between a call's reading of the files and remembering it
 	rechecking            func(id string)  // tests: runs between a call's reading of a remembered resolution and its look at the files
+	racy                  time.Duration    // how recent a declaration file's times make its stamp racy; default racyWindow
+}
+
+func (k testKnobs) racyWindow() time.Duration {
+	if k.racy != 0 {
+		return k.racy
+	}
+	return racyWindow
 }
 
 // Gateway turns declarations and the native client into capabilities.
@@ -136,25 +144,6 @@ type upstreamHooks struct {
 	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
 	// Capabilities advertised upstream; must match what Request handles.
 	Capabilities json.RawMessage
-}
-
-type fileStamps [2]struct {
-	mod  time.Time
-	size int64
-	ok   bool
-}
-
-func stampOf(paths ...string) fileStamps {
-	var s fileStamps
-	for i, p := range paths {
-		if i >= len(s) || p == "" {
-			continue
-		}
-		if st, err := os.Stat(p); err == nil {
-			s[i].mod, s[i].size, s[i].ok = st.ModTime(), st.Size(), true
-		}
-	}
-	return s
 }
 
 // Open loads the declarations and returns a gateway. It launches nothing.
@@ -282,24 +271,58 @@ func (g *Gateway) reload() *config.Loaded {
 	g.mu.Lock()
 	l, stamp := g.loaded, g.stamp
 	g.mu.Unlock()
-	if l != nil && stampOf(l.UserFile, l.ProjectFile) == stamp {
-		return l
+	if l != nil {
+		if now := restamp(stamp, g.opts.racyWindow(), l.UserFile, l.ProjectFile); now.same(stamp) {
+			g.settle(stamp, now)
+			return l
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.reloadLocked()
 }
 
+// settle records now, a look that found the files as stamp says, in
+// place of stamp: once a racy file's content was confirmed after its
+// window, later looks stat it without reading it.
+func (g *Gateway) settle(stamp, now fileStamps) {
+	next := now.settled(g.opts.racyWindow())
+	if next == stamp {
+		return
+	}
+	g.mu.Lock()
+	if g.stamp == stamp {
+		g.stamp = next
+	}
+	g.mu.Unlock()
+}
+
 func (g *Gateway) reloadLocked() *config.Loaded {
+	var before fileStamps // taken before the read: a change during it shows at the next look
 	if g.loaded != nil {
-		now := stampOf(g.loaded.UserFile, g.loaded.ProjectFile)
-		if now == g.stamp || g.midSave(now) {
+		before = restamp(g.stamp, g.opts.racyWindow(), g.loaded.UserFile, g.loaded.ProjectFile)
+		if before.same(g.stamp) {
+			g.stamp = before.settled(g.opts.racyWindow())
+			return g.loaded
+		}
+		if g.midSave(before) {
 			return g.loaded
 		}
 	}
 	l := config.Load(config.LoadOptions{Cwd: g.opts.Cwd, Project: g.opts.Project, ConfigDir: g.configDir, Getenv: g.opts.Getenv})
+	if g.loaded == nil || l.UserFile != g.loaded.UserFile || l.ProjectFile != g.loaded.ProjectFile {
+		// Other files than the ones stamped before (the first load, or a
+		// new project root): stamped after the read, a racy one with
+		// no hash, so the next look reads it again.
+		before = restamp(fileStamps{}, g.opts.racyWindow(), l.UserFile, l.ProjectFile)
+		for i := range before {
+			if before[i].racy(time.Now(), g.opts.racyWindow()) {
+				before[i].hashed, before[i].sum = true, [32]byte{}
+			}
+		}
+	}
 	g.loaded = l
-	g.stamp = stampOf(l.UserFile, l.ProjectFile)
+	g.stamp = before
 	g.invalidateViews()
 	for id, s := range g.ups {
 		d, ok := l.Server(id)

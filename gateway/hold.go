@@ -229,7 +229,7 @@ func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
 		return catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
 	}
 	b := c.b
-	if !ok || !os.SameFile(c.fi, fi) || !c.fi.ModTime().Equal(fi.ModTime()) || c.fi.Size() != fi.Size() {
+	if !ok || !os.SameFile(c.fi, fi) || !stampOfInfo(c.fi).same(stampOfInfo(fi)) {
 		if b, err = catalog.LoadBaseline(g.cacheDir, id); err != nil {
 			g.forgetBaseline(path)
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"sluice/gateway/front"
 	"sluice/gateway/mcp"
 	"sluice/gateway/mcp/mcptest"
 	"sluice/gateway/proc"
@@ -108,4 +109,127 @@ func BenchmarkServeStdioCall16(b *testing.B) {
 	b.ReportMetric(n/direct.Seconds(), "direct-calls/s")
 	b.ReportMetric(n/served.Seconds(), "serve-calls/s")
 	b.ReportMetric((n/served.Seconds())/(n/direct.Seconds()), "serve/direct-throughput")
+}
+
+// BenchmarkGatewayCall: one Gateway.Call of the fixture's echo (a running
+// server, no filters declared, no dashboard, no tracer: the core every
+// front's fast path runs) against the same call made directly with the
+// native client, interleaved in one run. Reports both latencies and what
+// the core adds; -benchmem's allocations include the client's (see
+// BenchmarkGatewayCallDirect for those alone).
+func BenchmarkGatewayCall(b *testing.B) {
+	g := benchGateway(b, "")
+	c := benchDirect(b)
+	ctx := context.Background()
+	req := CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"bench"}`)}
+	call := func() {
+		res, err := g.Call(ctx, req)
+		if err != nil || !strings.Contains(string(res.Result), `"text":"bench"`) {
+			b.Fatalf("gateway call: %v %+v", err, res)
+		}
+	}
+	call()
+	benchDirectCall(b, c)
+	var direct, core time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		benchDirectCall(b, c)
+		t1 := time.Now()
+		call()
+		direct += t1.Sub(t0)
+		core += time.Since(t1)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(direct.Microseconds())/n, "direct-µs/call")
+	b.ReportMetric(float64(core.Microseconds())/n, "gateway-µs/call")
+	b.ReportMetric(float64((core-direct).Microseconds())/n, "added-µs/call")
+	b.ReportMetric(float64(core)/float64(direct), "gateway/direct")
+}
+
+// BenchmarkGatewayCallDirect: the native client's call alone, the part of
+// BenchmarkGatewayCall's allocations that is not the core's.
+func BenchmarkGatewayCallDirect(b *testing.B) {
+	c := benchDirect(b)
+	benchDirectCall(b, c)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchDirectCall(b, c)
+	}
+}
+
+// benchPeer is an agent request as the fronts hand it to the backend:
+// no progress token, no elicitation.
+type benchPeer struct{}
+
+func (benchPeer) RequestID() string                   { return "r1" }
+func (benchPeer) SessionID() string                   { return "" }
+func (benchPeer) Conn() string                        { return "c1" }
+func (benchPeer) ClientName() string                  { return "bench" }
+func (benchPeer) ClientCapabilities() json.RawMessage { return json.RawMessage(`{}`) }
+func (benchPeer) Supports(string) bool                { return false }
+func (benchPeer) Progress(context.Context, float64, float64, string) error {
+	return nil
+}
+func (benchPeer) Log(context.Context, string, string, json.RawMessage) error { return nil }
+func (benchPeer) Elicit(context.Context, string, json.RawMessage) (bool, error) {
+	return false, front.ErrUnsupported
+}
+func (benchPeer) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, front.ErrUnsupported
+}
+
+// BenchmarkFrontendCall: what both fronts' fast paths run for one
+// tools/call (the backend's Call with an agent's peer, metrics recorded as
+// sluice serve --http records them) against the same call made directly
+// with the native client, interleaved in one run; "parallel" has 16 calls
+// in flight on each side.
+func BenchmarkFrontendCall(b *testing.B) {
+	for _, metrics := range []bool{false, true} {
+		name := "stdio"
+		if metrics {
+			name = "http-metrics"
+		}
+		b.Run(name, func(b *testing.B) {
+			g := benchGateway(b, "")
+			var m *front.Metrics
+			if metrics {
+				m = front.NewMetrics(nil)
+				g.setMetrics(m)
+			}
+			fe := newFrontend(g, &frontendOptions{Flat: true, Metrics: m})
+			b.Cleanup(func() { fe.Close() })
+			c := benchDirect(b)
+			ctx := context.Background()
+			req := front.CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"bench"}`)}
+			call := func() {
+				res, err := fe.Call(ctx, req, benchPeer{})
+				if err != nil || !strings.Contains(string(res), `"text":"bench"`) {
+					b.Fatalf("frontend call: %v %s", err, res)
+				}
+			}
+			call()
+			benchDirectCall(b, c)
+			var direct, core time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				benchDirectCall(b, c)
+				t1 := time.Now()
+				call()
+				direct += t1.Sub(t0)
+				core += time.Since(t1)
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(float64(direct.Microseconds())/n, "direct-µs/call")
+			b.ReportMetric(float64(core.Microseconds())/n, "frontend-µs/call")
+			b.ReportMetric(float64((core-direct).Microseconds())/n, "added-µs/call")
+			b.ReportMetric(float64(core)/float64(direct), "frontend/direct")
+		})
+	}
 }

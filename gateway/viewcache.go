@@ -33,9 +33,11 @@ type viewCache struct {
 
 // trustStamp identifies one version of the trust file. The file is always
 // replaced by rename (trust's atomic write), so a new version is a new
-// file: a change is seen even within one modification-time tick.
+// file: a change is seen even within one modification-time tick (and an
+// edit in place changes the status-change time).
 type trustStamp struct {
 	info os.FileInfo // nil: no file
+	s    fileStamp
 }
 
 func stampTrust(path string) trustStamp {
@@ -43,14 +45,14 @@ func stampTrust(path string) trustStamp {
 	if err != nil {
 		return trustStamp{}
 	}
-	return trustStamp{info: st}
+	return trustStamp{info: st, s: stampOfInfo(st)}
 }
 
 func (a trustStamp) same(b trustStamp) bool {
 	if a.info == nil || b.info == nil {
 		return a.info == nil && b.info == nil
 	}
-	return os.SameFile(a.info, b.info) && a.info.Size() == b.info.Size() && a.info.ModTime().Equal(b.info.ModTime())
+	return os.SameFile(a.info, b.info) && a.s.same(b.s)
 }
 
 // viewGen is bumped by every in-process change of what server() resolves
