@@ -30,7 +30,6 @@ func (a Admission) decision() string {
 // as read; otherwise unknown. read runs; execute and unknown need approval,
 // unless an approve glob in user config names the capability.
 func (g *Gateway) admission(v ServerView, t toolInfo) Admission {
-	capName := Capability(v.ID, t.Name)
 	a := Admission{Class: v.ActionClass}
 	switch {
 	case v.ClassSet:
@@ -48,6 +47,7 @@ func (g *Gateway) admission(v ServerView, t toolInfo) Admission {
 		a.Approved = true
 		return a
 	}
+	capName := Capability(v.ID, t.Name)
 	g.mu.Lock()
 	globs := g.loaded.Settings.Approve
 	g.mu.Unlock()

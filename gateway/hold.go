@@ -163,6 +163,9 @@ type toolChanges struct {
 	paths  map[catalog.Identity]string // baseline paths worked out (a hash of the identity each)
 	warned map[string]string           // per server, the last changed set logged, so a change is logged once
 	sums   map[string]rememberedSum    // by capability: the hash of its definition when last called
+	// cleared are the calls found not held, by server and tool (see
+	// clearedCall).
+	cleared map[callKey]clearedCall
 }
 
 // rememberedSum is a tool definition's hash and (a copy of) the bytes it
@@ -213,6 +216,12 @@ type cachedBaseline struct {
 // (storeBaseline, removeBaseline), one written by another process
 // (sluice review --accept) counts at most RecheckEvery later.
 func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
+	b, _, err := g.baselineAt(d)
+	return b, err
+}
+
+// baselineAt is baseline, with the path of the file it reads.
+func (g *Gateway) baselineAt(d config.Server) (*catalog.Baseline, string, error) {
 	id := g.catalogIdentity(d)
 	path := g.baselinePath(id)
 	now := g.opts.now()
@@ -221,18 +230,19 @@ func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
 	c, ok := tc.cache[path]
 	tc.mu.Unlock()
 	if ok && now.Before(c.next) {
-		return c.b, nil
+		return c.b, path, nil
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		g.forgetBaseline(path)
-		return catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
+		b, err := catalog.LoadBaseline(g.cacheDir, id) // absent or unreadable: it says which
+		return b, path, err
 	}
 	b := c.b
 	if !ok || !os.SameFile(c.fi, fi) || !stampOfInfo(c.fi).same(stampOfInfo(fi)) {
 		if b, err = catalog.LoadBaseline(g.cacheDir, id); err != nil {
 			g.forgetBaseline(path)
-			return nil, err
+			return nil, path, err
 		}
 	}
 	tc.mu.Lock()
@@ -241,7 +251,7 @@ func (g *Gateway) baseline(d config.Server) (*catalog.Baseline, error) {
 	}
 	tc.cache[path] = cachedBaseline{fi: fi, b: b, next: now.Add(RecheckEvery)}
 	tc.mu.Unlock()
-	return b, nil
+	return b, path, nil
 }
 
 func (g *Gateway) forgetBaseline(path string) {
@@ -294,16 +304,62 @@ func (g *Gateway) callHold(v ServerView, tool string, raw json.RawMessage, sums 
 	if v.decl.CLI != nil {
 		return nil
 	}
-	b, err := g.baseline(v.decl)
+	if raw != nil && g.clearedBefore(v, tool, raw) {
+		return nil
+	}
+	b, path, err := g.baselineAt(v.decl)
 	if errors.Is(err, catalog.ErrNoBaseline) {
 		return nil
 	}
 	if err == nil && raw != nil {
 		if bt, ok := b.Tool(tool); ok && bt.Hash == g.callSum(v.ID, tool, raw).Hash {
+			g.clear(v, tool, raw, b, path)
 			return nil
 		}
 	}
 	return goneOrHeld(v.ID, tool, g.holdOf(v, sums()))
+}
+
+// callKey names one tool of one server.
+type callKey struct{ server, tool string }
+
+// clearedCall remembers that a call of a tool was not held: its listed
+// definition (raw, a copy) hashed as its baseline's entry does. It stands
+// for the same declaration and the same definition while the baseline it
+// was checked against is the one the baseline cache holds, unexpired: a
+// baseline written or removed (by this process at once, by another within
+// RecheckEvery) ends it, as a relisting that changes the definition does.
+type clearedCall struct {
+	digest, file string
+	raw          json.RawMessage
+	b            *catalog.Baseline
+	path         string
+}
+
+// clearedBefore reports whether a call of v's tool with definition raw
+// was found not held under what still holds (see clearedCall).
+func (g *Gateway) clearedBefore(v ServerView, tool string, raw json.RawMessage) bool {
+	now := g.opts.now()
+	tc := &g.toolChanges
+	tc.mu.Lock()
+	m, ok := tc.cleared[callKey{v.ID, tool}]
+	if ok {
+		c, cok := tc.cache[m.path]
+		ok = cok && c.b == m.b && now.Before(c.next)
+	}
+	tc.mu.Unlock()
+	return ok && m.digest == v.Digest && m.file == v.decl.File && bytes.Equal(m.raw, raw)
+}
+
+// clear records a call of v's tool that was not held (see clearedCall).
+func (g *Gateway) clear(v ServerView, tool string, raw json.RawMessage, b *catalog.Baseline, path string) {
+	tc := &g.toolChanges
+	tc.mu.Lock()
+	if tc.cleared == nil || len(tc.cleared) >= maxRememberedSums {
+		tc.cleared = map[callKey]clearedCall{}
+	}
+	tc.cleared[callKey{v.ID, tool}] = clearedCall{digest: v.Digest, file: v.decl.File, raw: append(json.RawMessage(nil), raw...), b: b, path: path}
+	tc.mu.Unlock()
 }
 
 // sumsOf hashes tools.

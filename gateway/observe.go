@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sluice/gateway/front"
@@ -101,6 +102,53 @@ type stats struct {
 	start   time.Time
 	servers map[string]*ServerStats
 	crashed map[string]bool // died since its last launch
+	// calls are the per-call counters, by server id (values
+	// *callCounters): read without a lock on every call.
+	calls sync.Map
+	ncall atomic.Int32 // entries in calls, bounded by maxStatServers
+}
+
+// callCounters are one server's per-call counters, updated without a lock,
+// and its metrics series for the sink they were resolved against.
+type callCounters struct {
+	calls, failures, bytesOut, bytesIn atomic.Int64
+	series                             atomic.Pointer[seriesOf]
+}
+
+type seriesOf struct {
+	m *front.Metrics
+	s *front.UpstreamSeries
+}
+
+// callsOf returns id's call counters (past maxStatServers ids, "other"'s).
+func (s *stats) callsOf(id string) *callCounters {
+	if c, ok := s.calls.Load(id); ok {
+		return c.(*callCounters)
+	}
+	if s.ncall.Load() >= maxStatServers {
+		id = "other"
+		if c, ok := s.calls.Load(id); ok {
+			return c.(*callCounters)
+		}
+	}
+	c, loaded := s.calls.LoadOrStore(id, &callCounters{})
+	if !loaded {
+		s.ncall.Add(1)
+	}
+	return c.(*callCounters)
+}
+
+// seriesFor is c's metrics series in m (resolved once per sink).
+func (c *callCounters) seriesFor(m *front.Metrics, id string) *front.UpstreamSeries {
+	if m == nil {
+		return nil
+	}
+	if p := c.series.Load(); p != nil && p.m == m {
+		return p.s
+	}
+	p := &seriesOf{m: m, s: m.UpstreamSeriesOf(id)}
+	c.series.Store(p)
+	return p.s
 }
 
 func (s *stats) of(id string) *ServerStats {
@@ -128,13 +176,24 @@ func (g *Gateway) Summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := Summary{UptimeMs: time.Since(s.start).Milliseconds(), Servers: map[string]ServerStats{}}
-	ids := make([]string, 0, len(s.servers))
-	for id := range s.servers {
+	all := map[string]ServerStats{}
+	for id, st := range s.servers {
+		all[id] = *st
+	}
+	s.calls.Range(func(k, v any) bool {
+		c := v.(*callCounters)
+		st := all[k.(string)]
+		st.Calls, st.Failures, st.BytesOut, st.BytesIn = c.calls.Load(), c.failures.Load(), c.bytesOut.Load(), c.bytesIn.Load()
+		all[k.(string)] = st
+		return true
+	})
+	ids := make([]string, 0, len(all))
+	for id := range all {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		st := *s.servers[id]
+		st := all[id]
 		out.Calls += st.Calls
 		out.Failures += st.Failures
 		out.Servers[id] = st
@@ -200,19 +259,14 @@ func callOutcome(ctx context.Context, isError bool, err error) string {
 // than the slow-call threshold.
 func (g *Gateway) noteCall(ctx context.Context, server, tool string, out int, raw []byte, isError bool, err error, d time.Duration) {
 	outcome := callOutcome(ctx, isError, err)
-	s := &g.stats
-	s.mu.Lock()
-	st := s.of(server)
-	st.Calls++
+	c := g.stats.callsOf(server)
+	c.calls.Add(1)
 	if outcome != "ok" && outcome != "tool_error" {
-		st.Failures++
+		c.failures.Add(1)
 	}
-	st.BytesOut += int64(out)
-	st.BytesIn += int64(len(raw))
-	s.mu.Unlock()
-	m := g.metricsSink()
-	m.UpstreamCall(server, outcome, d)
-	m.UpstreamBytes(server, int64(len(raw)), int64(out))
+	c.bytesOut.Add(int64(out))
+	c.bytesIn.Add(int64(len(raw)))
+	c.seriesFor(g.metricsSink(), server).Call(outcome, d, int64(len(raw)), int64(out))
 
 	th := g.slowCall()
 	slow := th > 0 && d >= th

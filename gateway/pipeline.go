@@ -124,6 +124,7 @@ type pipeline struct {
 
 	countMu sync.Mutex
 	counts  outcomeCounts // every run's outcome, for the live status
+	passes  sync.Map      // filter name -> *atomic.Int64: its "pass" outcomes (counted apart)
 }
 
 // filterSet is one generation of filters: one wasm.Host (created on the
@@ -164,6 +165,11 @@ type filterEntry struct {
 	filter   *wasm.Filter  // set by load
 	loadErr  error
 	runs     latencies // recent run times, for FilterStatus.P50
+
+	// passes counts this filter's "pass" outcomes (shared by name with
+	// the sets before and after, as the other outcomes are): the common
+	// outcome of a within-budget result, counted without a lock.
+	passes *atomic.Int64
 }
 
 func (e *filterEntry) inactive() bool { return len(e.cfg.Capabilities) == 0 }
@@ -246,6 +252,9 @@ func brokenErr(l *config.Loaded, d config.Diagnostic) error {
 
 func (p *pipeline) newSet(entries []*filterEntry) *filterSet {
 	p.sets.Add(1)
+	for _, e := range entries {
+		e.passes = p.passCounter(e.name)
+	}
 	return &filterSet{p: p, entries: entries, refs: 1}
 }
 
@@ -769,7 +778,7 @@ func (g *Gateway) filterResultOf(ctx context.Context, capability string, raw jso
 	}
 	defer p.release(s)
 	server, tool, _ := SplitCapability(capability)
-	reqID := "f" + strconv.FormatUint(p.reqID.Add(1), 10)
+	reqID := "" // named once a filter runs
 	data := []byte(raw)
 	for _, stage := range []string{config.StageResult, config.StageContext} {
 		if stage == config.StageContext && !toModel {
@@ -783,7 +792,13 @@ func (g *Gateway) filterResultOf(ctx context.Context, capability string, raw jso
 				p.outcome(e, wasm.Output{Status: wasm.StatusPass}, nil)
 				continue // shape passes results within its budget unchanged
 			}
-			_, fspan := g.tracer.Start(ctx, "filter "+e.cfg.Module, trace.KindInternal, trace.Attr{Key: "sluice.filter.stage", Value: stage})
+			if reqID == "" {
+				reqID = "f" + strconv.FormatUint(p.reqID.Add(1), 10)
+			}
+			var fspan *trace.Span
+			if g.tracer != nil {
+				_, fspan = g.tracer.Start(ctx, "filter "+e.cfg.Module, trace.KindInternal, trace.Attr{Key: "sluice.filter.stage", Value: stage})
+			}
 			// With valid, data is valid JSON: an upstream's result passed
 			// the MCP framing's validation (gateway/mcp Classify, for
 			// every transport), a script's value was marshalled as a
@@ -887,7 +902,11 @@ func (p *pipeline) outcome(e *filterEntry, o wasm.Output, err error) {
 	case o.Status == wasm.StatusPass:
 		out = "pass"
 	}
-	p.count(e.name, out)
+	if out == "pass" && e.passes != nil {
+		e.passes.Add(1)
+	} else {
+		p.count(e.name, out)
+	}
 	if obs := p.observe.Load(); obs != nil {
 		(*obs)(e.name, out)
 	}

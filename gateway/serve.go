@@ -88,7 +88,14 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		}
 	}
 	metrics := front.NewMetrics(nil)
-	g.setMetrics(metrics)
+	// The gateway's series (per upstream, filter outcomes, server states)
+	// are recorded only where /metrics serves them: over HTTP. On stdio
+	// nothing could read them, and recording them is work on every call.
+	var exported *front.Metrics
+	if o.HTTP != "" {
+		exported = metrics
+		g.setMetrics(metrics)
+	}
 	defer g.logSummary() // after the teardown: the counters are final
 	fo := o.Front
 	fo.Metrics = metrics
@@ -104,7 +111,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 			return err
 		}
 	}
-	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat || fo.Mode == ModeAuto, Metrics: metrics, Server: o.Server, Expose: o.Expose})
+	fe := newFrontend(g, &frontendOptions{Flat: fo.Mode == front.ModeFlat || fo.Mode == ModeAuto, Metrics: exported, Server: o.Server, Expose: o.Expose})
 	if fo.NoPrefix && (fo.Mode == "" || fo.Mode == ModeGateway) && !fe.exposing() {
 		fe.Close()
 		return &Error{Kind: KindBadInput, Message: "--no-prefix applies to direct tools: flat and auto mode's, or exposed ones, and no expose glob is in force",

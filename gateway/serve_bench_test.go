@@ -111,54 +111,62 @@ func BenchmarkServeStdioCall16(b *testing.B) {
 	b.ReportMetric((n/served.Seconds())/(n/direct.Seconds()), "serve/direct-throughput")
 }
 
-// BenchmarkGatewayCall: one Gateway.Call of the fixture's echo (a running
-// server, no filters declared, no dashboard, no tracer: the core every
-// front's fast path runs) against the same call made directly with the
-// native client, interleaved in one run. Reports both latencies and what
-// the core adds; -benchmem's allocations include the client's (see
-// BenchmarkGatewayCallDirect for those alone).
+// benchCore runs call and direct in interleaved blocks of the same size
+// (b.N calls each in all) and reports both latencies, what call adds, and
+// this process's CPU per call on each side (where the platform reports
+// it): the difference is what the gateway core costs per call, beside
+// the client's own work and syscalls, which both sides share.
+func benchCore(b *testing.B, direct, call func()) {
+	call() // warm both paths
+	direct()
+	var dWall, cWall, dCPU, cCPU time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(500, b.N-done)
+		c0, t0 := processCPU(), time.Now()
+		for range n {
+			direct()
+		}
+		c1, t1 := processCPU(), time.Now()
+		for range n {
+			call()
+		}
+		c2, t2 := processCPU(), time.Now()
+		dWall += t1.Sub(t0)
+		cWall += t2.Sub(t1)
+		dCPU += c1 - c0
+		cCPU += c2 - c1
+		done += n
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / n }
+	b.ReportMetric(us(dWall), "direct-µs/call")
+	b.ReportMetric(us(cWall), "gateway-µs/call")
+	b.ReportMetric(us(cWall-dWall), "added-µs/call")
+	if cCPU > 0 {
+		b.ReportMetric(us(dCPU), "direct-cpu-µs/call")
+		b.ReportMetric(us(cCPU), "gateway-cpu-µs/call")
+		b.ReportMetric(us(cCPU-dCPU), "core-cpu-µs/call")
+	}
+}
+
+// BenchmarkGatewayCall: Gateway.Call of the fixture's echo (a running
+// server, no filters declared but the default shape, no dashboard, no
+// tracer), as the CLI calls it, against the same call made directly with
+// the native client.
 func BenchmarkGatewayCall(b *testing.B) {
 	g := benchGateway(b, "")
 	c := benchDirect(b)
 	ctx := context.Background()
 	req := CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"bench"}`)}
-	call := func() {
+	benchCore(b, func() { benchDirectCall(b, c) }, func() {
 		res, err := g.Call(ctx, req)
 		if err != nil || !strings.Contains(string(res.Result), `"text":"bench"`) {
 			b.Fatalf("gateway call: %v %+v", err, res)
 		}
-	}
-	call()
-	benchDirectCall(b, c)
-	var direct, core time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		benchDirectCall(b, c)
-		t1 := time.Now()
-		call()
-		direct += t1.Sub(t0)
-		core += time.Since(t1)
-	}
-	b.StopTimer()
-	n := float64(b.N)
-	b.ReportMetric(float64(direct.Microseconds())/n, "direct-µs/call")
-	b.ReportMetric(float64(core.Microseconds())/n, "gateway-µs/call")
-	b.ReportMetric(float64((core-direct).Microseconds())/n, "added-µs/call")
-	b.ReportMetric(float64(core)/float64(direct), "gateway/direct")
-}
-
-// BenchmarkGatewayCallDirect: the native client's call alone, the part of
-// BenchmarkGatewayCall's allocations that is not the core's.
-func BenchmarkGatewayCallDirect(b *testing.B) {
-	c := benchDirect(b)
-	benchDirectCall(b, c)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		benchDirectCall(b, c)
-	}
+	})
 }
 
 // benchPeer is an agent request as the fronts hand it to the backend:
@@ -183,15 +191,14 @@ func (benchPeer) Request(context.Context, string, json.RawMessage) (json.RawMess
 }
 
 // BenchmarkFrontendCall: what both fronts' fast paths run for one
-// tools/call (the backend's Call with an agent's peer, metrics recorded as
-// sluice serve --http records them) against the same call made directly
-// with the native client, interleaved in one run; "parallel" has 16 calls
-// in flight on each side.
+// tools/call (the backend's Call with an agent's peer) against the same
+// call made directly with the native client: "stdio" as sluice serve over
+// stdio runs it, "http" with the metrics sluice serve --http records.
 func BenchmarkFrontendCall(b *testing.B) {
 	for _, metrics := range []bool{false, true} {
 		name := "stdio"
 		if metrics {
-			name = "http-metrics"
+			name = "http"
 		}
 		b.Run(name, func(b *testing.B) {
 			g := benchGateway(b, "")
@@ -205,31 +212,12 @@ func BenchmarkFrontendCall(b *testing.B) {
 			c := benchDirect(b)
 			ctx := context.Background()
 			req := front.CallRequest{Capability: "fx__echo", Arguments: json.RawMessage(`{"text":"bench"}`)}
-			call := func() {
+			benchCore(b, func() { benchDirectCall(b, c) }, func() {
 				res, err := fe.Call(ctx, req, benchPeer{})
 				if err != nil || !strings.Contains(string(res), `"text":"bench"`) {
 					b.Fatalf("frontend call: %v %s", err, res)
 				}
-			}
-			call()
-			benchDirectCall(b, c)
-			var direct, core time.Duration
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				benchDirectCall(b, c)
-				t1 := time.Now()
-				call()
-				direct += t1.Sub(t0)
-				core += time.Since(t1)
-			}
-			b.StopTimer()
-			n := float64(b.N)
-			b.ReportMetric(float64(direct.Microseconds())/n, "direct-µs/call")
-			b.ReportMetric(float64(core.Microseconds())/n, "frontend-µs/call")
-			b.ReportMetric(float64((core-direct).Microseconds())/n, "added-µs/call")
-			b.ReportMetric(float64(core)/float64(direct), "frontend/direct")
+			})
 		})
 	}
 }

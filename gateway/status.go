@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"sluice/gateway/proc"
@@ -60,6 +61,15 @@ func (p *pipeline) count(filter, outcome string) {
 	p.counts.m[filter][outcome]++
 }
 
+// passCounter is the counter of filter's "pass" outcomes.
+func (p *pipeline) passCounter(filter string) *atomic.Int64 {
+	if c, ok := p.passes.Load(filter); ok {
+		return c.(*atomic.Int64)
+	}
+	c, _ := p.passes.LoadOrStore(filter, new(atomic.Int64))
+	return c.(*atomic.Int64)
+}
+
 func (p *pipeline) outcomes() map[string]map[string]int {
 	p.countMu.Lock()
 	defer p.countMu.Unlock()
@@ -70,6 +80,16 @@ func (p *pipeline) outcomes() map[string]map[string]int {
 			out[f][o] = n
 		}
 	}
+	p.passes.Range(func(k, v any) bool {
+		if n := v.(*atomic.Int64).Load(); n > 0 {
+			f := k.(string)
+			if out[f] == nil {
+				out[f] = map[string]int{}
+			}
+			out[f]["pass"] += int(n)
+		}
+		return true
+	})
 	return out
 }
 

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,4 +108,54 @@ func (m *Metrics) UpstreamRestart(server string) {
 		return
 	}
 	m.upstream().restarts.WithLabelValues(m.servers.value(server)).Inc()
+}
+
+// UpstreamSeries are one server's per-call series, resolved once (label
+// cap and label lookups included): recording a call through them is a few
+// atomic adds, for a caller that records every call of a server. An
+// outcome's series appears on its first call, as with UpstreamCall.
+type UpstreamSeries struct {
+	u        *upstreamMetrics
+	server   string // the label value, after the cap
+	calls    [len(seriesOutcomes)]atomic.Pointer[prometheus.Counter]
+	duration prometheus.Observer
+	in, out  prometheus.Counter
+}
+
+// seriesOutcomes index UpstreamSeries.calls: upstreamOutcomes, then "other".
+var seriesOutcomes = [...]string{"ok", "tool_error", "error", "canceled", "timeout", "other"}
+
+// UpstreamSeriesOf returns server's series; nil (every method a no-op)
+// for a nil m.
+func (m *Metrics) UpstreamSeriesOf(server string) *UpstreamSeries {
+	if m == nil {
+		return nil
+	}
+	u, s := m.upstream(), m.servers.value(server)
+	return &UpstreamSeries{u: u, server: s, duration: u.durations.WithLabelValues(s),
+		in: u.bytes.WithLabelValues(s, "in"), out: u.bytes.WithLabelValues(s, "out")}
+}
+
+// Call records one call, as UpstreamCall and UpstreamBytes do.
+func (r *UpstreamSeries) Call(outcome string, d time.Duration, in, out int64) {
+	if r == nil {
+		return
+	}
+	i := len(seriesOutcomes) - 1
+	for j, o := range seriesOutcomes[:i] {
+		if o == outcome {
+			i = j
+			break
+		}
+	}
+	c := r.calls[i].Load()
+	if c == nil {
+		cc := r.u.calls.WithLabelValues(r.server, seriesOutcomes[i])
+		c = &cc
+		r.calls[i].Store(c)
+	}
+	(*c).Inc()
+	r.duration.Observe(d.Seconds())
+	r.in.Add(float64(in))
+	r.out.Add(float64(out))
 }
