@@ -162,6 +162,8 @@ type Client struct {
 	t      Transport
 
 	nextID atomic.Int64
+	// infoJSON is clientInfo(), encoded once (the options do not change).
+	infoJSON []byte
 
 	mu       sync.Mutex
 	state    State
@@ -254,6 +256,7 @@ func New(t Transport, opts *Options) *Client {
 		writerDone:   make(chan struct{}),
 		dispatchDone: make(chan struct{}),
 	}
+	c.infoJSON = c.clientInfo()
 	c.direct, _ = t.(directSender)
 	if c.direct != nil && !c.direct.canSendDirect() {
 		c.direct = nil
@@ -994,15 +997,15 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	id := c.nextID.Add(1)
 	idText := strconv.FormatInt(id, 10)
 	cl := &call{method: method, ch: make(chan reply, 1), onProgress: o.OnProgress}
-	if x := extrasFrom(ctx); x != nil && cancellable {
+	x := extrasFrom(ctx)
+	if !cancellable {
+		x = nil
+	}
+	if x != nil {
 		cl.ordered = x.Ordered
 	}
 	if o.OnProgress != nil {
 		cl.token = `"p` + idText + `"`
-	}
-	x := extrasFrom(ctx)
-	if !cancellable {
-		x = nil
 	}
 	p, done, err := c.relayedMeta(method, params, o.Meta, cl.token, x)
 	if !done {
@@ -1034,8 +1037,8 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		c.unregister(idText, cl)
 		return Message{}, err
 	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
+	t := getTimer(timeout)
+	defer putTimer(t)
 	select {
 	case r := <-cl.ch:
 		return r.msg, r.err
@@ -1063,6 +1066,24 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		}
 		return Message{}, &Error{Code: CodeTimeout, Server: c.server, Op: method, Message: why}
 	}
+}
+
+// timers are the requests' response timers, reused: since Go 1.23 a
+// stopped timer's channel delivers nothing stale, so a timer stopped by
+// one request is as good as new for the next.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 // unregister removes a pending call; it reports whether it was still pending.

@@ -140,10 +140,10 @@ func (c *Client) relayedMeta(method string, params, extra json.RawMessage, token
 		out = append(append(append(out, `"progressToken":`...), token...), ',')
 	}
 	out = append(out, ver...)
-	out = append(append(out, ','), appendString(nil, metaClientCapabilities)...)
-	out = append(append(out, ':'), caps...)
-	out = append(append(out, ','), appendString(nil, metaClientInfo)...)
-	out = append(append(out, ':'), c.clientInfo()...)
+	out = append(out, `,"`+metaClientCapabilities+`":`...)
+	out = append(out, caps...)
+	out = append(out, `,"`+metaClientInfo+`":`...)
+	out = append(out, c.infoJSON...)
 	out = append(out, '}')
 	rest := bytes.TrimLeft(p[1:], " \t")
 	if len(rest) > 0 && rest[0] != '}' {
