@@ -133,10 +133,7 @@ func (s *callState) reset(input []byte, meta *Meta, mode Mode, maxOut int) {
 	if meta != nil {
 		s.metaOf, s.mode = *meta, mode
 	}
-	if cap(s.out) > maxScratchBytes {
-		s.out = nil // a rare big output: not kept by a pooled instance
-	}
-	s.out = s.out[:0] // copied into the caller's buffer (see Filter.result)
+	s.out = s.out[:0] // copied into the caller's buffer (see Filter.result); see pool.put
 	s.outOver = false
 	s.outLen = 0
 	s.segs = s.segs[:0]

@@ -183,6 +183,9 @@ func (p *pool) classifyInit(filter string, err error, mod api.Module, in *instan
 func (p *pool) put(ctx context.Context, in *instance, ok bool) {
 	in.calls++
 	in.state.input, in.state.metaReady = nil, false
+	if cap(in.state.out) > maxScratchBytes {
+		in.state.out = nil // a rare big output: not kept by an idle instance
+	}
 	if ok && in.calls < p.h.opts.MaxCallsPerInstance && pages(in.mod) <= p.h.opts.RecycleAbovePages && p.idleAdd(in) {
 		return
 	}
