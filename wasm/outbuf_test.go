@@ -155,3 +155,38 @@ func TestOutputReleaseFailedCall(t *testing.T) {
 		t.Fatalf("Run = %q, %v", o.Data, err)
 	}
 }
+
+// TestScratchBounded: an instance keeps its output_write buffer for the
+// next call, but not one grown by a rare big output; nor does the free
+// list keep buffers above maxPooledOutBytes.
+func TestScratchBounded(t *testing.T) {
+	h := newTestHost(t, &Options{PoolSize: 1})
+	f := mustLoad(t, h, Spec{Name: "echo", Module: testGuest(t, "echo")})
+	ctx := context.Background()
+	scratch := func() int {
+		in := <-f.pool.idle
+		defer func() { f.pool.idle <- in }()
+		return cap(in.state.out)
+	}
+	o, err := f.Run(ctx, echoIn("small"), Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Release()
+	if n := scratch(); n == 0 || n > maxScratchBytes {
+		t.Fatalf("after a small output the instance keeps a %d-byte buffer, want it kept", n)
+	}
+	big := string(bytes.Repeat([]byte("b"), maxScratchBytes+1))
+	o, err = f.Run(ctx, echoIn(big), Meta{})
+	if err != nil || len(o.Data) != len(big) {
+		t.Fatalf("big Run: %d bytes, %v", len(o.Data), err)
+	}
+	if n := scratch(); n != 0 {
+		t.Fatalf("after a %d-byte output the idle instance keeps a %d-byte buffer", len(big), n)
+	}
+	free := len(h.freeOut)
+	o.Release()
+	if len(h.freeOut) != free {
+		t.Fatal("a buffer above maxPooledOutBytes went to the free list")
+	}
+}
