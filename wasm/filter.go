@@ -27,6 +27,7 @@ type Filter struct {
 	closed  bool
 	stat    FilterStatus
 	streaks map[string]*streak // per server (Meta.Server): failures in a row, disablement
+	spare   *streak            // the last streak deleted, reused by the next (a call makes and drops one)
 }
 
 // streak is one server's run of consecutive failures of a filter, and its
@@ -475,7 +476,11 @@ func (f *Filter) streakLocked(server string) *streak {
 		if f.streaks == nil {
 			f.streaks = map[string]*streak{}
 		}
-		st = &streak{}
+		if st = f.spare; st != nil {
+			f.spare, *st = nil, streak{}
+		} else {
+			st = &streak{}
+		}
 		f.streaks[server] = st
 	}
 	return st
@@ -500,6 +505,7 @@ func (f *Filter) runningDownLocked(server string) {
 		st.episode = false
 		if st.n == 0 && st.disabledAt.IsZero() {
 			delete(f.streaks, server)
+			f.spare = st
 		}
 	}
 }
