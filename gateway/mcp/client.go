@@ -192,7 +192,12 @@ type Client struct {
 	writing bool         // a write is under way (the writer goroutine's, or a caller's direct one)
 	direct  directSender // nil: every line goes through the writer goroutine
 
-	dispatch  chan func()
+	dispatch chan func()
+	// queued counts the callbacks sent to dispatch and not yet run to
+	// their end. Only the reading goroutine queues callbacks, so when it
+	// reads queued as 0 every notification it read before has been
+	// handed over.
+	queued    atomic.Int64
 	stop      chan struct{}
 	stopOnce  sync.Once
 	baseCtx   context.Context
@@ -553,15 +558,19 @@ func (c *Client) handle(m Message) {
 			c.log.Debug("dropped a response to no pending request (late, cancelled or unknown)", "id", string(m.ID))
 			return
 		}
-		if cl.inflight.Load() > 0 || cl.ordered {
+		if cl.inflight.Load() > 0 || (cl.ordered && c.queued.Load() > 0) {
 			// Progress callbacks for this call (or, for an ordered call,
 			// any notification such as a log message) are still queued:
 			// deliver the response after them, so the caller sees every
-			// notification that arrived before its result.
+			// notification that arrived before its result. With nothing
+			// queued the response goes to the caller at once: one
+			// goroutine hand-off instead of two.
+			c.queued.Add(1)
 			select {
 			case c.dispatch <- func() { cl.ch <- reply{msg: m} }:
 				return
 			default:
+				c.queued.Add(-1)
 			}
 		}
 		cl.ch <- reply{msg: m}
@@ -629,10 +638,12 @@ func (c *Client) nullIDTarget() string {
 }
 
 func (c *Client) enqueueCallback(f func()) bool {
+	c.queued.Add(1)
 	select {
 	case c.dispatch <- f:
 		return true
 	default:
+		c.queued.Add(-1)
 		c.mu.Lock()
 		c.dropped++
 		n := c.dropped
@@ -648,6 +659,7 @@ func (c *Client) dispatchLoop() {
 		select {
 		case f := <-c.dispatch:
 			f()
+			c.queued.Add(-1)
 		case <-c.stop:
 			return
 		}
