@@ -132,7 +132,7 @@ func (c *cancelConn) claim(id jsonrpc.ID) claimResult {
 // cancelled since is cancelled at once. forget drops the cancel function
 // once the call is over; the request itself is done when its response is
 // written.
-func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget func(), ok bool) {
+func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) bool {
 	c.mu.Lock()
 	for c.initID != nil {
 		// As the SDK's reader: nothing overtakes an unanswered initialize.
@@ -141,17 +141,17 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 		select {
 		case <-wait:
 		case <-c.closed:
-			return nil, false
+			return false
 		}
 		c.mu.Lock()
 	}
 	defer c.mu.Unlock()
 	if _, running := c.fastRun[id.Raw()]; running {
-		return nil, false
+		return false
 	}
 	select {
 	case <-c.closed:
-		return nil, false
+		return false
 	default:
 	}
 	if cancelled, ok := c.inflight[id.Raw()]; !ok {
@@ -163,11 +163,15 @@ func (c *cancelConn) adopt(id jsonrpc.ID, cancel context.CancelFunc) (forget fun
 		c.fastRun = map[any]context.CancelFunc{}
 	}
 	c.fastRun[id.Raw()] = cancel
-	return func() {
-		c.mu.Lock()
-		delete(c.fastRun, id.Raw())
-		c.mu.Unlock()
-	}, true
+	return true
+}
+
+// forget drops the cancel function of a call adopt registered, once the
+// call is over.
+func (c *cancelConn) forget(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.fastRun, id.Raw())
+	c.mu.Unlock()
 }
 
 // maxInFlight bounds the requests of one connection read and not yet

@@ -85,6 +85,10 @@ func (s *fastStdio) legacyIdentity(init *mcp.InitializeParams) identity {
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
+	// Every call ends when the drain bound expires (f.hard): its context
+	// derives from one that does, instead of each call watching f.hard.
+	base, cancel := context.WithCancel(base)
+	context.AfterFunc(f.hard, cancel)
 	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, ready: make(chan struct{}), workers: newWorkers()}
 }
 
@@ -173,50 +177,77 @@ func (f *front) stashed(req *mcp.CallToolRequest) (json.RawMessage, bool) {
 type fastParams struct {
 	name string
 	args json.RawMessage
-	meta map[string]json.RawMessage
+	meta []member // _meta's members: plain, distinct names
+}
+
+// metaValue is _meta[key] and whether it is present.
+func (p *fastParams) metaValue(key string) (json.RawMessage, bool) {
+	for i := range p.meta {
+		if string(p.meta[i].name) == key {
+			return p.meta[i].value, true
+		}
+	}
+	return nil, false
+}
+
+// metaMap is _meta as a map (nil when absent), for the SDK's decoding.
+func (p *fastParams) metaMap() map[string]json.RawMessage {
+	if p.meta == nil {
+		return nil
+	}
+	m := make(map[string]json.RawMessage, len(p.meta))
+	for _, mb := range p.meta {
+		m[string(mb.name)] = mb.value
+	}
+	return m
 }
 
 // parseFast reads params, refusing (ok false) anything but name, arguments
 // and _meta, so what the SDK would make of the request is never in doubt.
 func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 	// raw is validated JSON (the whole frame was); a key that is not
-	// written plainly, or one written twice, is left to the SDK.
-	seen := 0
-	if !eachMember(raw, func(k, v []byte) bool {
-		switch {
-		case isKey(k, "name") && seen&1 == 0:
-			seen |= 1
-			if s, plain := asciiString(v); plain {
-				p.name = s
-			} else if json.Unmarshal(v, &p.name) != nil {
-				return false
-			}
-		case isKey(k, "arguments") && seen&2 == 0:
-			seen |= 2
-			p.args = v
-		case isKey(k, "_meta") && seen&4 == 0:
-			seen |= 4
-			if !isObject(v) {
-				return false
-			}
-			p.meta = map[string]json.RawMessage{}
-			return eachMember(v, func(mk, mv []byte) bool {
-				key, plain := asciiString(mk)
-				if !plain && json.Unmarshal(mk, &key) != nil {
-					return false
-				}
-				if _, dup := p.meta[key]; dup || !numbersFit(mv) {
-					return false
-				}
-				p.meta[key] = mv
-				return true
-			})
-		default:
-			return false
-		}
-		return true
-	}) {
+	// written plainly, or one written twice, is left to the SDK, and so is
+	// a _meta member name that is escaped or not UTF-8 (decoders rewrite
+	// those) or written twice, or a number in _meta the SDK's float64
+	// would not hold.
+	var top [4]member
+	ms, ok := members(top[:0], bytes.TrimSpace(raw))
+	if !ok {
 		return p, false
+	}
+	seen := 0
+	for _, m := range ms {
+		if m.escaped {
+			return p, false
+		}
+		switch string(m.name) {
+		case "name":
+			if seen&1 != 0 {
+				return p, false
+			}
+			seen |= 1
+			if s, plain := asciiString(m.value); plain {
+				p.name = s
+			} else if json.Unmarshal(m.value, &p.name) != nil {
+				return p, false
+			}
+		case "arguments":
+			if seen&2 != 0 {
+				return p, false
+			}
+			seen |= 2
+			p.args = m.value
+		case "_meta":
+			if seen&4 != 0 || !isObject(m.value) {
+				return p, false
+			}
+			seen |= 4
+			if p.meta, ok = plainMembers(make([]member, 0, 8), m.value); !ok || !numbersFit(m.value) {
+				return p, false
+			}
+		default:
+			return p, false
+		}
 	}
 	return p, p.name != ""
 }
@@ -349,19 +380,19 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	if !ok || p.name == flatReadResult {
 		return nil, false
 	}
-	if _, present := p.meta[stashMetaKey]; present {
+	if _, present := p.metaValue(stashMetaKey); present {
 		return nil, false
 	}
 	// The era of the request must be the session's, and a modern request's
 	// _meta exactly what the SDK accepts without a word: the version it
 	// speaks, client capabilities, optionally client info, no log level.
-	caps, capsSet := p.meta[mcp.MetaKeyClientCapabilities]
-	info, infoSet := p.meta[mcp.MetaKeyClientInfo]
-	_, levelSet := p.meta[mcp.MetaKeyLogLevel]
+	caps, capsSet := p.metaValue(mcp.MetaKeyClientCapabilities)
+	info, infoSet := p.metaValue(mcp.MetaKeyClientInfo)
+	_, levelSet := p.metaValue(mcp.MetaKeyLogLevel)
 	var who identity
 	version := init.ProtocolVersion
 	modern := false
-	if v, present := p.meta[mcp.MetaKeyProtocolVersion]; present {
+	if v, present := p.metaValue(mcp.MetaKeyProtocolVersion); present {
 		if string(v) != metaVersion || init.ProtocolVersion != modernVersion || !isObject(caps) || (infoSet && !isObject(info)) || levelSet {
 			return nil, false
 		}
@@ -374,7 +405,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		who = s.legacyIdentity(init)
 	}
 	var token any
-	if t, ok := p.meta["progressToken"]; ok {
+	if t, ok := p.metaValue("progressToken"); ok {
 		if json.Unmarshal(t, &token) != nil {
 			return nil, false
 		}
@@ -391,7 +422,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	rid := f.newRequestID(nil) // stdio: no headers
 	ctx, cancel := context.WithCancel(s.base)
 	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, capsJSON: who.capsJSON, version: version, client: who.client}
-	pr.traceparent, pr.tracestate = metaString(p.meta, "traceparent", 128), metaString(p.meta, "tracestate", 512)
+	pr.traceparent, pr.tracestate = metaString(&p, "traceparent", 128), metaString(&p, "tracestate", 512)
 	if useBridge(pr) {
 		cancel()
 		return nil, false // a modern agent that can be asked: the input_required bridge
@@ -402,8 +433,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	}
 	// The frame filter claimed the request's id (claim), refusing one
 	// in flight.
-	forget, adopted := c.adopt(req.ID, cancel)
-	if !adopted {
+	if !c.adopt(req.ID, cancel) {
 		f.inflight.done()
 		cancel()
 		return nil, false // the connection is closing: the SDK's path answers
@@ -414,13 +444,11 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	return func() {
 		defer f.inflight.done()
 		defer cancel()
-		stop := context.AfterFunc(f.hard, cancel)
-		defer stop()
 		defer func() {
 			// As guardMiddleware: a bug answers this request, it does not
 			// end the process.
 			if r := recover(); r != nil {
-				forget()
+				c.forget(req.ID)
 				f.log.Error("panic in handler", "request_id", rid, "method", "tools/call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				_ = c.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}})
 			}
@@ -429,7 +457,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: s.serverInfo,
 			handOver: func(raw json.RawMessage) bool { return s.handOver(req.ID, p, raw) }, late: true}
 		handed := f.answerFast(ctx, q, pr, resp)
-		forget()
+		c.forget(req.ID)
 		// The call is counted and logged once the agent has its answer.
 		defer func() {
 			if q.call != nil {
@@ -456,7 +484,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 // multi round-trip handling then runs as for any call.
 func (s *fastStdio) handOver(id jsonrpc.ID, req fastParams, raw json.RawMessage) bool {
 	tok := s.f.answered.put(raw)
-	meta := sdkMeta(req.meta)
+	meta := sdkMeta(req.metaMap())
 	if meta == nil {
 		meta = mcp.Meta{}
 	}
@@ -493,8 +521,8 @@ func withMember(obj json.RawMessage, member string) json.RawMessage {
 }
 
 // metaString is _meta[key] when it is a JSON string of at most max bytes.
-func metaString(meta map[string]json.RawMessage, key string, max int) string {
-	raw, ok := meta[key]
+func metaString(p *fastParams, key string, max int) string {
+	raw, ok := p.metaValue(key)
 	if !ok || len(raw) > max+2 {
 		return ""
 	}

@@ -195,30 +195,44 @@ func isKey(key []byte, name string) bool {
 // without the SDK's decoder, into the request the SDK would decode. ok is
 // false for every other frame, which then takes the general check.
 func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
+	if !nestedBelow(line, maxDepth) {
+		return nil, false
+	}
+	return readCall(bytes.TrimSpace(line))
+}
+
+// readCall is quickCall for a frame known to be valid JSON nested less
+// than maxDepth deep, without surrounding whitespace.
+func readCall(line []byte) (_ *jsonrpc.Request, ok bool) {
+	var top [4]member
+	ms, ok := members(top[:0], line)
+	if !ok || len(ms) != 4 {
+		return nil, false
+	}
 	var ver, id, method, params []byte
-	seen := 0
-	if !eachMember(line, func(k, v []byte) bool {
-		var bit int
+	for _, m := range ms {
+		if m.escaped {
+			return nil, false // the general decoder decides
+		}
 		var dst *[]byte
-		switch {
-		case isKey(k, "jsonrpc"):
-			bit, dst = 1, &ver
-		case isKey(k, "id"):
-			bit, dst = 2, &id
-		case isKey(k, "method"):
-			bit, dst = 4, &method
-		case isKey(k, "params"):
-			bit, dst = 8, &params
+		switch string(m.name) {
+		case "jsonrpc":
+			dst = &ver
+		case "id":
+			dst = &id
+		case "method":
+			dst = &method
+		case "params":
+			dst = &params
 		default:
-			return false
+			return nil, false
 		}
-		if seen&bit != 0 {
-			return false // a duplicate: the general decoder decides
+		if *dst != nil {
+			return nil, false // a duplicate: the general decoder decides
 		}
-		seen |= bit
-		*dst = v
-		return true
-	}) || seen != 15 || string(ver) != `"2.0"` || string(method) != `"tools/call"` || params[0] != '{' || !nestedBelow(line, maxDepth) {
+		*dst = m.value
+	}
+	if string(ver) != `"2.0"` || string(method) != `"tools/call"` || params[0] != '{' {
 		return nil, false
 	}
 	var rid jsonrpc.ID

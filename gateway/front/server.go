@@ -237,7 +237,7 @@ func (f *front) newRequestID(req mcp.Request) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s-%d", f.prefix, f.seq.Add(1))
+	return f.prefix + "-" + strconv.FormatUint(f.seq.Add(1), 10)
 }
 
 // guardMiddleware recovers panics in any handler (the SDK does not), so a

@@ -154,14 +154,19 @@ func endFrames(err error, log *slog.Logger) {
 // longer accepts frames.
 func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t frameTaker, ids idClaimer) (run func(), ok bool) {
 	line = bytes.TrimSpace(line)
-	if !json.Valid(line) {
+	// One pass validates the line as encoding/json does and bounds its
+	// nesting; a line it refuses is looked at again only to tell a line
+	// that is not JSON from one nested too deep (the SDK's decoder
+	// answers that).
+	_, shallow := wholeValue(line, maxDepth-1)
+	if !shallow && !json.Valid(line) {
 		answerBadFrame(out, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON", log)
 		return nil, true
 	}
-	if t != nil {
+	if t != nil && shallow {
 		// A plain tools/call is read without the SDK's decoder (and is
 		// well-formed by construction when it is not taken).
-		if req, ok := quickCall(line); ok {
+		if req, ok := readCall(line); ok {
 			if !claimed(req.ID, ids, out, log) {
 				return nil, true
 			}
