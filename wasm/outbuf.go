@@ -40,8 +40,8 @@ func (h *Host) lendOut(n int) *outBuf {
 	default:
 		ob = &outBuf{home: h.freeOut}
 	}
-	if cap(ob.b) < n {
-		ob.b = make([]byte, 0, n)
+	if cap(ob.b) < n || ob.b == nil {
+		ob.b = make([]byte, 0, n) // never nil: an empty output is empty, not absent
 	}
 	ob.b = ob.b[:0]
 	return ob

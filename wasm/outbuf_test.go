@@ -70,6 +70,21 @@ func TestOutputRelease(t *testing.T) {
 	}
 }
 
+// TestEmptyOutput: a filter that replaces its input with nothing returns
+// empty Data, not nil (nil would read as no output), whether or not its
+// buffer comes from the free list.
+func TestEmptyOutput(t *testing.T) {
+	h := newTestHost(t, nil)
+	f := mustLoad(t, h, Spec{Name: "echo", Module: testGuest(t, "echo")})
+	for i := 0; i < 2; i++ {
+		o, err := f.Run(context.Background(), echoIn(""), Meta{})
+		if err != nil || o.Status != StatusReplaced || o.Data == nil || len(o.Data) != 0 {
+			t.Fatalf("call %d: Run = %v, %q (nil %v), %v", i, o.Status, o.Data, o.Data == nil, err)
+		}
+		o.Release()
+	}
+}
+
 // TestOutputReleaseOthers: outputs that hold no lent buffer (pass, block,
 // the zero Output) are released without touching their data.
 func TestOutputReleaseOthers(t *testing.T) {
