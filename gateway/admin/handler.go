@@ -463,12 +463,16 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 			err = h.b.Refresh(ctx, id)
 		case "trust":
 			// The trust shown, not whatever the file says now.
-			digest := r.PostFormValue("digest")
+			var fields map[string]string
+			if fields, err = postedFields(r, "digest", "program"); err != nil {
+				break
+			}
+			digest := fields["digest"]
 			if digest == "" {
 				err = errors.New("the trust form lacks the digest of the declaration you viewed; open its trust page and confirm there")
 				break
 			}
-			err = h.b.Trust(ctx, id, digest, r.PostFormValue("program"))
+			err = h.b.Trust(ctx, id, digest, fields["program"])
 			if errors.Is(err, ErrTrustChanged) {
 				if api {
 					apiErr(w, http.StatusConflict, err)

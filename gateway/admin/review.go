@@ -1,8 +1,14 @@
 package admin
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -11,7 +17,9 @@ import (
 // accept form carries the review's digest (baseline and listing), so a
 // listing that changes after the page was rendered, or another review
 // accepted meanwhile, is refused with 409 and the review as it is now,
-// never accepted unseen.
+// never accepted unseen. The JSON API takes the same fields from a form or
+// from a JSON object body ({"digest": "sha256:..."}; the trust API also
+// {"program": ...}), with the CSRF token in its header.
 
 func init() {
 	funcs["difflines"] = diffLines
@@ -65,11 +73,21 @@ func (h *Handler) reviewGet(w http.ResponseWriter, r *http.Request, id string, a
 }
 
 // reviewPost answers POST /servers/ID/review: accept the review whose
-// digest the form carries.
+// digest the form (or the API's JSON body) carries.
 func (h *Handler) reviewPost(w http.ResponseWriter, r *http.Request, id string, api bool) {
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	digest := r.PostFormValue("digest")
+	fields, err := postedFields(r, "digest")
+	if err != nil {
+		if api {
+			apiErr(w, http.StatusBadRequest, err)
+			return
+		}
+		rv, _ := h.b.Review(ctx, id)
+		h.renderReview(w, id, http.StatusBadRequest, rv, "", err)
+		return
+	}
+	digest := fields["digest"]
 	if digest == "" {
 		err := errors.New("the review form lacks the digest of the review you viewed; open the server's review page and accept there")
 		if api {
@@ -122,4 +140,47 @@ func (h *Handler) renderReview(w http.ResponseWriter, id string, code int, rv *T
 		w.WriteHeader(code)
 	}
 	h.render(w, "review", pg)
+}
+
+// postedFields returns the named fields of a POST, from a JSON object
+// body (Content-Type application/json, as API clients send) or else from
+// the form. A JSON body must be one object whose members are among names
+// and are strings; anything else is an error that says what is wrong.
+func postedFields(r *http.Request, names ...string) (map[string]string, error) {
+	out := make(map[string]string, len(names))
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "application/json" {
+		for _, n := range names {
+			out[n] = r.PostFormValue(n)
+		}
+		return out, nil
+	}
+	want := `{` + strings.Join(quoteAll(names), `: "...", `) + `: "..."}`
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
+		return nil, fmt.Errorf("the body is not a JSON object %s", want)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("the body is not a JSON object %s: something follows it", want)
+	}
+	for k, v := range obj {
+		if !slices.Contains(names, k) {
+			return nil, fmt.Errorf("the body has an unknown member %q; it is a JSON object %s", k, want)
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("the body's %q is not a string; it is a JSON object %s", k, want)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -177,5 +178,65 @@ func TestDiffLines(t *testing.T) {
 		if l.Class != want[i] {
 			t.Errorf("line %d %q: class %s, want %s", i, l.Text, l.Class, want[i])
 		}
+	}
+}
+
+// doJSON is do with a JSON body.
+func doJSON(h http.Handler, target, body string, hdr map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", target, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json; charset=utf-8")
+	r.RemoteAddr = loop
+	r.Host = "127.0.0.1:8765"
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestReviewAndTrustAPIsTakeJSON: the JSON API takes the digest (and the
+// trust's program) from a JSON body as well as from a form, with the
+// same binding: a stale digest is 409, nothing accepted; a body that is
+// not the expected object is 400 naming what is wrong, and the CSRF
+// header is still needed.
+func TestReviewAndTrustAPIsTakeJSON(t *testing.T) {
+	h, fb := newTestHandler(t, Options{})
+	fb.review = heldReview("sha256:one")
+	csrf := map[string]string{"X-CSRF-Token": h.gate.csrf}
+	refusals := []struct {
+		name, target, body string
+		hdr                map[string]string
+		want               int
+		text               string
+	}{
+		{"no CSRF header", "/admin/api/servers/fx/review", `{"digest":"sha256:one"}`, nil, 403, "CSRF"},
+		{"stale digest", "/admin/api/servers/fx/review", `{"digest":"sha256:old"}`, csrf, 409, "changed since you viewed this review"},
+		{"no digest", "/admin/api/servers/fx/review", `{}`, csrf, 400, "lacks the digest"},
+		{"not JSON", "/admin/api/servers/fx/review", `{"digest":`, csrf, 400, "not a JSON object"},
+		{"not an object", "/admin/api/servers/fx/review", `["sha256:one"]`, csrf, 400, "not a JSON object"},
+		{"digest not a string", "/admin/api/servers/fx/review", `{"digest":1}`, csrf, 400, `digest\" is not a string`},
+		{"unknown member", "/admin/api/servers/fx/review", `{"digest":"sha256:one","accept":true}`, csrf, 400, `unknown member \"accept\"`},
+		{"two values", "/admin/api/servers/fx/review", `{"digest":"sha256:old"}{"digest":"sha256:one"}`, csrf, 400, "not a JSON object"},
+		{"trust, stale digest", "/admin/api/servers/fx/trust", `{"digest":"d-old","program":"/bin/x"}`, csrf, 409, "changed since you viewed it"},
+		{"trust, no digest", "/admin/api/servers/fx/trust", `{"program":"/bin/x"}`, csrf, 400, "lacks the digest"},
+	}
+	fb.digest = "d-now"
+	for _, c := range refusals {
+		w := doJSON(h, c.target, c.body, c.hdr)
+		if w.Code != c.want || !strings.Contains(w.Body.String(), c.text) {
+			t.Errorf("%s: %d, want %d with %q:\n%.600s", c.name, w.Code, c.want, c.text, w.Body)
+		}
+	}
+	if len(fb.accept) != 0 || len(fb.trusted) != 0 {
+		t.Fatalf("a refused request accepted or trusted: %v %v", fb.accept, fb.trusted)
+	}
+	w := doJSON(h, "/admin/api/servers/fx/review", `{"digest":"sha256:one"}`, csrf)
+	var rv ToolReview
+	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &rv) != nil || !rv.Accepted || strings.Join(fb.accept, ",") != "sha256:one" {
+		t.Fatalf("JSON accept: %d %s %v", w.Code, w.Body, fb.accept)
+	}
+	if w := doJSON(h, "/admin/api/servers/fx/trust", `{"digest":"d-now","program":"/bin/x"}`, csrf); w.Code != 200 || strings.Join(fb.trusted, ",") != "fx" {
+		t.Fatalf("JSON trust: %d %s %v", w.Code, w.Body, fb.trusted)
 	}
 }
