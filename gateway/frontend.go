@@ -85,6 +85,10 @@ type frontend struct {
 	// exposeIdle is the last set of expose globs that matched nothing
 	// (logged when it changes).
 	exposeIdle string
+	// redactedURIs maps, per server, a resource uri as listed (redacted)
+	// to the one the server knows, for the resources whose listing the
+	// redaction changed (List, ReadResource).
+	redactedURIs map[string]map[string]string
 }
 
 var _ front.Backend = (*frontend)(nil)
@@ -203,7 +207,15 @@ func (f *frontend) Instructions() string {
 		if err != nil || strings.TrimSpace(c.Server.Instructions) == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "Server %s: %s\n", v.ID, firstLine(strings.Join(strings.Fields(c.Server.Instructions), " "), 400))
+		// Upstream text in the agent's initialize answer: redacted like
+		// everything else the server says, before it is cut (a cut
+		// secret may no longer look like one).
+		red, err := f.g.RedactText(context.Background(), Capability(v.ID, "instructions"), strings.Join(strings.Fields(c.Server.Instructions), " "))
+		if err != nil {
+			f.log.Warn("leaving out a server's instructions the redaction filters could not clear", "server", v.ID, "error", errMessage(err))
+			continue
+		}
+		fmt.Fprintf(&b, "Server %s: %s\n", v.ID, firstLine(red, 400))
 	}
 	return b.String()
 }
@@ -592,7 +604,8 @@ func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 		for i := range items {
 			items[i].Expose = marks[i].expose
 		}
-		return items, nil
+		red, _ := f.redactItems(ctx, items, func(i int) string { return Capability(marks[i].server, marks[i].tool) })
+		return red, nil
 	}
 	method, field, capName := "", "", ""
 	switch kind {
@@ -628,7 +641,69 @@ func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 			items = append(items, front.Item{Server: v.ID, Raw: raw})
 		}
 	}
-	return items, nil
+	red, from := f.redactItems(ctx, items, func(i int) string { return Capability(items[i].Server, method) })
+	if kind == front.KindResources {
+		f.rememberRedactedURIs(items, red, from)
+	}
+	return red, nil
+}
+
+// rememberRedactedURIs records, for each resource whose uri the redaction
+// changed, the uri the server knows it by: the agent reads what it was
+// listed, and the server is asked for its own. from[i] is the index in
+// before of after[i].
+func (f *frontend) rememberRedactedURIs(before, after []front.Item, from []int) {
+	uri := func(raw json.RawMessage) string {
+		var h struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(raw, &h)
+		return h.URI
+	}
+	m := map[string]map[string]string{}
+	for i, it := range after {
+		orig, listed := uri(before[from[i]].Raw), uri(it.Raw)
+		if orig == listed || listed == "" {
+			continue
+		}
+		if m[it.Server] == nil {
+			m[it.Server] = map[string]string{}
+		}
+		m[it.Server][listed] = orig
+	}
+	f.mu.Lock()
+	f.redactedURIs = m
+	f.mu.Unlock()
+}
+
+// upstreamURI returns the uri server knows the resource listed as uri by.
+func (f *frontend) upstreamURI(server, uri string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	orig, ok := f.redactedURIs[server][uri]
+	return orig, ok
+}
+
+// redactItems runs every listed item through the redaction filters of
+// capability(i) (the tool's capability; SERVER__METHOD for resources and
+// prompts, as forward names their reads): what the front registers is
+// listed to agents as is. An item a fail-closed filter cannot clear is
+// left out, never listed unredacted.
+// It also returns, for each item kept, its index in items.
+func (f *frontend) redactItems(ctx context.Context, items []front.Item, capability func(i int) string) ([]front.Item, []int) {
+	out := items[:0:0]
+	var from []int
+	for i, it := range items {
+		raw, err := f.g.RedactJSON(ctx, capability(i), it.Raw)
+		if err != nil {
+			f.log.Warn("leaving out a listed item the redaction filters could not clear", "server", it.Server, "capability", capability(i), "error", errMessage(err))
+			continue
+		}
+		it.Raw = raw
+		out = append(out, it)
+		from = append(from, i)
+	}
+	return out, from
 }
 
 // forward sends one request to a trusted server, launching it if needed.
@@ -672,6 +747,17 @@ func (f *frontend) forward(ctx context.Context, server, method string, params js
 // one page within the context budget, naming the next page's URI.
 func (f *frontend) ReadResource(ctx context.Context, server string, params json.RawMessage, p front.Peer) (json.RawMessage, error) {
 	if server != "" {
+		// A resource listed under a redacted uri is read by its own.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(params, &m) == nil {
+			var uri string
+			if json.Unmarshal(m["uri"], &uri) == nil {
+				if orig, ok := f.upstreamURI(server, uri); ok {
+					m["uri"], _ = json.Marshal(orig)
+					params, _ = json.Marshal(m)
+				}
+			}
+		}
 		return f.forward(ctx, server, "resources/read", params, p)
 	}
 	var rp struct {

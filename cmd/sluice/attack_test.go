@@ -2,11 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sluice/gateway/mcp/mcptest"
 )
 
 // pipedServe runs 'sluice serve ARGS' as a process with the frames on
@@ -64,5 +72,79 @@ func TestDamagedCatalogNeverReachesTheAgentAsInvalidUTF8(t *testing.T) {
 				t.Fatalf("mode %s: line %d of serve's stdout is not UTF-8: %q", mode, i, line)
 			}
 		}
+	}
+}
+
+// TestServeListingsRedact: with the README's redaction config, the key a
+// hostile server plants in its tool definitions (a title), its resource
+// list (a uri), its prompt list and its instructions reaches the agent
+// through none of serve's listings: flat mode, gateway mode with exposed
+// tools and auto mode, initialize's instructions included.
+func TestServeListingsRedact(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx", "-mode", "leaky") + "    expose: [\"leak_*\"]\n" + readmeFilters)
+	want(t, sluice(t, "", "refresh", "fx"), 0, "refreshed") // instructions come from the catalog
+	for _, mode := range []string{"flat", "gateway", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			a := startStdioAgent(t, "--mode", mode)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			check := func(what string, v any) {
+				t.Helper()
+				b, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := bytes.Index(b, []byte(mcptest.LeakKey)); i >= 0 {
+					t.Errorf("the key reached the agent in %s: ...%s...", what, b[max(0, i-300):min(len(b), i+100)])
+				}
+			}
+			check("initialize", a.cs.InitializeResult())
+			if !strings.Contains(a.cs.InitializeResult().Instructions, "Server fx: Test fixture") {
+				t.Errorf("initialize lacks the server's instructions: %q", a.cs.InitializeResult().Instructions)
+			}
+			tools, err := a.cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("tools/list", tools)
+			if !slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return strings.HasSuffix(tl.Name, "leak_long_title") }) {
+				t.Errorf("the tool whose title carries the key is not listed")
+			}
+			if mode != "flat" {
+				return
+			}
+			// Resources and prompts are listed once the server runs.
+			a.call(t, "fx__leak_split", nil)
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				res, err := a.cs.ListResources(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("resources/list", res)
+				if len(res.Resources) > 0 {
+					// Listed under its uri redacted, and read by that uri.
+					read, err := a.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: res.Resources[0].URI})
+					if err != nil || len(read.Contents) == 0 || !strings.HasPrefix(read.Contents[0].Text, "resource body ") {
+						t.Fatalf("reading the listed resource %q: %v %+v", res.Resources[0].URI, err, read)
+					}
+					check("resources/read", read)
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no resource listed:\n%s", a.stderr.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			prompts, err := a.cs.ListPrompts(ctx, nil)
+			if err != nil || len(prompts.Prompts) == 0 {
+				t.Fatalf("prompts: %v %v", err, prompts)
+			}
+			check("prompts/list", prompts)
+			if strings.Contains(a.stderr.String(), mcptest.LeakKey) {
+				t.Errorf("the key is in serve's log")
+			}
+		})
 	}
 }

@@ -204,14 +204,17 @@ func TestServeRedactsEveryPath(t *testing.T) {
 	}
 }
 
-// TestServeFlatRedactsPassThrough: in flat mode, resources/read,
-// prompts/get, completions and tool errors are redacted too.
+// TestServeFlatRedactsPassThrough: in flat mode, resources/list and
+// resources/read, prompts/get, completions and tool errors are redacted
+// too; a resource whose uri carries the key is listed redacted and read
+// by that uri.
 func TestServeFlatRedactsPassThrough(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-mode", "leaky") + readmeFilters)
 	frames := []string{
 		`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`,
-		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"` + mcptest.LeakURI + `"}}`,
+		// The resource is listed under its uri redacted, and read by it.
+		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"leak://secret/[REDACTED:aws-access-key-id]"}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"fx__leak"}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"fx__leak"},"argument":{"name":"a","value":"v"}}}`,
 		tool(6, "fx__leak_error", `{}`),
@@ -222,9 +225,6 @@ func TestServeFlatRedactsPassThrough(t *testing.T) {
 	for _, f := range got {
 		id, _ := f["id"].(float64)
 		seen[id] = true
-		if id == 2 {
-			continue // the listing names the resource's uri: the client needs it to read it
-		}
 		for _, s := range strs(f, nil) {
 			if strings.Contains(s, mcptest.LeakKey) {
 				b, _ := json.Marshal(f)
@@ -233,9 +233,15 @@ func TestServeFlatRedactsPassThrough(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []float64{3, 4, 5, 6, 7} {
+	for _, id := range []float64{2, 3, 4, 5, 6, 7} {
 		if !seen[id] {
 			t.Errorf("no answer to %v", id)
+		}
+	}
+	for _, f := range got {
+		if id, _ := f["id"].(float64); id == 3 && !strings.Contains(strings.Join(strs(f, nil), " "), "resource body [REDACTED") {
+			b, _ := json.Marshal(f)
+			t.Errorf("the resource listed under its redacted uri was not read by it: %.1500s", b)
 		}
 	}
 }

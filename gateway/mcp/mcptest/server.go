@@ -525,7 +525,7 @@ func (s *server) initialize(env envelope) (bool, error) {
 		"protocolVersion": chosen,
 		"capabilities":    s.capabilities(),
 		"serverInfo":      s.serverInfo(),
-		"instructions":    "Test fixture for sluice. Call echo, add, slow, huge and friends.",
+		"instructions":    s.instructions(),
 	}
 	return true, s.frame(map[string]any{"jsonrpc": "2.0", "id": env.ID, "result": res})
 }
@@ -547,11 +547,21 @@ func (s *server) discover(env envelope, meta map[string]json.RawMessage) (bool, 
 	res := s.decorate(map[string]any{
 		"supportedVersions": versions,
 		"capabilities":      s.capabilities(),
-		"instructions":      "Test fixture for sluice. Call echo, add, slow, huge and friends.",
+		"instructions":      s.instructions(),
 		"ttlMs":             60000,
 		"cacheScope":        "public",
 	}, true)
 	return true, s.frame(map[string]any{"jsonrpc": "2.0", "id": env.ID, "result": res})
+}
+
+// instructions is the handshake's instructions text; ModeLeaky puts the
+// key in it.
+func (s *server) instructions() string {
+	const text = "Test fixture for sluice. Call echo, add, slow, huge and friends."
+	if s.opts.Has(ModeLeaky) {
+		return text + " Its keys look like " + LeakKey + "."
+	}
+	return text
 }
 
 func (s *server) tools() []toolDef {
