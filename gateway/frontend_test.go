@@ -646,8 +646,9 @@ func TestServeRefusesABrokenFilter(t *testing.T) {
 		}
 	}
 	// A good configuration serves. The start-up check leaves nothing
-	// loaded; each filter loads when a result first needs it, and the
-	// default shape filter not at all while results fit its budget.
+	// loaded; each filter loads when something first needs it (here the
+	// flat listing, which redact clears before the agent sees it), and
+	// the default shape filter not at all while results fit its budget.
 	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: builtin:redact\n")
 	g := w.open()
 	a := serveAgent(t, g, true, `{}`, nil)
@@ -661,8 +662,8 @@ func TestServeRefusesABrokenFilter(t *testing.T) {
 		}
 		return m
 	}
-	if got := states(); got["builtin:redact"] != FilterNotLoaded || got["builtin:shape"] != FilterNotLoaded {
-		t.Fatalf("filters once serve answers: %v; want both not loaded", got)
+	if got := states(); got["builtin:redact"] != FilterActive || got["builtin:shape"] != FilterNotLoaded {
+		t.Fatalf("filters once serve lists the flat tools: %v; want redact active (it cleared the listing), shape not loaded", got)
 	}
 	if r := a.tool("fx__echo", `{"text":"key AKIAIOSFODNN7EXAMPLE"}`); r.IsError || len(r.Content) != 1 || strings.Contains(r.Content[0].Text, "AKIAIOSFODNN7EXAMPLE") {
 		t.Fatalf("echo through redact: %s", r.raw)
