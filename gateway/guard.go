@@ -156,3 +156,86 @@ func (g *Gateway) StoreFull(b []byte) (string, error) {
 	}
 	return g.pipeline.store.Put(b)
 }
+
+// LogCapability is the pseudo capability of the log lines RedactLog
+// rewrites (named in its errors).
+const LogCapability = "sluice__log"
+
+// RedactLog runs every redaction filter (each builtin:redact entry at the
+// result stage, whatever capabilities it is declared for: a log line
+// belongs to no single tool) over obj, a JSON object about to be written
+// to the operator's log, such as a log line or a relayed stderr line of a
+// server. With no redaction filter declared it returns obj. An error
+// means obj must not be written as it is. Its runs are not counted among
+// the filters' outcomes, which count what results met.
+func (g *Gateway) RedactLog(ctx context.Context, obj []byte) ([]byte, error) {
+	p := g.pipeline
+	if p == nil {
+		return obj, nil
+	}
+	s, err := g.acquire(LogCapability)
+	if err != nil {
+		if !g.redactsAny() {
+			return obj, nil // (the filters that last ran redact nothing)
+		}
+		return nil, err
+	}
+	defer p.release(s)
+	data := obj
+	for _, e := range s.entries {
+		if e.cfg.Stage != config.StageResult || e.spec.Builtin != "redact" {
+			continue
+		}
+		reqID := "f" + strconv.FormatUint(p.reqID.Add(1), 10)
+		out, err := p.logRun(ctx, s, e, data, wasm.Meta{Stage: config.StageResult, RequestID: reqID})
+		if err != nil {
+			return nil, err
+		}
+		data = out
+	}
+	return data, nil
+}
+
+// logRun runs the redaction filter e over a log line's data. It is not
+// one of the filter's outcomes (those count what results met), and it
+// fails closed whatever e's policy: a line it cannot redact is not
+// written as it is.
+func (p *pipeline) logRun(ctx context.Context, s *filterSet, e *filterEntry, data []byte, meta wasm.Meta) ([]byte, error) {
+	if err := s.ensureLoaded(ctx, e); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	f := e.filter
+	s.mu.Unlock()
+	if f == nil {
+		return nil, ErrClosed
+	}
+	o, err := f.Apply(ctx, data, meta)
+	if err != nil {
+		return nil, err
+	}
+	switch o.Status {
+	case wasm.StatusPass:
+		return data, nil
+	case wasm.StatusBlocked:
+		return nil, &Error{Kind: KindFilter, Capability: LogCapability, Message: "filter " + e.name + " withheld it"}
+	}
+	return o.Data, nil // the caller's for good (never released)
+}
+
+// redactsAny reports whether any redaction filter is declared.
+func (g *Gateway) redactsAny() bool {
+	p := g.pipeline
+	p.mu.Lock()
+	s := p.cur
+	p.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	for _, e := range s.entries {
+		if e.spec.Builtin == "redact" {
+			return true
+		}
+	}
+	return false
+}

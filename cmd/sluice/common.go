@@ -291,15 +291,16 @@ const profileHelp = `  --profile NAME only what profile NAME (profiles: in the u
 func openGatewayProfile(e *env, cmd, project, profile string) (*gateway.Gateway, func(), int, bool) {
 	lockStderr(e)
 	level := logLevel(e.stderr)
+	lh := newLogHandler(e.stderr, level)
 	opts := &gateway.Options{
 		Profile:       profile,
 		Project:       project,
-		Logger:        slog.New(newLogHandler(e.stderr, level)),
+		Logger:        slog.New(lh),
 		ClientName:    "sluice",
 		ClientVersion: versionString(),
 	}
 	if level <= slog.LevelDebug {
-		opts.ServerStderr = e.stderr
+		opts.ServerStderr = lh.serverStderr()
 	}
 	if isTerminal(e.stderr) {
 		// A person is at the terminal: a server that asks for a new
@@ -319,6 +320,7 @@ func openGatewayProfile(e *env, cmd, project, profile string) (*gateway.Gateway,
 	if err != nil {
 		return nil, nil, reportErr(e.stderr, cmd, err), false
 	}
+	lh.redactWith(g.RedactLog)
 	closeFn := func() {
 		for _, t := range g.Close() {
 			fmt.Fprintf(e.stderr, "sluice %s: teardown of server %s was incomplete: process group %d survived (%s, stage %s); it may still be running\n",

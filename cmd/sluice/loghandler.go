@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -33,25 +36,156 @@ type logHandler struct {
 	pre   []byte       // the attributes of WithAttrs, encoded with a leading ','
 	plain bool         // no group is open and pre is ours: encode records ourselves
 	slow  slog.Handler // slog's JSON handler with the same attributes and groups
+	red   *logRedactor // shared by the handlers derived from this one
+	// foreignPre: an attribute of WithAttrs may carry what a server sent
+	// (see foreignAttr).
+	foreignPre bool
+	safePre    []byte // the attributes of WithAttrs that cannot (see safeLine)
 }
 
 func newLogHandler(w io.Writer, level slog.Level) *logHandler {
-	h := &logHandler{w: w, level: level, plain: true}
+	h := &logHandler{w: w, level: level, plain: true, red: &logRedactor{active: map[uint64]bool{}}}
 	h.out, _ = w.(*lockedWriter)
 	h.slow = slog.NewJSONHandler(slowWriter{h}, &slog.HandlerOptions{Level: level})
 	return h
 }
 
 // slowWriter takes slog's handler's lines (one Write per record) as
-// routine lines; Handle then makes a warning's urgent.
+// routine lines; Handle then makes a warning's urgent. Once a redactor is
+// set every such line goes through it: slog's handler writes the values
+// sluice's own encoding leaves to it (groups, floats, marshalled values),
+// which are not looked at one by one.
 type slowWriter struct{ h *logHandler }
 
 func (s slowWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	if s.h.red.on() {
+		if out, ok := s.h.red.redact(context.Background(), bytes.TrimSuffix(b, []byte("\n"))); ok {
+			b = append(out, '\n')
+		} else {
+			b = []byte(`{"msg":"a log line was withheld: the redaction filters could not run over it"}` + "\n")
+		}
+	}
 	if s.h.out == nil {
-		return s.h.w.Write(b)
+		_, err := s.h.w.Write(b)
+		return n, err
 	}
 	s.h.out.logLine(b, false)
-	return len(b), nil
+	return n, nil
+}
+
+// # Why log lines go through the redaction filters
+//
+// What a server sends (an error message, a progress token, a line of its
+// stderr relayed at debug level) reaches log lines at every level; a
+// secret in it must not reach the operator's log when the results that
+// carry it are redacted for the model. So once the gateway is open
+// (redactWith), every line with an attribute that may carry such text
+// (foreignAttr: any string or error under a key sluice does not fill
+// itself) is run, whole, through every builtin:redact filter declared
+// (Gateway.RedactLog), and so is every relayed stderr line. The per-call
+// line carries only sluice's own values and costs nothing more. A line
+// the filters cannot run over is written without those attributes,
+// saying so; a line logged while its own goroutine is redacting another
+// (the filters' own messages) is written the same way, never redacted
+// by a recursion.
+
+// logRedactor is the redaction the log lines of one command go through.
+type logRedactor struct {
+	fn     atomic.Pointer[redactFunc]
+	mu     sync.Mutex
+	active map[uint64]bool // goroutines redacting a line now
+}
+
+type redactFunc func(ctx context.Context, obj []byte) ([]byte, error)
+
+// redactWith makes every log line and relayed stderr line that may carry
+// a server's text go through fn (the gateway's RedactLog) from now on.
+func (h *logHandler) redactWith(fn redactFunc) { h.red.fn.Store(&fn) }
+
+func (r *logRedactor) on() bool { return r.fn.Load() != nil }
+
+// redact runs obj (a JSON object) through the redactor; ok is false when
+// it could not, or when this goroutine is already redacting a line.
+func (r *logRedactor) redact(ctx context.Context, obj []byte) (out []byte, ok bool) {
+	fn := r.fn.Load()
+	if fn == nil {
+		return obj, true
+	}
+	id := goroutineID()
+	r.mu.Lock()
+	if r.active[id] {
+		r.mu.Unlock()
+		return nil, false
+	}
+	r.active[id] = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.active, id)
+		r.mu.Unlock()
+	}()
+	out, err := (*fn)(ctx, obj)
+	if err != nil || !json.Valid(out) {
+		return nil, false
+	}
+	return out, true
+}
+
+// goroutineID is the running goroutine's number, from the first line of
+// its stack trace ("goroutine 12 [running]:").
+func goroutineID() uint64 {
+	var buf [40]byte
+	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
+// ownLogKeys are the attributes whose values sluice fills itself (ids it
+// made, names it validated, outcomes, addresses it listens on), never
+// with what a server sent.
+var ownLogKeys = map[string]bool{
+	"request_id": true, "tool": true, "capability": true, "outcome": true, "server": true,
+	"filter": true, "mode": true, "addr": true, "path": true, "session": true, "client": true,
+}
+
+// foreignAttr reports whether a may carry what a server sent: a string,
+// error or other value under a key not in ownLogKeys.
+func foreignAttr(a slog.Attr) bool {
+	switch a.Value.Resolve().Kind() {
+	case slog.KindInt64, slog.KindUint64, slog.KindBool, slog.KindDuration, slog.KindTime, slog.KindFloat64:
+		return false
+	}
+	return !ownLogKeys[a.Key]
+}
+
+// serverStderr is where the servers' stderr lines are relayed (at debug
+// level): each goes through the redactor before it is written.
+func (h *logHandler) serverStderr() io.Writer { return relayWriter{h} }
+
+type relayWriter struct{ h *logHandler }
+
+func (w relayWriter) Write(p []byte) (int, error) {
+	line := p
+	if w.h.red.on() {
+		obj, _ := json.Marshal(map[string]string{"text": string(p)})
+		out, ok := w.h.red.redact(context.Background(), obj)
+		var v struct{ Text string }
+		if !ok || json.Unmarshal(out, &v) != nil {
+			v.Text = "(a server's stderr line was withheld: the redaction filters could not run over it)\n"
+		}
+		line = []byte(v.Text)
+	}
+	if _, err := w.h.w.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
@@ -62,6 +196,13 @@ func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	}
 	c := *h
 	c.slow = h.slow.WithAttrs(as)
+	for _, a := range as {
+		if foreignAttr(a) {
+			c.foreignPre = true
+		} else if b, ok := appendLogAttr(nil, a); ok {
+			c.safePre = append(append([]byte(nil), c.safePre...), b...)
+		}
+	}
 	if c.plain {
 		pre := append([]byte(nil), h.pre...)
 		for _, a := range as {
@@ -119,6 +260,13 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 		return h.handleSlow(ctx, r, urgent)
 	}
 	b = append(b, '}', '\n')
+	if h.red.on() && h.foreign(r) {
+		if out, ok := h.red.redact(context.Background(), b[:len(b)-1]); ok {
+			b = append(append(b[:0], out...), '\n')
+		} else {
+			b = h.safeLine(b[:0], r)
+		}
+	}
 	var err error
 	if h.out != nil {
 		h.out.logLine(b, urgent)
@@ -130,6 +278,45 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 		logBufs.Put(bp)
 	}
 	return err
+}
+
+// foreign reports whether r, with the handler's attributes, may carry
+// what a server sent.
+func (h *logHandler) foreign(r slog.Record) bool {
+	found := h.foreignPre
+	if !found {
+		r.Attrs(func(a slog.Attr) bool {
+			found = foreignAttr(a)
+			return !found
+		})
+	}
+	return found
+}
+
+// safeLine is r's line without the attributes that may carry what a
+// server sent, saying that they were withheld (the redaction filters
+// could not run over them).
+func (h *logHandler) safeLine(b []byte, r slog.Record) []byte {
+	b = append(b, '{')
+	if !r.Time.IsZero() {
+		b = append(b, `"time":"`...)
+		b = r.Time.AppendFormat(b, "2006-01-02T15:04:05.999999999Z07:00")
+		b = append(b, `",`...)
+	}
+	b = append(b, `"level":`...)
+	b = appendLogString(b, r.Level.String())
+	b = append(b, `,"msg":`...)
+	b = appendLogString(b, r.Message)
+	b = append(b, h.safePre...)
+	r.Attrs(func(a slog.Attr) bool {
+		if !foreignAttr(a) {
+			if nb, ok := appendLogAttr(b, a); ok {
+				b = nb
+			}
+		}
+		return true
+	})
+	return append(b, `,"withheld":"the attributes that may carry a server's text: the redaction filters could not run over them"}`+"\n"...)
 }
 
 func (h *logHandler) handleSlow(ctx context.Context, r slog.Record, urgent bool) error {

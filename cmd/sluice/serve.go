@@ -263,7 +263,8 @@ func runServe(e *env) int {
 	if *httpAddr == "" {
 		httpToken = ""
 	}
-	log := slog.New(newLogHandler(e.stderr, lv))
+	lh := newLogHandler(e.stderr, lv)
+	log := slog.New(lh)
 	opts := &gateway.Options{
 		Profile:       *profile,
 		Project:       *project,
@@ -273,12 +274,13 @@ func runServe(e *env) int {
 		ClientVersion: versionString(),
 	}
 	if lv <= slog.LevelDebug {
-		opts.ServerStderr = e.stderr
+		opts.ServerStderr = lh.serverStderr()
 	}
 	g, err := gateway.Open(opts)
 	if err != nil {
 		return reportErr(e.stderr, "serve", err)
 	}
+	lh.redactWith(g.RedactLog)
 	so := gateway.ServeOptions{
 		HTTP:   *httpAddr,
 		Server: *server,
