@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"sluice/gateway/catalog"
@@ -225,25 +226,40 @@ func isErrorResult(raw json.RawMessage) bool {
 }
 
 // mayHoldKey reports whether raw may have a member that encoding/json
-// matches with a field named key (lower case ASCII): it does unless key
-// appears nowhere in raw, in any letter case, and raw has no \u escape
-// (which could spell it). A false answer spares decoding.
+// matches with a field named key (lower case ASCII letters). A JSON key is
+// a quoted string, and encoding/json matches it case-insensitively with
+// Unicode folding: without a \u escape (which could spell any letter) and
+// without a character that folds to an ASCII letter of key (U+017F long s
+// to s, U+212A Kelvin sign to k), a matching key is exactly len(key) ASCII
+// bytes between two quotes. So raw may hold key unless no quote is
+// followed by key, in any letter case, and another quote. A false answer
+// spares decoding; the search jumps from quote to quote.
 func mayHoldKey(raw []byte, key string) bool {
-	if bytes.Contains(raw, []byte(`\u`)) {
+	if bytes.Contains(raw, []byte(`\u`)) ||
+		strings.IndexByte(key, 's') >= 0 && bytes.Contains(raw, []byte("\u017f")) ||
+		strings.IndexByte(key, 'k') >= 0 && bytes.Contains(raw, []byte("\u212a")) {
 		return true
 	}
 	n := len(key)
-	for i := 0; i+n <= len(raw); i++ {
-		if raw[i]|0x20 != key[0] {
-			continue
+	for i := 0; ; {
+		j := bytes.IndexByte(raw[i:], '"')
+		if j < 0 {
+			return false
 		}
-		j := 1
-		for j < n && raw[i+j]|0x20 == key[j] {
-			j++
-		}
-		if j == n {
+		i += j + 1
+		if i+n < len(raw) && raw[i+n] == '"' && foldedASCII(raw[i:i+n], key) {
 			return true
 		}
 	}
-	return false
+}
+
+// foldedASCII reports whether b is key (lower case ASCII letters) in any
+// letter case.
+func foldedASCII(b []byte, key string) bool {
+	for k := range len(key) {
+		if b[k]|0x20 != key[k] {
+			return false
+		}
+	}
+	return true
 }

@@ -938,12 +938,17 @@ func (c *Client) request(ctx context.Context, method string, params json.RawMess
 		if err != nil {
 			return nil, err
 		}
+		var rt []byte // the result's resultType, looked up once
+		if m.Kind == KindResponse {
+			rt = member(m.Result, "resultType")
+		}
+		asks := string(rt) == `"input_required"`
 		x := extrasFrom(ctx)
-		if x != nil && x.InputRequired && (x.Method == "" || x.Method == method) && m.Kind == KindResponse && string(member(m.Result, "resultType")) == `"input_required"` {
+		if x != nil && x.InputRequired && (x.Method == "" || x.Method == method) && asks {
 			return m.Result, nil // relayed as is (see Extras)
 		}
-		if !c.inputRequired(m) {
-			return c.result(method, m)
+		if !asks || c.Era() != EraModern { // not inputRequired(m)
+			return c.result(method, m, rt)
 		}
 		if round >= maxInputRounds {
 			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "the server still asks for input after " + strconv.Itoa(maxInputRounds) + " retries"}
@@ -961,8 +966,9 @@ func (c *Client) request(ctx context.Context, method string, params json.RawMess
 	}
 }
 
-// result turns a response into a raw result or a typed error.
-func (c *Client) result(method string, m Message) (json.RawMessage, error) {
+// result turns a response into a raw result or a typed error; rt is the
+// result's resultType member (nil: none).
+func (c *Client) result(method string, m Message, rt []byte) (json.RawMessage, error) {
 	if m.Kind == KindError {
 		return nil, &Error{Code: CodeServer, Server: c.server, Op: method, RPC: m.Error}
 	}
@@ -970,7 +976,7 @@ func (c *Client) result(method string, m Message) (json.RawMessage, error) {
 		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "malformed result: not a JSON object"}
 	}
 	if c.Era() == "modern" {
-		if err := checkResultType(m.Result); err != "" {
+		if err := resultTypeProblem(rt); err != "" {
 			return nil, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: err}
 		}
 	}
@@ -981,7 +987,11 @@ func (c *Client) result(method string, m Message) (json.RawMessage, error) {
 // complete; input_required is answered by request (MRTR, mrtr.go) and seen
 // here only when that stopped; anything else is invalid.
 func checkResultType(res []byte) string {
-	rt := member(res, "resultType")
+	return resultTypeProblem(member(res, "resultType"))
+}
+
+// resultTypeProblem is checkResultType for the resultType member rt.
+func resultTypeProblem(rt []byte) string {
 	switch string(rt) {
 	case "", `"complete"`:
 		return ""
