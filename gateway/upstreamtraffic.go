@@ -36,6 +36,11 @@ import (
 // upstream: exactly the requests the frontend forwards to an agent.
 const upstreamCapabilities = `{"sampling":{},"elicitation":{}}`
 
+// keptIdleServers is how many servers keep their (empty) in-flight set
+// between calls, so a call does not build one anew; past it (names come
+// from agents' requests, before they are checked) empty sets go.
+const keptIdleServers = 64
+
 // track registers p as in flight on server until the returned func runs.
 func (f *frontend) track(server string, p front.Peer) func() {
 	if p == nil {
@@ -54,7 +59,7 @@ func (f *frontend) track(server string, p front.Peer) func() {
 	return func() {
 		f.mu.Lock()
 		delete(f.active[server], k)
-		if len(f.active[server]) == 0 {
+		if len(f.active[server]) == 0 && len(f.active) > keptIdleServers {
 			delete(f.active, server)
 		}
 		f.mu.Unlock()
