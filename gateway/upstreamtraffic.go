@@ -21,6 +21,7 @@ package gateway
 // single session is open.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -182,7 +183,19 @@ func (f *frontend) upstreamRequest(ctx context.Context, server, method string, p
 	if p == nil {
 		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: no agent request is in flight on this server to forward it to", method)}
 	}
-	res, err := p.Request(ctx, method, params)
+	// What the agent (its model, its user) will read: redacted first, as
+	// the server's notifications are; a request that cannot be redacted
+	// is refused, never relayed as is.
+	red := params
+	var err error
+	if len(bytes.TrimSpace(params)) > 0 {
+		red, err = f.g.RedactJSON(ctx, server+"__"+method, params)
+	}
+	if err != nil {
+		f.log.Warn("an upstream request was refused: its redaction failed", "server", server, "method", method, "error", err)
+		return nil, &mcp.RPCError{Code: -32603, Message: method + ": the gateway's redaction filters could not clear it, so it was not shown to the agent"}
+	}
+	res, err := p.Request(ctx, method, red)
 	switch {
 	case errors.Is(err, front.ErrUnsupported):
 		return nil, &mcp.RPCError{Code: -32601, Message: fmt.Sprintf("%s: the agent's client does not support it", method)}

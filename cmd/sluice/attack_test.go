@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -146,5 +148,62 @@ func TestServeListingsRedact(t *testing.T) {
 				t.Errorf("the key is in serve's log")
 			}
 		})
+	}
+}
+
+// TestServeUpstreamRequestsRedact: a hostile (legacy) server's sampling
+// and elicitation requests, relayed to the agent whose call is in flight,
+// reach it redacted: the key is in none of the params the agent gets, and
+// the call still completes with the agent's answer; roots/list (no
+// params) is relayed as before.
+func TestServeUpstreamRequestsRedact(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-mode", "leaky,legacy-only") + readmeFilters)
+	var mu sync.Mutex
+	var asked []string
+	keep := func(method string, params any) {
+		b, _ := json.Marshal(params)
+		mu.Lock()
+		asked = append(asked, method+" "+string(b))
+		mu.Unlock()
+	}
+	cmd := exec.Command(sluiceBin, "serve", "--mode", "flat")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ownGroup(cmd)
+	c := mcp.NewClient(&mcp.Implementation{Name: "asked-agent", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			keep("sampling/createMessage", r.Params)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "SAMPLED"}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			keep("elicitation/create", r.Params)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///agent-root", Name: "agent root"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 20 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		killGroup(cmd)
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer func() { cs.Close(); killGroup(cmd) }()
+	for tool, answer := range map[string]string{"fx__leak_sampling": "SAMPLED", "fx__leak_elicit": "accept", "fx__ask_roots": "file:///agent-root"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil || res.IsError || !strings.Contains(toolText(res), answer) {
+			t.Fatalf("%s: %v %+v\n%s", tool, err, res, stderr.String())
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 {
+		t.Fatalf("the agent was asked %d times: %q", len(asked), asked)
+	}
+	for _, a := range asked {
+		if strings.Contains(a, mcptest.LeakKey) || !strings.Contains(a, "[REDACTED") {
+			t.Errorf("the agent was asked, unredacted: %.600s", a)
+		}
 	}
 }

@@ -26,6 +26,8 @@ func leakyDefs() []toolDef {
 		def("leak_structured", "Returns 100 KB of structuredContent (keys carrying the key) and no content."),
 		def("leak_huge_text", "Returns 1 MiB of text with the key in it."),
 		def("leak_dense_text", "Returns 3 MiB of log lines with the key on every line (the redactor's most expensive input)."),
+		def("leak_sampling", "Sends sampling/createMessage whose prompts carry the key to the client (legacy era) and returns its answer."),
+		def("leak_elicit", "Sends elicitation/create whose message and schema carry the key to the client (legacy era) and returns its answer."),
 		def("leak_escaped_content", "Returns 200 KB of text whose member names are escaped (\"cont\\u0065nt\", \"t\\u0065xt\"), the key in it."),
 		{Name: "leak_long_title", Title: "title " + LeakKey + " " + strings.Repeat("long title ", 135<<10/11),
 			Description: "A tool whose 135 KB title carries the key.", InputSchema: raw(noArgs), Annotations: raw(readOnly)},

@@ -875,6 +875,15 @@ func (s *server) tool(ctx context.Context, c call) (map[string]any, *rpcErr) {
 		return textResult("late_tool called"), nil
 	}
 	if s.opts.Has(ModeLeaky) {
+		switch c.name {
+		case "leak_sampling":
+			return s.askClient(ctx, c, "sampling/createMessage", map[string]any{"maxTokens": 5,
+				"systemPrompt": "system " + LeakKey,
+				"messages":     []any{map[string]any{"role": "user", "content": textBlock("sample " + LeakKey)}}}), nil
+		case "leak_elicit":
+			return s.askClient(ctx, c, "elicitation/create", map[string]any{"message": "confirm " + LeakKey,
+				"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean", "description": "d " + LeakKey}}}}), nil
+		}
 		if res, e, ok := s.leakyTool(c); ok {
 			return res, e
 		}
@@ -921,12 +930,18 @@ func (s *server) slow(ctx context.Context, c call) map[string]any {
 }
 
 func (s *server) askRoots(ctx context.Context, c call) map[string]any {
+	return s.askClient(ctx, c, "roots/list", nil)
+}
+
+// askClient sends method (with params, when not nil) to the client and
+// returns its answer as the tool's result (legacy era only).
+func (s *server) askClient(ctx context.Context, c call, method string, params any) map[string]any {
 	if c.modern {
-		return toolError("ask_roots: server-to-client requests do not exist in the %s era", ModernVersion)
+		return toolError("%s: server-to-client requests do not exist in the %s era", c.name, ModernVersion)
 	}
 	ms, err := argInt(c.args, "ms", 0)
 	if err != nil {
-		return toolError("ask_roots: %v", err)
+		return toolError("%s: %v", c.name, err)
 	}
 	if ms > 0 {
 		select {
@@ -946,17 +961,21 @@ func (s *server) askRoots(ctx context.Context, c call) map[string]any {
 		delete(s.pending, idKey(id))
 		s.mu.Unlock()
 	}()
-	if err := s.frame(map[string]any{"jsonrpc": "2.0", "id": id, "method": "roots/list"}); err != nil {
-		return toolError("ask_roots: %v", err)
+	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	if err := s.frame(req); err != nil {
+		return toolError("%s: %v", c.name, err)
 	}
 	select {
 	case <-ctx.Done():
 		return nil
 	case <-s.eof:
-		return toolError("ask_roots: stdin closed before the client answered roots/list")
+		return toolError("%s: stdin closed before the client answered %s", c.name, method)
 	case env := <-ch:
 		if len(env.Error) > 0 {
-			return toolError("ask_roots: the client answered roots/list with an error: %s", env.Error)
+			return toolError("%s: the client answered %s with an error: %s", c.name, method, env.Error)
 		}
 		r := textResult(string(env.Result))
 		if len(env.Result) > 0 && env.Result[0] == '{' {
