@@ -3,6 +3,7 @@
 package front
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // serveScript runs ServeStdio over a stdin that holds script and then ends
@@ -215,4 +218,118 @@ func (h iotestHalf) Read(p []byte) (int, error) {
 		p = p[:7]
 	}
 	return h.r.Read(p)
+}
+
+// recordingTaker takes every request offered (frameTaker) and registers
+// ids as a connection would (idClaimer), for the frame filter's fuzzing.
+type recordingTaker struct {
+	taken []*jsonrpc.Request
+	ids   map[any]bool
+}
+
+func (r *recordingTaker) take(req *jsonrpc.Request) (func(), bool) {
+	r.taken = append(r.taken, req)
+	return nil, true
+}
+
+func (r *recordingTaker) spawn(fn func()) { go fn() }
+
+func (r *recordingTaker) claim(id jsonrpc.ID) claimResult {
+	if r.ids[id.Raw()] {
+		return claimDup
+	}
+	r.ids[id.Raw()] = true
+	return claimOK
+}
+
+// FuzzStdinFramesTaken: with a taker and a claimer, as the stdio front
+// runs it, the frame filter never offers a request with an id in flight
+// or with no id, passes on no request (the taker takes them all) and no
+// null-id one, answers with JSON-RPC errors only, and accounts for every
+// line (taken, passed on or answered). FuzzQuickCall checks that what
+// is offered reads as the SDK's decoder reads it.
+func FuzzStdinFramesTaken(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"b"}}` + "\n",
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"ping","id":2,"id":null}` + "\n",
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		deep(996) + "\n" + deep(997) + "\n",
+		`{"jsonrpc":"2.0","\u0069d":null,"method":"x"}` + "\n" + `[{"jsonrpc":"2.0","id":3,"method":"ping"}]` + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	const max = 1 << 16
+	f.Fuzz(func(t *testing.T, in []byte) {
+		pr, pw := io.Pipe()
+		var out bytes.Buffer
+		r := &recordingTaker{ids: map[any]bool{}}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			filterFrames(bytes.NewReader(in), pw, &out, max, quietLogger(), r, r)
+		}()
+		passed, err := io.ReadAll(pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		seen := map[any]bool{}
+		for _, req := range r.taken {
+			if !req.IsCall() || seen[req.ID.Raw()] {
+				t.Fatalf("offered %v twice or without an id", req.ID.Raw())
+			}
+			seen[req.ID.Raw()] = true
+		}
+		for _, line := range bytes.Split(bytes.TrimSuffix(passed, []byte("\n")), []byte("\n")) {
+			if len(passed) == 0 {
+				break
+			}
+			msg, _, problem := checkMessage(line)
+			if problem != "" {
+				t.Fatalf("passed a malformed frame %q (%s)", line, problem)
+			}
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				t.Fatalf("passed a request the taker would have taken: %q", line)
+			} else if ok && nullID(line) {
+				t.Fatalf("passed a request with a null id: %q", line)
+			}
+		}
+		answered := 0
+		for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+			if out.Len() == 0 {
+				break
+			}
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(line, &m); err != nil || m.JSONRPC != "2.0" || m.Error == nil || len(m.ID) == 0 {
+				t.Fatalf("answered with a frame that is not a JSON-RPC error: %q", line)
+			}
+			answered++
+		}
+		// Every non-blank line read is taken, passed on or answered.
+		lines := 0
+		sc := bufio.NewScanner(bytes.NewReader(in))
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+				lines++
+			}
+		}
+		if sc.Err() != nil {
+			return // a line over the scanner's bound: counted by the cap test instead
+		}
+		passedLines := 0
+		if len(passed) > 0 {
+			passedLines = bytes.Count(passed, []byte("\n"))
+		}
+		if got := len(r.taken) + passedLines + answered; got != lines {
+			t.Fatalf("%d lines read, %d taken + %d passed + %d answered", lines, len(r.taken), passedLines, answered)
+		}
+	})
 }
