@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -47,9 +48,15 @@ import (
 // the relay's), printed as a table. SLUICE_BENCH_BEFORE=BINARY adds
 // serve-before and serve-http-before, the same two paths through another
 // build of sluice (an earlier commit), so before and after are measured in
-// one run. SLUICE_BENCH_CALLS scales the call
-// counts; SLUICE_BENCH_PROFILE=DIR has every sluice serve process write a
-// CPU profile into DIR (see profile.go). Nothing here asserts a timing.
+// one run. SLUICE_BENCH_TBXARK=BINARY adds tbxark, a build of the
+// TBXark/mcp-proxy gateway (Go, streamable HTTP, stateless) serving the
+// fixture from a config this benchmark writes, so another gateway's HTTP
+// overhead is measured in the same run; SLUICE_BENCH_HTTP_PROCS1=1 adds
+// serve-http-p1, the HTTP front with GOMAXPROCS=1. SLUICE_BENCH_CALLS scales
+// the call counts; SLUICE_BENCH_PROFILE=DIR has every sluice serve process
+// write a CPU profile into DIR (see profile.go). The CPU column is the
+// intermediary's own CPU time (every thread, from /proc) over its
+// sequential calls, divided by their number. Nothing here asserts a timing.
 func BenchmarkWholeProcess(b *testing.B) {
 	// One run is the measurement: b.N is not used (a run takes far longer
 	// than -benchtime, so the framework does not ask for a second).
@@ -94,6 +101,12 @@ func BenchmarkWholeProcess(b *testing.B) {
 			stdioPath(b, "serve-before", envCmd(serveEnv, "stdio-before", before, "serve", "--mode", "flat"), true),
 			httpPath(b, "serve-http-before", envCmd(serveEnv, "http-before", before, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
 	}
+	if os.Getenv("SLUICE_BENCH_HTTP_PROCS1") != "" {
+		paths = append(paths, httpPath(b, "serve-http-p1", envCmd(append([]string{"GOMAXPROCS=1"}, serveEnv...), "http-p1", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
+	}
+	if bin := os.Getenv("SLUICE_BENCH_TBXARK"); bin != "" {
+		paths = append(paths, tbxarkPath(b, bin, exe, argv))
+	}
 	ctx := context.Background()
 	time.Sleep(300 * time.Millisecond)
 	for _, p := range paths {
@@ -118,6 +131,7 @@ func BenchmarkWholeProcess(b *testing.B) {
 	perRound := int(300 * scale)
 	for range rounds {
 		for _, p := range paths {
+			cpu0 := procCPU(p.pid)
 			start := time.Now()
 			for range perRound {
 				t0 := time.Now()
@@ -125,6 +139,8 @@ func BenchmarkWholeProcess(b *testing.B) {
 				p.lat = append(p.lat, time.Since(t0))
 			}
 			p.rate1 = append(p.rate1, float64(perRound)/time.Since(start).Seconds())
+			p.cpu += procCPU(p.pid) - cpu0
+			p.cpuCalls += perRound
 		}
 	}
 	// 16 in flight.
@@ -172,7 +188,7 @@ func BenchmarkWholeProcess(b *testing.B) {
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	var t strings.Builder
 	fmt.Fprintf(&t, "whole process, Go SDK client, echo; %d×%d sequential calls and %d×%d at %d in flight per path\n", rounds, perRound, rounds, burst, inflight)
-	fmt.Fprintf(&t, "| path | p50 µs | p99 µs | added p50 µs | added ÷ relay's | calls/s @1 | calls/s @16 | @16 ÷ relay | start RSS MiB | idle RSS MiB | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&t, "| path | p50 µs | p99 µs | added p50 µs | added ÷ relay's | CPU µs/call | calls/s @1 | calls/s @16 | @16 ÷ relay | start RSS MiB | idle RSS MiB | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range paths {
 		added := p.pct(0.5) - direct.pct(0.5)
 		ratio := "—"
@@ -185,8 +201,12 @@ func BenchmarkWholeProcess(b *testing.B) {
 			}
 			return fmt.Sprintf("%.1f", float64(k)/1024)
 		}
-		fmt.Fprintf(&t, "| %s | %.0f | %.0f | %+.0f | %s | %.0f | %.0f | %.2f | %s | %s | %s |\n",
-			p.name, us(p.pct(0.5)), us(p.pct(0.99)), us(added), ratio,
+		cpu := "—"
+		if p.pid != 0 && p.cpuCalls > 0 {
+			cpu = fmt.Sprintf("%.0f", us(p.cpu)/float64(p.cpuCalls))
+		}
+		fmt.Fprintf(&t, "| %s | %.0f | %.0f | %+.0f | %s | %s | %.0f | %.0f | %.2f | %s | %s | %s |\n",
+			p.name, us(p.pct(0.5)), us(p.pct(0.99)), us(added), ratio, cpu,
 			medianF(p.rate1), medianF(p.rate16), medianF(p.rate16)/medianF(relay.rate16),
 			rss(p.startKiB), rss(p.idleKiB), rss(p.peakKiB))
 		b.ReportMetric(us(added), p.name+"-added-µs")
@@ -207,6 +227,8 @@ type wholePath struct {
 	lat      []time.Duration
 	rate1    []float64
 	rate16   []float64
+	cpu      time.Duration // the intermediary's CPU over its sequential calls
+	cpuCalls int
 	startKiB int64 // RSS once connected, before the first call
 	idleKiB  int64 // RSS after the first call (serve's upstream running)
 	peakKiB  int64
@@ -287,6 +309,19 @@ func stdioPath(b *testing.B, name string, cmd *exec.Cmd, mid bool) *wholePath {
 // httpPath starts cmd in its own process group, reads the address it
 // reports on stderr and connects the client over streamable HTTP.
 func httpPath(b *testing.B, name string, cmd *exec.Cmd) *wholePath {
+	re := regexp.MustCompile(`"addr":"([^"]+)"`)
+	return httpPathAt(b, name, cmd, func(line string) string {
+		if m := re.FindStringSubmatch(line); m != nil {
+			return "http://" + m[1] + "/mcp"
+		}
+		return ""
+	})
+}
+
+// httpPathAt starts cmd in its own process group, waits for a stderr line
+// from which ready gives the endpoint and connects the client there over
+// streamable HTTP.
+func httpPathAt(b *testing.B, name string, cmd *exec.Cmd, ready func(line string) string) *wholePath {
 	b.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
@@ -298,29 +333,28 @@ func httpPath(b *testing.B, name string, cmd *exec.Cmd) *wholePath {
 	}
 	pgid := cmd.Process.Pid
 	b.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-	re := regexp.MustCompile(`"addr":"([^"]+)"`)
-	addrc := make(chan string, 1)
+	endc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			if ep := ready(sc.Text()); ep != "" {
 				select {
-				case addrc <- m[1]:
+				case endc <- ep:
 				default:
 				}
 			}
 		}
 	}()
-	var addr string
+	var endpoint string
 	select {
-	case addr = <-addrc:
+	case endpoint = <-endc:
 	case <-time.After(30 * time.Second):
 		b.Fatalf("%s did not report its address", name)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	b.Cleanup(tr.CloseIdleConnections)
-	cs, tool := benchClient(b, name, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true})
+	cs, tool := benchClient(b, name, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true})
 	return &wholePath{name: name, cs: cs, tool: tool, pid: pgid, close: func() {
 		cs.Close()
 		_ = syscall.Kill(pgid, syscall.SIGTERM)
@@ -331,6 +365,76 @@ func httpPath(b *testing.B, name string, cmd *exec.Cmd) *wholePath {
 		case <-time.After(10 * time.Second):
 		}
 	}}
+}
+
+// tbxarkPath runs bin, a build of the TBXark/mcp-proxy gateway, with a
+// config written here: the fixture as its one stdio server "fx", served
+// over stateless streamable HTTP at /fx/mcp on a free loopback port, with
+// request logging off (sluice serve logs no line per call either).
+func tbxarkPath(b *testing.B, bin, exe string, argv []string) *wholePath {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	conf, err := json.Marshal(map[string]any{
+		"mcpProxy": map[string]any{
+			"baseURL": "http://" + addr, "addr": addr, "name": "tbxark", "version": "1",
+			"type": "streamable-http", "options": map[string]any{"logEnabled": false},
+		},
+		"mcpServers": map[string]any{
+			"fx": map[string]any{"command": exe, "args": argv, "options": map[string]any{"logEnabled": false}},
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "tbxark.json")
+	if err := os.WriteFile(path, conf, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return httpPathAt(b, "tbxark", exec.Command(bin, "--config", path), func(line string) string {
+		// Its servers connect (and their routes appear) in the background;
+		// it says so once all are up, and it listens by then or soon after.
+		if !strings.Contains(line, "All clients initialized") {
+			return ""
+		}
+		for range 100 {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return "http://" + addr + "/fx/mcp"
+	})
+}
+
+// procCPU is the CPU time every thread of process pid has used so far
+// (0 for pid 0 or when it cannot be read).
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		raw, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			total += time.Duration(ns)
+		}
+	}
+	return total
 }
 
 // procStatusKiB reads one "kB" field of /proc/PID/status.
