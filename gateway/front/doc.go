@@ -214,6 +214,22 @@
 // stays "<server>__find". They are registered, called (the stdio fast
 // path included) and refused when unlisted like flat tools.
 //
+// # Why a tool listing has a byte budget
+//
+// Every byte of a tools/list answer goes into the model's context on
+// every turn, and an upstream writes its own definitions: one tool with
+// a 135 KB title (or description, schema, _meta, icons) would take the
+// context over. find and describe are bounded by the gateway (one line
+// per tool, describe's answer through the result filters); flat tools
+// and exposed ones are bounded here: at most MaxToolListingBytes per
+// definition and MaxListingBytes for all of them (the largest shortened
+// to a common size, the small ones left whole). A shortened definition
+// keeps its name, so it stays callable and the upstream still validates
+// what it gets; it gives up its title's length, icons, _meta, output
+// schema, description's length, input schema and annotations, in that
+// order, as far as needed, and its description says so and how to see
+// it whole. Review baselines and describe keep the whole definition.
+//
 // # Why auto mode switches with a margin
 //
 // ModeAuto serves flat while the listed tool definitions total at most

@@ -334,12 +334,37 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 				byRef[p.ref] = p
 			}
 		}
+		var keys []string
 		for exposed, ref := range names {
-			p := byRef[ref]
-			if onlyExposed && !p.expose {
+			if onlyExposed && !byRef[ref].expose {
 				continue
 			}
-			out[exposed] = flatItem{key: exposed, ref: ref, raw: p.raw, sig: exposed + "\x00" + string(p.raw)}
+			keys = append(keys, exposed)
+		}
+		sort.Strings(keys)
+		var budgets []int
+		if kind == KindTools {
+			sizes := make([]int, len(keys))
+			for i, k := range keys {
+				sizes[i] = len(byRef[names[k]].raw)
+			}
+			budgets = listBudgets(sizes, f.opts.MaxToolListingBytes, f.opts.MaxListingBytes)
+		}
+		shortened := 0
+		for i, exposed := range keys {
+			ref := names[exposed]
+			raw := byRef[ref].raw
+			if budgets != nil {
+				var cut bool
+				if raw, cut = shortenTool(raw, budgets[i], wholeDefinition(ref.capability(), onlyExposed)); cut {
+					shortened++
+				}
+			}
+			out[exposed] = flatItem{key: exposed, ref: ref, raw: raw, sig: exposed + "\x00" + string(raw)}
+		}
+		if shortened > 0 {
+			f.log.Warn("tool definitions shortened to fit the listing's byte caps", "shortened", shortened, "tools", len(keys),
+				"maxToolListingBytes", f.opts.MaxToolListingBytes, "maxListingBytes", f.opts.MaxListingBytes)
 		}
 	default:
 		// URIs cannot be renamed: the first server (by id) that lists a

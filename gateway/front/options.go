@@ -42,6 +42,18 @@ type Options struct {
 	// AutoFlatBytes is ModeAuto's budget: flat while the trusted tool
 	// definitions total at most this many bytes; 0 = DefaultAutoFlatBytes.
 	AutoFlatBytes int
+	// MaxToolListingBytes caps one upstream tool's definition in a
+	// tools/list answer (flat mode's tools, gateway mode's exposed ones);
+	// 0 = DefaultMaxToolListingBytes, at least MinToolListingBytes. A
+	// longer definition is shortened (title, description, then the
+	// fields the model needs least; see listcap.go), stays callable, and
+	// its description says how to see it whole.
+	MaxToolListingBytes int
+	// MaxListingBytes caps the upstream tool definitions of one tools/list
+	// answer together; 0 = DefaultMaxListingBytes. Over it the largest
+	// definitions are shortened to one common size (never below
+	// MinToolListingBytes, so very many tools can still exceed it).
+	MaxListingBytes int
 	// OnMode, when set, is told the surface served (ModeFlat or
 	// ModeGateway) when serving starts and whenever ModeAuto switches.
 	// It must not block.
@@ -175,6 +187,12 @@ func (o *Options) resolved() (Options, error) {
 	if r.AutoFlatBytes == 0 {
 		r.AutoFlatBytes = DefaultAutoFlatBytes
 	}
+	if r.MaxToolListingBytes == 0 {
+		r.MaxToolListingBytes = DefaultMaxToolListingBytes
+	}
+	if r.MaxListingBytes == 0 {
+		r.MaxListingBytes = DefaultMaxListingBytes
+	}
 	if r.Name == "" {
 		r.Name = defaultName
 	}
@@ -228,6 +246,8 @@ func (o *Options) resolved() (Options, error) {
 	}{
 		{"MaxInstructionsBytes", r.MaxInstructionsBytes < 0, r.MaxInstructionsBytes, ">= 0"},
 		{"AutoFlatBytes", r.AutoFlatBytes < 0, r.AutoFlatBytes, ">= 0"},
+		{"MaxToolListingBytes", r.MaxToolListingBytes < MinToolListingBytes, r.MaxToolListingBytes, fmt.Sprintf(">= %d", MinToolListingBytes)},
+		{"MaxListingBytes", r.MaxListingBytes < r.MaxToolListingBytes, r.MaxListingBytes, fmt.Sprintf(">= MaxToolListingBytes (%d)", r.MaxToolListingBytes)},
 		{"ClientRequestTimeout", r.ClientRequestTimeout < 0, r.ClientRequestTimeout, "> 0"},
 		{"RefreshTimeout", r.RefreshTimeout < 0, r.RefreshTimeout, "> 0"},
 		{"MaxLineBytes", r.MaxLineBytes < 4096, r.MaxLineBytes, ">= 4096"},

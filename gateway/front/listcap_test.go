@@ -1,0 +1,170 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// hostileTools are an upstream's tools that would each fill a model's
+// context on their own: a 135 KB title, description, input schema,
+// output schema, _meta, icons and annotations, beside one ordinary tool.
+func hostileTools() []Item {
+	big := strings.Repeat("é long text ", 135<<10/13)
+	props := map[string]any{}
+	for i := range 1000 {
+		props[fmt.Sprintf("p%d", i)] = map[string]any{"type": "string", "description": strings.Repeat("x", 120)}
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	mk := func(name string, extra map[string]any) Item {
+		m := map[string]any{"name": name, "description": "tool " + name, "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}
+		for k, v := range extra {
+			m[k] = v
+		}
+		raw, _ := json.Marshal(m)
+		return Item{Server: "evil", Raw: raw}
+	}
+	return []Item{
+		mk("title", map[string]any{"title": big}),
+		mk("desc", map[string]any{"description": big}),
+		mk("schema", map[string]any{"inputSchema": json.RawMessage(schema)}),
+		mk("output", map[string]any{"outputSchema": json.RawMessage(schema)}),
+		mk("meta", map[string]any{"_meta": map[string]any{"x": big}}),
+		mk("icons", map[string]any{"icons": []any{map[string]any{"src": "data:image/png;base64," + strings.Repeat("A", 135<<10)}}}),
+		mk("annotations", map[string]any{"annotations": map[string]any{"title": big}}),
+		toolItem("ok", "plain", "An ordinary tool."),
+	}
+}
+
+// TestFlatListingBoundsEachTool: every hostile field is cut down to the
+// per-tool cap in the listing, the tool stays callable under its name,
+// the ordinary tool is listed whole, and a shortened one says so and how
+// to see it whole.
+func TestFlatListingBoundsEachTool(t *testing.T) {
+	for _, mode := range []Mode{ModeFlat, ModeGateway} {
+		t.Run(string(mode), func(t *testing.T) {
+			b := newFake()
+			items := hostileTools()
+			if mode == ModeGateway {
+				for i := range items {
+					items[i].Expose = true
+				}
+			}
+			b.features.Expose = mode == ModeGateway
+			b.setItems(KindTools, items...)
+			b.call = func(_ context.Context, r CallRequest, _ Peer) (json.RawMessage, error) {
+				return textResult("ran " + r.Capability), nil
+			}
+			s := connect(t, b, &Options{Mode: mode}, nil, "")
+			res, err := s.cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			seen := 0
+			for _, tool := range res.Tools {
+				raw, _ := json.Marshal(tool)
+				total += len(raw)
+				if !strings.HasPrefix(tool.Name, "evil__") && tool.Name != "ok__plain" {
+					continue
+				}
+				seen++
+				// The SDK's re-encoding may differ by a few bytes.
+				if len(raw) > DefaultMaxToolListingBytes+64 {
+					t.Errorf("%s: %d bytes listed, cap %d", tool.Name, len(raw), DefaultMaxToolListingBytes)
+				}
+				if !utf8.ValidString(tool.Title) || !utf8.ValidString(tool.Description) {
+					t.Errorf("%s: cut inside a rune", tool.Name)
+				}
+				if tool.Name == "ok__plain" {
+					if tool.Description != "An ordinary tool." || strings.Contains(tool.Description, "shortened") {
+						t.Errorf("ordinary tool changed: %q", tool.Description)
+					}
+					continue
+				}
+				whole := "sluice describe " + tool.Name
+				if mode == ModeGateway {
+					whole = `describe {"capabilities":["` + tool.Name + `"]}`
+				}
+				if !strings.Contains(tool.Description, "definition shortened") || !strings.Contains(tool.Description, whole) {
+					t.Errorf("%s: description does not say it was shortened and how to see it whole (%s): %.300q", tool.Name, whole, tool.Description)
+				}
+				if got := s.call(t, tool.Name, map[string]any{"q": "x"}); resultText(got) != "ran "+tool.Name {
+					t.Errorf("%s: not callable after shortening: %q", tool.Name, resultText(got))
+				}
+			}
+			if seen != len(items) {
+				t.Fatalf("listed %d of %d tools", seen, len(items))
+			}
+			if total > DefaultMaxListingBytes {
+				t.Fatalf("listing %d bytes, cap %d", total, DefaultMaxListingBytes)
+			}
+		})
+	}
+}
+
+// TestFlatListingBoundsTheWhole: many tools of a fair size each, together
+// over MaxListingBytes, are shortened to one common size so the listing
+// keeps to its cap; small tools stay whole; a configured cap applies.
+func TestFlatListingBoundsTheWhole(t *testing.T) {
+	b := newFake()
+	var items []Item
+	for i := range 100 {
+		items = append(items, toolItem("many", fmt.Sprintf("t%03d", i), strings.Repeat("d", 3000)))
+	}
+	items = append(items, toolItem("small", "one", "Small."))
+	b.setItems(KindTools, items...)
+	const capAll = 64 << 10
+	s := connect(t, b, &Options{Mode: ModeFlat, MaxListingBytes: capAll, MaxToolListingBytes: 4096}, nil, "")
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, listed := 0, 0
+	for _, tool := range res.Tools {
+		if tool.Name == flatReadResult {
+			continue
+		}
+		listed++
+		raw, _ := json.Marshal(tool)
+		total += len(raw)
+		if tool.Name == "small__one" && tool.Description != "Small." {
+			t.Errorf("small tool shortened: %q", tool.Description)
+		}
+	}
+	if listed != len(items) {
+		t.Fatalf("listed %d tools, want %d", listed, len(items))
+	}
+	// Re-encoding may add a few bytes per tool.
+	if total > capAll+len(items)*16 {
+		t.Fatalf("listing %d bytes, cap %d", total, capAll)
+	}
+}
+
+func TestListBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		sizes          []int
+		perTool, total int
+		want           []int
+	}{
+		{[]int{100, 200}, 1000, 10000, []int{100, 200}},
+		{[]int{100, 5000}, 1000, 10000, []int{100, 1000}},
+		{[]int{100, 3000, 3000}, 8000, 4100, []int{100, 2000, 2000}},
+		{[]int{600, 600, 600}, 8000, 100, []int{MinToolListingBytes, MinToolListingBytes, MinToolListingBytes}},
+	} {
+		if got := listBudgets(tc.sizes, tc.perTool, tc.total); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("listBudgets(%v, %d, %d) = %v, want %v", tc.sizes, tc.perTool, tc.total, got, tc.want)
+		}
+	}
+}
+
+func TestListingOptionsChecked(t *testing.T) {
+	for _, o := range []Options{{MaxToolListingBytes: 100}, {MaxToolListingBytes: 4096, MaxListingBytes: 1024}} {
+		if _, err := o.resolved(); err == nil || !strings.Contains(err.Error(), "Listing") {
+			t.Errorf("%+v: err = %v", o, err)
+		}
+	}
+}
