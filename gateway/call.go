@@ -12,6 +12,7 @@ import (
 	"sluice/gateway/catalog"
 	"sluice/gateway/mcp"
 	"sluice/gateway/trace"
+	"sluice/wasm"
 )
 
 // ApprovalRequest is what a surface shows when asking a person (or the
@@ -49,6 +50,23 @@ type CallResult struct {
 	IsError    bool            `json:"isError"` // the tool reported failure
 	RawBytes   int             `json:"rawBytes"`
 	Duration   time.Duration   `json:"-"`
+
+	held wasm.Output // the filter output Result lies in, if any (see Release)
+}
+
+// Release gives the bytes of Result back to the filter host, whose later
+// calls write their outputs there: call it once the answer made of Result
+// is written (or copied), and read neither Result nor any slice of it
+// afterwards. Release sets Result to nil; calling it again does nothing.
+// Not calling it is always safe: Result is then the caller's for good,
+// and left to the garbage collector. Anything that keeps the bytes beyond
+// the answer (a stash, a trace, a record) copies them or does not release.
+func (r *CallResult) Release() {
+	if r == nil {
+		return
+	}
+	r.held.Release()
+	r.Result = nil
 }
 
 // Call launches the owning server lazily when trusted (never otherwise),
@@ -178,11 +196,11 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 	ok = true
 	res := &CallResult{Capability: req.Capability, RawBytes: len(raw)}
 	res.IsError = isError
-	out, err := g.filterResult(ctx, req.Capability, raw, !req.Raw)
+	out, held, err := g.filterResult(ctx, req.Capability, raw, !req.Raw)
 	if err != nil {
 		return nil, err
 	}
-	res.Result = out
+	res.Result, res.held = out, held
 	res.Duration = time.Since(start)
 	return res, nil
 }

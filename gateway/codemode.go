@@ -232,7 +232,8 @@ func (g *Gateway) failedRun(e *RunError, notes []string) *ExecuteResult {
 // file comment for the wrapping).
 func (g *Gateway) filterFinal(ctx context.Context, out *ExecuteResult, s Surface) {
 	wrapped := wrapResult(out.Result)
-	filtered, err := g.filterResult(ctx, ExecuteCapability, wrapped, true)
+	filtered, held, err := g.filterResult(ctx, ExecuteCapability, wrapped, true)
+	defer held.Release() // below, the value is copied out of filtered (unwrapResult decodes it)
 	if err != nil {
 		out.Result = json.RawMessage("null")
 		e := &RunError{Kind: RunFilter, Message: "the script's result was withheld: a context filter failed: " + firstLine(errMessage(err), 500)}
@@ -480,7 +481,7 @@ func (h *scriptHost) Call(ctx context.Context, capability string, args json.RawM
 	if err != nil {
 		return sandbox.CallResult{}, hostError(capability, err, h.surface)
 	}
-	return sandbox.CallResult{Raw: r.Result}, nil
+	return sandbox.CallResult{Raw: r.Result, Release: r.Release}, nil
 }
 
 // hostError maps a gateway error to the sandbox's two kinds: refusals

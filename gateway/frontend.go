@@ -367,7 +367,9 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 	if err != nil {
 		return nil, f.toFrontFor(ctx, req.Capability, err)
 	}
-	return res.Result, nil
+	out := res.Result
+	front.LoanOf(ctx).Lend(res) // the front gives it back once its answer is encoded
+	return out, nil
 }
 
 // extras is what the upstream request carries for this agent.

@@ -60,7 +60,8 @@ func (g *Gateway) SetFilterObserver(fn func(filter, outcome string)) {
 func (g *Gateway) GuardAnswer(ctx context.Context, capability string, answer json.RawMessage) (json.RawMessage, error) {
 	// Not vouched for (see filterResultOf): the filters' output is
 	// validated in full.
-	return g.filterResultOf(ctx, capability, answer, true, false)
+	out, _, err := g.filterResultOf(ctx, capability, answer, true, false)
+	return out, err // the caller's for good (never given back)
 }
 
 // RedactJSON runs the redaction filters (builtin:redact entries at the
@@ -79,19 +80,24 @@ func (g *Gateway) RedactJSON(ctx context.Context, capability string, obj json.Ra
 	defer p.release(s)
 	server, tool, _ := SplitCapability(capability)
 	data := []byte(obj)
+	var chain lent // the result is the caller's for good: only the intermediate outputs are given back
 	for _, e := range s.entries {
 		if e.cfg.Stage != config.StageResult || e.spec.Builtin != "redact" || !matchAny(e.cfg.Capabilities, capability) {
 			continue
 		}
 		reqID := "f" + strconv.FormatUint(p.reqID.Add(1), 10)
-		out, blocked, err := p.run(ctx, s, e, data, wasm.Meta{Server: server, Tool: tool, Stage: config.StageResult, RequestID: reqID}, capability)
+		out, o, blocked, err := p.run(ctx, s, e, data, wasm.Meta{Server: server, Tool: tool, Stage: config.StageResult, RequestID: reqID}, capability)
+		if err != nil || blocked {
+			o.Release()
+			chain.o.Release()
+		}
 		if err != nil {
 			return nil, err
 		}
 		if blocked {
 			return nil, &Error{Kind: KindFilter, Capability: capability, Message: "filter " + e.name + " withheld it"}
 		}
-		data = out
+		data = chain.next(data, out, o)
 	}
 	return json.RawMessage(data), nil
 }

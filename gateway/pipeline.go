@@ -761,25 +761,30 @@ func (g *Gateway) FilterStatuses() []FilterStatus {
 // result is returned; a fail-open one's is logged and its input passes on.
 // A script's final value comes here with ExecuteCapability: it meets the
 // context-stage filters whose globs match that name (such as "*").
-func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.RawMessage, toModel bool) (json.RawMessage, error) {
+//
+// The result may lie in a buffer the filter host lent (see lent): held
+// gives it back (held.Release), after which the result must not be read; a
+// caller that never releases it keeps the bytes for good.
+func (g *Gateway) filterResult(ctx context.Context, capability string, raw json.RawMessage, toModel bool) (_ json.RawMessage, held wasm.Output, _ error) {
 	return g.filterResultOf(ctx, capability, raw, toModel, true)
 }
 
 // filterResultOf is filterResult; valid says whether raw is known to be
 // valid JSON with valid UTF-8 strings (wasm.Meta.ValidInput).
-func (g *Gateway) filterResultOf(ctx context.Context, capability string, raw json.RawMessage, toModel, valid bool) (json.RawMessage, error) {
+func (g *Gateway) filterResultOf(ctx context.Context, capability string, raw json.RawMessage, toModel, valid bool) (_ json.RawMessage, held wasm.Output, _ error) {
 	p := g.pipeline
 	if p == nil {
-		return raw, nil
+		return raw, wasm.Output{}, nil
 	}
 	s, err := g.acquire(capability)
 	if err != nil {
-		return nil, err
+		return nil, wasm.Output{}, err
 	}
 	defer p.release(s)
 	server, tool, _ := SplitCapability(capability)
 	reqID := "" // named once a filter runs
 	data := []byte(raw)
+	var chain lent
 	for _, stage := range []string{config.StageResult, config.StageContext} {
 		if stage == config.StageContext && !toModel {
 			break
@@ -808,32 +813,71 @@ func (g *Gateway) filterResultOf(ctx context.Context, capability string, raw jso
 			// copies a json.RawMessage (a cached catalog's schema) without
 			// checking its UTF-8.
 			meta := wasm.Meta{Server: server, Tool: tool, Stage: stage, RequestID: reqID, ValidInput: valid}
-			out, blocked, err := p.run(ctx, s, e, data, meta, capability)
+			out, o, blocked, err := p.run(ctx, s, e, data, meta, capability)
 			fspan.Set(trace.Attr{Key: "sluice.filter.blocked", Value: blocked})
 			fspan.End(err)
 			if err != nil {
-				return nil, err
+				o.Release()
+				chain.o.Release()
+				return nil, wasm.Output{}, err
 			}
-			data = out
+			data = chain.next(data, out, o)
 			if blocked {
-				return json.RawMessage(data), nil
+				return json.RawMessage(data), chain.o, nil
 			}
 		}
 	}
-	return json.RawMessage(data), nil
+	return json.RawMessage(data), chain.o, nil
+}
+
+// lent follows the output buffers of a filter chain (wasm.Output.Release):
+// o is the output whose buffer the chain's current data lies in (zero when
+// the data is the caller's or the gateway's own). Each buffer is given back
+// as soon as the next filter has replaced the data, once.
+type lent struct{ o wasm.Output }
+
+// next: the filter that ran on data returned out, lying in o's buffer when
+// out is o.Data. The buffer data lay in is given back unless out is still
+// data (the filter passed it, or failed open). It returns out.
+func (c *lent) next(data, out []byte, o wasm.Output) []byte {
+	if sameBytes(out, data) {
+		o.Release() // nothing of it is used (a pass holds no buffer)
+		return out
+	}
+	c.o.Release() // the next filter read it and wrote its own output
+	c.o = wasm.Output{}
+	if sameBytes(out, o.Data) {
+		c.o = o
+	} else {
+		o.Release() // its output was not used (a block's replacement ...)
+	}
+	return out
+}
+
+// sameBytes reports whether a and b are the same slice of the same bytes
+// (not merely equal bytes).
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) || cap(a) != cap(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
 }
 
 // run applies one filter and its policy. blocked: data is the replacement
 // result naming the filter's reason, and no later filter runs.
-func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data []byte, meta wasm.Meta, capability string) (out []byte, blocked bool, err error) {
+//
+// o is the filter's output: out lies in o's lent buffer when it is o.Data
+// (see lent); the caller gives it back.
+func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data []byte, meta wasm.Meta, capability string) (out []byte, o wasm.Output, blocked bool, err error) {
 	if err := s.ensureLoaded(ctx, e); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, false, interrupted(e, capability, cerr)
+			return nil, wasm.Output{}, false, interrupted(e, capability, cerr)
 		}
 		if out, ok := p.shapeFallback(e, capability, data, err); ok {
-			return out, false, nil
+			return out, wasm.Output{}, false, nil
 		}
-		return p.decide(e, capability, data, wasm.Output{}, err)
+		out, blocked, err := p.decide(e, capability, data, wasm.Output{}, err)
+		return out, wasm.Output{}, blocked, err
 	}
 	s.mu.Lock()
 	f, loadErr := e.filter, e.loadErr
@@ -845,11 +889,11 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 		err := fmt.Errorf("failed to load: %w", loadErr)
 		p.outcome(e, wasm.Output{}, err)
 		if out, ok := p.shapeFallback(e, capability, data, err); ok {
-			return out, false, nil
+			return out, wasm.Output{}, false, nil
 		}
-		return p.decide(e, capability, data, wasm.Output{}, err)
+		out, blocked, err := p.decide(e, capability, data, wasm.Output{}, err)
+		return out, wasm.Output{}, blocked, err
 	}
-	var o wasm.Output
 	if e.isShape && len(data) > wasm.DefaultMaxInputBytes {
 		o, err = p.shapeNative(e, data)
 	} else {
@@ -859,16 +903,17 @@ func (p *pipeline) run(ctx context.Context, s *filterSet, e *filterEntry, data [
 	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, false, interrupted(e, capability, cerr)
+			return nil, wasm.Output{}, false, interrupted(e, capability, cerr)
 		}
 	}
 	p.outcome(e, o, err)
 	if err != nil {
 		if out, ok := p.shapeFallback(e, capability, data, err); ok {
-			return out, false, nil
+			return out, o, false, nil
 		}
 	}
-	return p.decide(e, capability, data, o, err)
+	out, blocked, err = p.decide(e, capability, data, o, err)
+	return out, o, blocked, err
 }
 
 // shapeFallback keeps the budget when a fail-open shape filter fails

@@ -244,7 +244,7 @@ func TestShapeByDefaultTrimsOffloadsAndPagesBack(t *testing.T) {
 
 	// A script's final value meets the context stage as ExecuteCapability.
 	big := `{"content":[{"type":"text","text":"` + strings.Repeat("b", 40000) + `"}]}`
-	out, err := g.filterResult(ctx(t), ExecuteCapability, json.RawMessage(big), true)
+	out, _, err := g.filterResult(ctx(t), ExecuteCapability, json.RawMessage(big), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func TestShapeNativeOverHostInputCap(t *testing.T) {
 	w := newWorld(t)
 	g := w.open()
 	big := `{"content":[{"type":"text","text":"` + strings.Repeat("z", wasm.DefaultMaxInputBytes) + `"}],"isError":true}`
-	out, err := g.filterResult(ctx(t), "fx__huge", json.RawMessage(big), true)
+	out, _, err := g.filterResult(ctx(t), "fx__huge", json.RawMessage(big), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func TestFailingShapeKeepsTheBudget(t *testing.T) {
 	w.writeUser("servers:\n" + fixture(t, "fx") + "filters:\n  - module: builtin:shape\n    stage: context\n    onError: fail-open\n    config: {budgetBytes: 10}\n")
 	g := w.open()
 	big := `{"content":[{"type":"text","text":"` + strings.Repeat("q", 3*DefaultShapeBudget) + `"}]}`
-	out, err := g.filterResult(ctx(t), "fx__echo", json.RawMessage(big), true)
+	out, _, err := g.filterResult(ctx(t), "fx__echo", json.RawMessage(big), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,18 +583,18 @@ func TestFilterChangesApplyWithoutRestart(t *testing.T) {
 	w.writeUser("idleTimeoutMs: 60000\n")
 	g := w.open()
 	secret := json.RawMessage(`{"content":[{"type":"text","text":"token ` + ghToken + `"}]}`)
-	if out, err := g.filterResult(ctx(t), "fx__echo", secret, true); err != nil || string(out) != string(secret) {
+	if out, _, err := g.filterResult(ctx(t), "fx__echo", secret, true); err != nil || string(out) != string(secret) {
 		t.Fatalf("no filters: %s, %v", out, err)
 	}
 	// Editing elsewhere in the file keeps the filter set.
 	before := g.pipeline.cur
 	w.writeUser("idleTimeoutMs: 120000\napprove: [\"fx__*\"]\n")
-	if _, err := g.filterResult(ctx(t), "fx__echo", secret, true); err != nil || g.pipeline.cur != before {
+	if _, _, err := g.filterResult(ctx(t), "fx__echo", secret, true); err != nil || g.pipeline.cur != before {
 		t.Fatalf("unrelated edit: %v (set replaced: %v)", err, g.pipeline.cur != before)
 	}
 	// A filter added while running applies to the next result.
 	w.writeUser("idleTimeoutMs: 120000\nfilters:\n  - module: builtin:redact\n")
-	out, err := g.filterResult(ctx(t), "fx__echo", secret, true)
+	out, _, err := g.filterResult(ctx(t), "fx__echo", secret, true)
 	if err != nil || strings.Contains(string(out), ghToken) || !strings.Contains(string(out), "[REDACTED:github-token]") {
 		t.Fatalf("added redact: %s, %v", out, err)
 	}
@@ -603,24 +603,24 @@ func TestFilterChangesApplyWithoutRestart(t *testing.T) {
 	}
 	// A user file that contributes nothing: its filters are unknown.
 	w.writeUser("filters: [\n")
-	_, err = g.filterResult(ctx(t), "fx__echo", secret, true)
+	_, _, err = g.filterResult(ctx(t), "fx__echo", secret, true)
 	if KindOf(err) != KindFilter || !strings.Contains(err.Error(), "cannot be used") || !strings.Contains(err.Error(), "sluice check") {
 		t.Fatalf("broken user file: %v", err)
 	}
 	// Opening with the broken file works (find, check still answer) but
 	// results are withheld.
 	g2 := w.open()
-	if _, err := g2.filterResult(ctx(t), "fx__echo", secret, true); KindOf(err) != KindFilter {
+	if _, _, err := g2.filterResult(ctx(t), "fx__echo", secret, true); KindOf(err) != KindFilter {
 		t.Fatalf("broken at open: %v", err)
 	}
 	// An invalid filters setting while running: withheld, naming it.
 	w.writeUser("filters:\n  - module: builtin:redact\n    onErr: x\n")
-	if _, err := g.filterResult(ctx(t), "fx__echo", secret, true); KindOf(err) != KindFilter || !strings.Contains(err.Error(), "filters[0].onErr") {
+	if _, _, err := g.filterResult(ctx(t), "fx__echo", secret, true); KindOf(err) != KindFilter || !strings.Contains(err.Error(), "filters[0].onErr") {
 		t.Fatalf("invalid while running: %v", err)
 	}
 	// Fixed: results flow again, through the configured filter.
 	w.writeUser("filters:\n  - module: builtin:redact\n    onError: fail-closed\n")
-	out, err = g.filterResult(ctx(t), "fx__echo", secret, true)
+	out, _, err = g.filterResult(ctx(t), "fx__echo", secret, true)
 	if err != nil || strings.Contains(string(out), ghToken) {
 		t.Fatalf("fixed: %s, %v", out, err)
 	}
@@ -651,11 +651,11 @@ func BenchmarkFilterResult(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s := time.Now()
-		if _, err := g.filterResult(ctx, "fx__huge", big, false); err != nil {
+		if _, _, err := g.filterResult(ctx, "fx__huge", big, false); err != nil {
 			b.Fatal(err)
 		}
 		m := time.Now()
-		if _, err := g.filterResult(ctx, "fx__huge", big, true); err != nil {
+		if _, _, err := g.filterResult(ctx, "fx__huge", big, true); err != nil {
 			b.Fatal(err)
 		}
 		floor += m.Sub(s)
@@ -685,7 +685,7 @@ func TestFilterChangesUnderConcurrentCalls(t *testing.T) {
 					return
 				default:
 				}
-				out, err := g.filterResult(ctx(t), "fx__echo", secret, true)
+				out, _, err := g.filterResult(ctx(t), "fx__echo", secret, true)
 				if err == nil && strings.Contains(string(out), ghToken) {
 					errs <- errors.New("a result passed unredacted: " + string(out))
 					return

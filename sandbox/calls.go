@@ -25,9 +25,10 @@ type prepared struct {
 
 // rawOut is what a host call produced; written by the calling goroutine.
 type rawOut struct {
-	raw []byte
-	ms  int64
-	err error
+	raw     []byte
+	ms      int64
+	err     error
+	release func() // CallResult.Release: raw is not read after it
 }
 
 // outcome is a finished call as the script sees it.
@@ -149,7 +150,7 @@ func (rs *runState) invoke(ctx context.Context, p prepared) (out rawOut) {
 		}
 	}()
 	r, err := rs.host.Call(ctx, p.ti.capability, p.args)
-	return rawOut{raw: r.Raw, ms: time.Since(t0).Milliseconds(), err: err}
+	return rawOut{raw: r.Raw, ms: time.Since(t0).Milliseconds(), err: err, release: r.Release}
 }
 
 // finish converts a host result on the Starlark goroutine and records it.
@@ -181,6 +182,9 @@ func (rs *runState) finish(p prepared, ro rawOut) outcome {
 		o = interpret(p.ti.capability, v)
 	}
 	rs.record(p, ro, o.err)
+	if ro.release != nil {
+		ro.release() // converted: the Starlark value holds copies
+	}
 	return o
 }
 

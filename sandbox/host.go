@@ -46,6 +46,11 @@ type Tool struct {
 // "structuredContent": {...}, "isError": bool}.
 type CallResult struct {
 	Raw json.RawMessage
+	// Release, when set, gives Raw's bytes back to the host: the sandbox
+	// calls it once it has converted Raw into a Starlark value (which
+	// holds copies) and never reads Raw after. A result the run never
+	// converts (cancelled, over a limit before) is simply not released.
+	Release func()
 }
 
 // Limits bounds one run. The zero value of each field means the documented

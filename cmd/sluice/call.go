@@ -161,6 +161,7 @@ func runCall(e *env) int {
 	if err != nil {
 		return failed(ctx, e.stderr, "call", err)
 	}
+	defer res.Release() // once printed
 	if *asJSON {
 		e.stdout.Write(bytes.TrimRight(res.Result, "\n"))
 		fmt.Fprintln(e.stdout)

@@ -50,6 +50,7 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 		}
 		return f.b.Call(ctx, CallRequest{Capability: q.capability, Arguments: args, Tool: q.name}, p)
 	})
+	defer c.lctx.loan.giveBack() // resp is built from copies of c.raw
 	var pe *ProtocolError
 	if errors.As(c.err, &pe) {
 		var je *jsonrpc.Error
@@ -64,7 +65,7 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 			resp.Result = out
 			return false
 		}
-		if q.handOver != nil && bytes.Contains(c.raw, []byte(`"inputRequests"`)) && q.handOver(c.raw) {
+		if q.handOver != nil && bytes.Contains(c.raw, []byte(`"inputRequests"`)) && q.handOver(c.lctx.loan.keep(c.raw)) {
 			return true
 		}
 	}

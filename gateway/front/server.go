@@ -374,6 +374,7 @@ func (f *front) finishCall(ctx context.Context, req *mcp.CallToolRequest, rid, c
 		return nil, je
 	}
 	res, outcome := f.toResult(ctx, rid, c.raw, c.err, c.log)
+	c.lctx.loan.giveBack() // res is decoded: a copy
 	c.finish(ctx, outcome)
 	if res == nil { // cancelled by the agent: no result is expected
 		return nil, errRequestCancelled
@@ -392,6 +393,10 @@ type invoked struct {
 	start      time.Time
 	end        time.Time // when the call ended, if finish comes later
 	lg         *slog.Logger
+	// lctx is the context the backend call ran under, with its loan:
+	// whoever answers from raw gives it back (lctx.loan.giveBack) once
+	// the answer no longer reads raw, and never reads raw after.
+	lctx loanCtx
 }
 
 // log is the call's logger (request id, tool, capability), made when a
@@ -416,7 +421,8 @@ func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *pee
 				raw, err = nil, errPanic
 			}
 		}()
-		return fn(ctx, p)
+		c.lctx.Context = ctx
+		return fn(&c.lctx, p)
 	}()
 	return c
 }
