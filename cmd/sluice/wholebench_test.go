@@ -52,7 +52,9 @@ import (
 // TBXark/mcp-proxy gateway (Go, streamable HTTP, stateless) serving the
 // fixture from a config this benchmark writes, so another gateway's HTTP
 // overhead is measured in the same run; SLUICE_BENCH_HTTP_PROCS1=1 adds
-// serve-http-p1, the HTTP front with GOMAXPROCS=1. SLUICE_BENCH_CALLS scales
+// serve-http-p1, the HTTP front with GOMAXPROCS=1; SLUICE_BENCH_ONLY=REGEXP
+// keeps, beside direct and relay, only the paths whose name it matches
+// (say, for a profile of one path with many calls). SLUICE_BENCH_CALLS scales
 // the call counts; SLUICE_BENCH_PROFILE=DIR has every sluice serve process
 // write a CPU profile into DIR (see profile.go). The CPU column is the
 // intermediary's own CPU time (every thread, from /proc) over its
@@ -106,6 +108,21 @@ func BenchmarkWholeProcess(b *testing.B) {
 	}
 	if bin := os.Getenv("SLUICE_BENCH_TBXARK"); bin != "" {
 		paths = append(paths, tbxarkPath(b, bin, exe, argv))
+	}
+	if only := os.Getenv("SLUICE_BENCH_ONLY"); only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			b.Fatalf("SLUICE_BENCH_ONLY: %v", err)
+		}
+		kept := paths[:0]
+		for _, p := range paths {
+			if p.name == "direct" || p.name == "relay" || re.MatchString(p.name) {
+				kept = append(kept, p)
+			} else {
+				p.close()
+			}
+		}
+		paths = kept
 	}
 	ctx := context.Background()
 	time.Sleep(300 * time.Millisecond)
