@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -45,6 +46,15 @@ type pool struct {
 	// reaping: a reap is scheduled (see reap); guarded by mu.
 	reaping bool
 	reaper  *time.Timer
+	// spare is the instance made in the background to replace one that
+	// reached MaxCallsPerInstance (see renew); preparing: it is being
+	// made. At most one of either at a time (guarded by mu): a pool holds
+	// at most one instance beyond its size.
+	spare     *instance
+	preparing bool
+	bg        sync.WaitGroup // the background work of renew; shutdown waits for it
+	// coldStarts counts the instances made on a call's path (get).
+	coldStarts atomic.Int64
 }
 
 type instance struct {
@@ -92,6 +102,7 @@ func (p *pool) get(ctx context.Context, filter string) (*instance, error) {
 	case in := <-p.idle:
 		return in, nil
 	case p.sem <- struct{}{}:
+		p.coldStarts.Add(1)
 		in, err := p.instantiateSlot(ctx, filter)
 		if err != nil {
 			<-p.sem
@@ -186,10 +197,87 @@ func (p *pool) put(ctx context.Context, in *instance, ok bool) {
 	if cap(in.state.out) > maxScratchBytes {
 		in.state.out = nil // a rare big output: not kept by an idle instance
 	}
-	if ok && in.calls < p.h.opts.MaxCallsPerInstance && pages(in.mod) <= p.h.opts.RecycleAbovePages && p.idleAdd(in) {
-		return
+	if ok && pages(in.mod) <= p.h.opts.RecycleAbovePages {
+		if in.calls >= p.renewAt() {
+			in = p.renew(in)
+		}
+		if in != nil && p.idleAdd(in) {
+			return
+		}
+		if in == nil {
+			return
+		}
 	}
 	p.discard(ctx, in)
+}
+
+// renewAt is the call count at which an instance's replacement starts
+// being made in the background: a tenth of MaxCallsPerInstance ahead.
+func (p *pool) renewAt() int {
+	max := p.h.opts.MaxCallsPerInstance
+	return max - max/10
+}
+
+// renew recycles in, an instance near or at MaxCallsPerInstance, off the
+// call path: from renewAt on, a replacement is instantiated in the
+// background (one per pool at a time); once it is ready and in has
+// reached the limit, the replacement takes in's slot and in is closed in
+// the background. It returns the instance to put back in the pool: in
+// itself while the replacement is not ready (in serves on, at most to
+// twice the limit), the replacement, or nil when in was over twice the
+// limit without one (its slot freed: the next call instantiates).
+func (p *pool) renew(in *instance) *instance {
+	limit := p.h.opts.MaxCallsPerInstance
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return in
+	}
+	if in.calls < limit || p.spare == nil {
+		if p.spare == nil && !p.preparing {
+			p.preparing = true
+			p.bg.Add(1)
+			go p.prepare(in.state.filter)
+		}
+		if in.calls < 2*limit {
+			return in
+		}
+		p.retireLocked(in)
+		<-p.sem
+		return nil
+	}
+	next := p.spare
+	p.spare = nil
+	p.retireLocked(in)
+	return next // in's slot (its sem token) passes to next
+}
+
+// prepare makes the spare instance (see renew).
+func (p *pool) prepare(filter string) {
+	defer p.bg.Done()
+	in, err := p.instantiateSlot(context.Background(), filter)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.preparing = false
+	if err != nil {
+		return // the instance in use serves on; its successor is tried again by a later call
+	}
+	if p.closed { // shutdown closed it with the live ones, or is about to
+		return
+	}
+	p.spare = in
+}
+
+// retireLocked takes in out of the pool and closes it in the background.
+// Called with mu held, the pool open.
+func (p *pool) retireLocked(in *instance) {
+	delete(p.live, in)
+	in.stopWorkerLocked()
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		in.mod.Close(context.Background())
+	}()
 }
 
 // idleAdd returns in to the idle instances (false when the pool is
@@ -263,7 +351,16 @@ take:
 	if !p.closed && len(keep) > 0 {
 		p.scheduleLocked(next)
 	}
+	var spare *instance
+	if len(drop) > 0 && len(keep) == 0 && len(p.idle) == 0 && p.spare != nil {
+		spare, p.spare = p.spare, nil // a pool nothing uses keeps no spare either
+		delete(p.live, spare)
+		spare.stopWorkerLocked()
+	}
 	p.mu.Unlock()
+	if spare != nil {
+		spare.mod.Close(context.Background())
+	}
 	if len(drop) > 0 {
 		// The instances' memories (megabytes each for a Go guest) are
 		// garbage now; an idle process would otherwise keep them mapped
@@ -317,6 +414,10 @@ func (p *pool) shutdown(ctx context.Context) {
 	for p.overrun > 0 {
 		p.ends.Wait()
 	}
+	p.spare = nil // in live: closed below
+	p.mu.Unlock()
+	p.bg.Wait() // a spare being made, instances being retired
+	p.mu.Lock()
 	live := make([]*instance, 0, len(p.live))
 	for in := range p.live {
 		live = append(live, in)
