@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -244,6 +245,13 @@ func (g *Gateway) baselineAt(d config.Server) (*catalog.Baseline, string, error)
 			g.forgetBaseline(path)
 			return nil, path, err
 		}
+		if b.Format < catalog.BaselineFormat {
+			var listing []json.RawMessage
+			if c, err := catalog.Load(g.cacheDir, id, &catalog.Options{TTL: math.MaxInt64}); err == nil {
+				listing = c.Tools
+			}
+			b = g.upgradeBaseline(d, b, listing)
+		}
 	}
 	tc.mu.Lock()
 	if tc.cache == nil {
@@ -456,6 +464,7 @@ func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
 		g.log.Warn("the reviewed tool baseline cannot be read; every tool is held", "server", d.ID, "error", err.Error())
 		return
 	default:
+		b = g.upgradeBaseline(d, b, raws)
 		var sums []catalog.Sum
 		for _, r := range raws {
 			sums = append(sums, catalog.SumOf(r))
@@ -490,6 +499,23 @@ func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
 	if err := g.storeBaseline(id, nb); err != nil {
 		g.log.Warn("could not record the tool baseline", "server", d.ID, "error", err.Error())
 	}
+}
+
+// upgradeBaseline brings b, d's baseline in an older format, to the
+// current one against listing (see catalog.Baseline.Upgrade) and records
+// it. Without a listing it returns b as it is: a format-1 baseline still
+// binds what it recorded, and the next listing upgrades it.
+func (g *Gateway) upgradeBaseline(d config.Server, b *catalog.Baseline, listing []json.RawMessage) *catalog.Baseline {
+	if b.Format >= catalog.BaselineFormat || listing == nil {
+		return b
+	}
+	nb := b.Upgrade(listing)
+	if err := g.storeBaseline(g.catalogIdentity(d), nb); err != nil {
+		g.log.Warn("could not record the upgraded tool baseline; using it in memory", "server", d.ID, "error", err.Error())
+	} else {
+		g.log.Info("tool baseline upgraded", "server", d.ID, "from_format", b.Format, "to_format", nb.Format)
+	}
+	return nb
 }
 
 // AddToolChanges fills ToolChange of every trusted server in rep whose

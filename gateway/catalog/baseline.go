@@ -12,8 +12,15 @@ import (
 	"time"
 )
 
-// BaselineFormat is the on-disk format version of a baseline file.
-const BaselineFormat = 1
+// BaselineFormat is the on-disk format version of a baseline file. Format
+// 1 bound name, title, description, inputSchema, outputSchema and
+// annotations; format 2 binds _meta, icons and execution too. A format-1
+// file still loads; Upgrade brings it to format 2 (see "Why a baseline
+// upgrade adopts the new fields" in doc.go).
+const BaselineFormat = 2
+
+// formatOneFields is how many of hashedFields format 1 bound.
+const formatOneFields = 6
 
 // Baseline origins: why the baseline holds what it holds.
 const (
@@ -33,6 +40,8 @@ type Baseline struct {
 	Tools      []BaselineTool `json:"tools"`
 	Origin     string         `json:"origin"`
 	ReviewedAt time.Time      `json:"reviewedAt"`
+	// UpgradedFrom is the format this baseline was upgraded from (0: none).
+	UpgradedFrom int `json:"upgradedFrom,omitempty"`
 }
 
 // BaselineTool is one reviewed tool.
@@ -41,17 +50,23 @@ type BaselineTool struct {
 	Hash string          `json:"hash"`
 	Body string          `json:"body"` // hash of everything but the name: finds renames
 	Def  json.RawMessage `json:"def"`  // the hashed fields, canonical JSON
+	// Format, when set, is the older format Def was recorded in (kept by
+	// Upgrade for a tool that did not match its listing): Def records
+	// only the fields that format bound.
+	Format int `json:"format,omitempty"`
 }
 
 // Sum is what the comparison needs of one listed tool.
 type Sum struct {
 	Name string
-	Hash string // over name, title, description, schemas, annotations
+	Hash string // over hashedFields
 	Body string // the same without the name
 }
 
-// hashedFields are the parts of a tool definition a baseline binds.
-var hashedFields = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+// hashedFields are the parts of a tool definition a baseline binds:
+// everything the model reads or a client acts on. The first
+// formatOneFields are what format 1 bound.
+var hashedFields = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
 
 // baselineKey is the identity a baseline is filed under: the catalog's
 // without digest and cwd.
@@ -69,12 +84,17 @@ func BaselinePath(dir string, id Identity) string {
 // (keys sorted at every level, numbers as written, no insignificant
 // space): the same definition always gives the same bytes.
 func Definition(raw json.RawMessage) (json.RawMessage, error) {
+	return definitionOf(raw, hashedFields)
+}
+
+// definitionOf is Definition over the given fields.
+func definitionOf(raw json.RawMessage, fields []string) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, err
 	}
 	proj := map[string]any{}
-	for _, f := range hashedFields {
+	for _, f := range fields {
 		v, ok := obj[f]
 		if !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 			continue
@@ -169,6 +189,49 @@ func NewBaseline(id Identity, tools []json.RawMessage, origin string, now time.T
 	return b
 }
 
+// Upgrade returns b in the current format, given the server's listing as
+// recorded now (b itself when it is current). A tool whose listed
+// definition matches the reviewed one on every field b's format bound
+// adopts its listed definition whole: the fields b did not record are
+// taken as they are listed, as a first listing's are. Any other tool
+// keeps its reviewed definition, which records none of the new fields,
+// so it stays changed and review shows them.
+func (b *Baseline) Upgrade(listing []json.RawMessage) *Baseline {
+	if b.Format >= BaselineFormat {
+		return b
+	}
+	listed := map[string]json.RawMessage{}
+	for _, raw := range listing {
+		def, err := definitionOf(raw, hashedFields[:formatOneFields])
+		if err != nil {
+			continue
+		}
+		if s := sumDef(def); s.Name != "" {
+			listed[s.Name] = raw
+		}
+	}
+	nb := &Baseline{Format: BaselineFormat, Identity: b.Identity, Origin: b.Origin, ReviewedAt: b.ReviewedAt, UpgradedFrom: b.Format, Tools: make([]BaselineTool, 0, len(b.Tools))}
+	sums := make([]Sum, 0, len(b.Tools))
+	for _, t := range b.Tools {
+		adopted := false
+		if raw, ok := listed[t.Name]; ok {
+			if old, err := definitionOf(raw, hashedFields[:formatOneFields]); err == nil && sumDef(old).Hash == t.Hash {
+				if def, err := Definition(raw); err == nil {
+					s := sumDef(def)
+					t, adopted = BaselineTool{Name: s.Name, Hash: s.Hash, Body: s.Body, Def: def}, true
+				}
+			}
+		}
+		if !adopted && t.Format == 0 {
+			t.Format = b.Format
+		}
+		nb.Tools = append(nb.Tools, t)
+		sums = append(sums, Sum{Name: t.Name, Hash: t.Hash, Body: t.Body})
+	}
+	nb.Set = SetHash(sums)
+	return nb
+}
+
 // Tool returns the reviewed tool named name.
 func (b *Baseline) Tool(name string) (BaselineTool, bool) {
 	i := sort.Search(len(b.Tools), func(i int) bool { return b.Tools[i].Name >= name })
@@ -204,7 +267,7 @@ func loadBaseline(dir string, id Identity) (*Baseline, os.FileInfo, error) {
 	if err := dec.Decode(&b); err != nil || dec.More() {
 		return nil, nil, &BaselineError{Path: path, Reason: "malformed"}
 	}
-	if b.Format != BaselineFormat {
+	if b.Format < 1 || b.Format > BaselineFormat {
 		return nil, nil, &BaselineError{Path: path, Reason: "version"}
 	}
 	if b.Identity != baselineKey(id) {

@@ -26,7 +26,7 @@ func sums(tools []json.RawMessage) []Sum {
 }
 
 func TestDefinitionIsCanonical(t *testing.T) {
-	a := SumOf(json.RawMessage(`{"name":"t","inputSchema":{"type":"object","properties":{"n":{"maximum":1e400,"type":"number"}}},"_meta":{"x":1},"icons":[]}`))
+	a := SumOf(json.RawMessage(`{"name":"t","inputSchema":{"type":"object","properties":{"n":{"maximum":1e400,"type":"number"}}},"x-unknown":{"x":1}}`))
 	b := SumOf(json.RawMessage(`{ "inputSchema" : {"properties":{"n":{"type":"number","maximum":1e400}},"type":"object"}, "name":"t"}`))
 	if a != b {
 		t.Fatalf("key order, space or unhashed fields changed the hash: %+v vs %+v", a, b)

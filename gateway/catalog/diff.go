@@ -32,22 +32,27 @@ func Diff(b *Baseline, listed []json.RawMessage) string {
 		return ""
 	}
 	old := map[string]json.RawMessage{}
+	format := map[string]int{}
 	if b != nil {
 		for _, t := range b.Tools {
 			old[t.Name] = t.Def
+			format[t.Name] = b.Format
+			if t.Format != 0 {
+				format[t.Name] = t.Format
+			}
 		}
 	}
 	var w strings.Builder
 	for _, name := range ch.Changed {
 		fmt.Fprintf(&w, "changed  %s\n", name)
-		fieldDiff(&w, old[name], defs[name])
+		fieldDiff(&w, old[name], defs[name], format[name])
 	}
 	for _, r := range ch.Renamed {
 		fmt.Fprintf(&w, "renamed  %s -> %s (held; otherwise the same definition)\n", r.From, r.To)
 	}
 	for _, name := range ch.Added {
 		fmt.Fprintf(&w, "added    %s\n", name)
-		fieldDiff(&w, nil, defs[name])
+		fieldDiff(&w, nil, defs[name], BaselineFormat)
 	}
 	for _, name := range ch.Removed {
 		fmt.Fprintf(&w, "removed  %s\n", name)
@@ -56,16 +61,22 @@ func Diff(b *Baseline, listed []json.RawMessage) string {
 }
 
 // fieldDiff writes a line diff of every hashed field (but the name) that
-// differs between two definitions; nil old shows new in full.
-func fieldDiff(w *strings.Builder, oldDef, newDef json.RawMessage) {
+// differs between two definitions; nil old shows new in full. format is
+// the old definition's baseline format: a field it did not record is
+// said to be new to the review rather than changed.
+func fieldDiff(w *strings.Builder, oldDef, newDef json.RawMessage, format int) {
 	var o, n map[string]json.RawMessage
 	_ = json.Unmarshal(oldDef, &o)
 	_ = json.Unmarshal(newDef, &n)
-	for _, f := range hashedFields[1:] {
+	for i, f := range hashedFields[1:] {
 		if bytes.Equal(compact(o[f]), compact(n[f])) {
 			continue
 		}
-		fmt.Fprintf(w, "  %s:\n", f)
+		if format < 2 && i+1 >= formatOneFields && oldDef != nil {
+			fmt.Fprintf(w, "  %s (not recorded by the format-%d baseline; accepting records it):\n", f, format)
+		} else {
+			fmt.Fprintf(w, "  %s:\n", f)
+		}
 		for _, l := range lineDiff(fieldLines(o[f]), fieldLines(n[f])) {
 			w.WriteString("    " + l + "\n")
 		}

@@ -49,4 +49,22 @@
 // compact file that is corrupt, of another version or no longer derived
 // from its source is rebuilt from the source and rewritten; the source
 // still decides every miss.
+//
+// # Why a baseline upgrade adopts the new fields
+//
+// A baseline binds every field of a tool the model reads or a client acts
+// on: name, title, description, both schemas, annotations, _meta, icons
+// and execution (format 2). Format 1 did not bind the last three, so its
+// files cannot say what they were when the tools were reviewed. Holding
+// every tool that has one of them would make an upgrade of sluice look
+// like a rug pull of every server; ignoring them would leave the gap
+// open. So a format-1 baseline is upgraded against the listing at hand
+// (the recorded catalog when it is loaded, else the next listing): a
+// tool whose listing matches it on every field format 1 bound adopts its
+// listed _meta, icons and execution, as a first listing's are adopted; a
+// tool that does not match keeps its old definition (marked with the
+// format it was recorded in) and stays held, and review shows its new
+// fields as not recorded before. Origin and review time are kept, and
+// upgradedFrom says the file was upgraded. An older sluice refuses a
+// format-2 file as of another version and holds every tool.
 package catalog

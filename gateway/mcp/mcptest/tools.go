@@ -40,6 +40,9 @@ type toolDef struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
+	Icons        json.RawMessage `json:"icons,omitempty"`
+	Execution    json.RawMessage `json:"execution,omitempty"`
 }
 
 const (
