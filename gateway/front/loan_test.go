@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // lender makes a backend lend every result it returns, as the gateway
@@ -160,4 +164,59 @@ func httpAnswers(t *testing.T, b Backend, fast, modern bool) []answer {
 		}
 	}
 	return out
+}
+
+// TestLentInputRequiredHandedToTheSDK: an input_required result the stdio
+// fast path hands to the SDK (stashed until the SDK's handler answers from
+// it) is copied before the loan is given back: the agent's elicitation
+// and the second round work as with a result that is not lent.
+func TestLentInputRequiredHandedToTheSDK(t *testing.T) {
+	b := newFake()
+	b.setItems(KindTools, toolItem("up", "ask", "Asks."))
+	b.call = func(ctx context.Context, r CallRequest, _ Peer) (json.RawMessage, error) {
+		if len(r.InputResponses) == 0 {
+			return json.RawMessage(`{"resultType":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"st-1"}`), nil
+		}
+		return textResult("answered " + string(r.InputResponses) + " state " + r.RequestState), nil
+	}
+	var l lender
+	l.wrap(b)
+	var taken atomic.Int64
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeStdio(context.Background(), b, &Options{Mode: ModeFlat, Logger: quietLogger(), NoSignals: true, fastTaken: &taken}, cr, sw)
+		sw.Close()
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Message != "Name?" {
+				return nil, fmt.Errorf("elicitation from a result given back: %q", req.Params.Message)
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: sr, Writer: cw}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__ask", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(res); !strings.Contains(text, "Ada") || !strings.Contains(text, "state st-1") {
+		t.Fatalf("the elicited answer did not reach the upstream: %q", text)
+	}
+	if taken.Load() == 0 {
+		t.Fatal("the fast path took no call")
+	}
+	l.check(t)
 }
