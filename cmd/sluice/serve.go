@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 
 	"sluice/gateway"
@@ -24,7 +25,7 @@ func init() {
                     [--project DIR] [--profile NAME] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
                     [--admin ADDR] [--admin-remote] [--approval-timeout DUR]
-                    [--slow-call DUR]
+                    [--slow-call DUR] [--procs N]
 
 Serves sluice as an MCP server for agents, in both protocol eras (2025-11-25
 and older with initialize, 2026-07-28 without). Servers are launched on
@@ -125,6 +126,15 @@ Flags:
   --profile NAME      serve only what profile NAME exposes (see Profiles)
   --slow-call DUR     log a "slow call" warning for every upstream call that
                       takes longer (default 10s; 0 turns it off)
+  --procs N           how many threads run sluice's Go code at once (the Go
+                      runtime's GOMAXPROCS). Default on stdio: 1, unless the
+                      GOMAXPROCS environment variable is set (then it rules);
+                      one agent's calls then hand work between goroutines
+                      without waking a second thread, which halved the
+                      latency serve adds on a 2-core machine. Raise it when
+                      CPU-heavy filters or code mode run many calls at once.
+                      Default with --http: the runtime's (every core), since
+                      many agents call at once there.
 
 Observability: over HTTP every response carries X-Request-ID: the one the
 client sent (or its X-Correlation-ID) when it matches [A-Za-z0-9_-]{1,64},
@@ -183,6 +193,7 @@ func runServe(e *env) int {
 	adminRemote := fs.Bool("admin-remote", false, "")
 	approvalTimeout := fs.Duration("approval-timeout", 0, "")
 	slowCall := fs.Duration("slow-call", gateway.DefaultSlowCall, "")
+	procs := fs.Int("procs", 0, "")
 	var expose []string
 	fs.Func("expose", "", func(v string) error {
 		expose = append(expose, v)
@@ -231,6 +242,12 @@ func runServe(e *env) int {
 			return usageErr(e, "serve", "%s applies to --http only", c.name)
 		}
 	}
+	if *procs < 0 {
+		return usageErr(e, "serve", "--procs must be a positive number of threads, such as 1 or 2")
+	}
+	if n := procsFor(*procs, *httpAddr == "", os.Getenv("GOMAXPROCS") != ""); n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
 	lockStderr(e)
 	lv := logLevel(e.stderr)
 	if *level != "" {
@@ -265,6 +282,7 @@ func runServe(e *env) int {
 	}
 	lh := newLogHandler(e.stderr, lv)
 	log := slog.New(lh)
+	log.Debug("threads running Go code", "gomaxprocs", runtime.GOMAXPROCS(0))
 	opts := &gateway.Options{
 		Profile:       *profile,
 		Project:       *project,
@@ -371,4 +389,23 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("--token-file %s: the first line is empty; write the token on it", path)
 	}
 	return tok, nil
+}
+
+// procsFor is how many threads run Go code at once (0: leave the
+// runtime's choice): n when given (--procs), else one on stdio unless the
+// user set GOMAXPROCS. On stdio one agent's call is handed between a few
+// goroutines (the frame reader, a worker, the upstream client's reader),
+// and with a second P idle the runtime wakes a thread for each hand-off
+// (a futex wake and a context switch, several microseconds on a small
+// machine); with one P the readied goroutine runs next on the same
+// thread. See BENCHMARKS.md ("stdio hand-offs on one thread") for the
+// measurements.
+func procsFor(n int, stdio, userSet bool) int {
+	switch {
+	case n > 0:
+		return n
+	case stdio && !userSet:
+		return 1
+	}
+	return 0
 }

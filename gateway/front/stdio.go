@@ -53,6 +53,17 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 			stdout = proto
 		}
 	}
+	if stdin == os.Stdin {
+		in, restore, ok, rerr := pollableStdin()
+		switch {
+		case rerr != nil:
+			f.log.Debug("reading stdin with blocking reads", "err", rerr)
+		case ok:
+			f.log.Debug("reading stdin through the runtime's poller")
+			defer restore()
+			stdin = in
+		}
+	}
 	// Frames reach the SDK through filterFrames, which answers malformed
 	// lines itself; both write whole frames to out.
 	out := &lockedWriter{w: stdout}
