@@ -96,6 +96,21 @@
 // ServeStdio writes frames to a private duplicate of fd 1 and points fd 1
 // at stderr until it returns, so stray writes end up in the log.
 //
+// # Why stdin is read through the poller
+//
+// An agent hands serve a blocking pipe as stdin, and Go reads such a file
+// with a plain read(2): the reading goroutine holds its thread (and that
+// thread's P) in the kernel until the agent writes. With one P, which is
+// what 'sluice serve' runs stdio with by default (a readied goroutine then
+// runs next on the same thread instead of waking a second one, several
+// microseconds a hand-off on a small machine), nothing else ran until the
+// runtime's monitor took the P back: the upstream's answer waited for it,
+// and the latency serve added doubled. So ServeStdio reads a pipe or
+// socket stdin through a non-blocking duplicate the runtime's poller
+// waits on, and puts the descriptor back in blocking mode on return (the
+// mode belongs to the pipe, which the agent or a shell may read after us).
+// A terminal or file stdin is read as it is.
+//
 // # Why stdin EOF does not end the session at once
 //
 // A client may write its requests and close stdin straight away (a shell

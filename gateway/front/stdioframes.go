@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 
@@ -144,7 +145,9 @@ func (fr *frameReader) end(err error) {
 }
 
 func endFrames(err error, log *slog.Logger) {
-	if !errors.Is(err, io.EOF) {
+	// os.ErrClosed: ServeStdio returned and closed its duplicate of stdin
+	// (stdin_unix.go) while this read waited; the session is over.
+	if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 		log.Warn("reading stdin failed; treating it as the end of input", "err", err)
 	}
 }
