@@ -134,7 +134,9 @@ Flags:
                       latency serve adds on a 2-core machine. Raise it when
                       CPU-heavy filters or code mode run many calls at once.
                       Default with --http: the runtime's (every core), since
-                      many agents call at once there.
+                      many agents call at once there; on a small machine
+                      serving few agents --procs 1 cuts latency and CPU per
+                      call there too.
 
 Observability: over HTTP every response carries X-Request-ID: the one the
 client sent (or its X-Correlation-ID) when it matches [A-Za-z0-9_-]{1,64},
