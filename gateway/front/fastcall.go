@@ -65,8 +65,13 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 			resp.Result = out
 			return false
 		}
-		if q.handOver != nil && bytes.Contains(c.raw, []byte(`"inputRequests"`)) && q.handOver(c.lctx.loan.keep(c.raw)) {
-			return true
+		if q.handOver != nil && bytes.Contains(c.raw, []byte(`"inputRequests"`)) {
+			// The stash keeps it, and if it cannot be handed over it is
+			// answered below: from a copy either way (the loan is given back).
+			c.raw = c.lctx.loan.keep(c.raw)
+			if q.handOver(c.raw) {
+				return true
+			}
 		}
 	}
 	res, outcome := f.toResult(ctx, q.rid, c.raw, c.err, c.log)
