@@ -172,6 +172,7 @@ type Client struct {
 	info     ServerInfo
 	meta     []byte // modern: the reserved _meta members, without braces
 	metaVer  []byte // modern: the protocol version member alone (relayedMeta)
+	capsSeen []byte // client capabilities relayedMeta checked last, sent as they are
 	pending  map[string]*call
 	progress map[string]*call
 	srvReqs  map[string]context.CancelFunc
@@ -922,10 +923,12 @@ func (c *Client) Request(ctx context.Context, method string, params json.RawMess
 	if err := c.ready(method); err != nil {
 		return nil, err
 	}
-	return c.request(ctx, method, params, o)
+	return c.request(ctx, method, params, o, false)
 }
 
-func (c *Client) request(ctx context.Context, method string, params json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+// request is Request once the client is ready; checked says params are
+// CallTool's own (see relayedMeta).
+func (c *Client) request(ctx context.Context, method string, params json.RawMessage, o *CallOptions, checked bool) (json.RawMessage, error) {
 	if o == nil {
 		o = &CallOptions{}
 	}
@@ -934,7 +937,7 @@ func (c *Client) request(ctx context.Context, method string, params json.RawMess
 		timeout = c.opts.RequestTimeout
 	}
 	for round := 0; ; round++ {
-		m, err := c.roundTrip(ctx, method, params, o, timeout, true)
+		m, err := c.roundTrip(ctx, method, params, o, timeout, true, checked && round == 0)
 		if err != nil {
 			return nil, err
 		}
@@ -1015,7 +1018,7 @@ func (c *Client) ready(op string) error {
 
 // roundTrip sends one request and waits for its response. cancellable=false
 // (initialize, discover) never sends notifications/cancelled.
-func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, o *CallOptions, timeout time.Duration, cancellable bool) (Message, error) {
+func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, o *CallOptions, timeout time.Duration, cancellable, checked bool) (Message, error) {
 	id := c.nextID.Add(1)
 	idText := strconv.FormatInt(id, 10)
 	cl := &call{method: method, ch: make(chan reply, 1), onProgress: o.OnProgress}
@@ -1029,17 +1032,25 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	if o.OnProgress != nil {
 		cl.token = `"p` + idText + `"`
 	}
-	p, done, err := c.relayedMeta(method, params, o.Meta, cl.token, x)
-	if !done {
+	var line []byte
+	var done bool
+	var err error
+	if x != nil && len(x.ClientCapabilities) > 0 {
+		line, done, err = c.relayedMeta(appendEnvelope(make([]byte, 0, 256+len(params)), idText, method), method, params, o.Meta, cl.token, x, checked)
+	}
+	if done {
+		line = append(line, '}')
+	} else {
+		var p json.RawMessage
 		p, err = c.withMeta(params, o.Meta, cl.token)
 		if err == nil && x != nil {
 			p, err = c.applyExtras(method, p, x)
 		}
+		line = encodeRequest(idText, method, p)
 	}
 	if err != nil {
 		return Message{}, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "invalid params: " + err.Error(), Err: err}
 	}
-	line := encodeRequest(idText, method, p)
 
 	c.mu.Lock()
 	if c.err != nil {
@@ -1173,6 +1184,16 @@ func encodeRequest(id, method string, params json.RawMessage) []byte {
 	return append(b, '}')
 }
 
+// appendEnvelope appends a request's line up to its params' value; the
+// params and a closing brace complete it (encodeRequest's bytes).
+func appendEnvelope(b []byte, id, method string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	return append(b, `,"params":`...)
+}
+
 // appendString appends s as a JSON string.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
@@ -1262,7 +1283,7 @@ func (c *Client) paginate(ctx context.Context, method, field string, max int, ea
 		if cursor != nil {
 			params = append(append(json.RawMessage(`{"cursor":`), cursor...), '}')
 		}
-		res, err := c.request(ctx, method, params, nil)
+		res, err := c.request(ctx, method, params, nil, false)
 		if err != nil {
 			return false, err
 		}
@@ -1345,7 +1366,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	p = append(p, `,"arguments":`...)
 	p = append(p, a...)
 	p = append(p, '}')
-	res, err := c.request(ctx, "tools/call", p, o)
+	res, err := c.request(ctx, "tools/call", p, o, true)
 	if err != nil {
 		return nil, err
 	}

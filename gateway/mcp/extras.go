@@ -113,28 +113,50 @@ func (c *Client) applyExtras(method string, params json.RawMessage, x *Extras) (
 // own (neither in params nor as CallOptions.Meta), and the extras carry the
 // agent's client capabilities and nothing else for this method. The
 // result is what withMeta followed by applyExtras produce, member for
-// member (in another order), without decoding and re-encoding params.
+// member (in another order), without decoding and re-encoding params. It
+// is appended to dst (the request's envelope, so the line is built in one
+// buffer). checked says params are CallTool's own, built from checked
+// arguments with name and arguments only: they are not scanned again.
 // done is false when the case does not apply.
-func (c *Client) relayedMeta(method string, params, extra json.RawMessage, token string, x *Extras) (_ json.RawMessage, done bool, _ error) {
+func (c *Client) relayedMeta(dst []byte, method string, params, extra json.RawMessage, token string, x *Extras, checked bool) (_ []byte, done bool, _ error) {
 	if x == nil || len(x.ClientCapabilities) == 0 || len(x.Meta) > 0 || len(extra) > 0 ||
 		(len(x.Params) > 0 && (x.Method == "" || x.Method == method)) {
 		return nil, false, nil
 	}
 	c.mu.Lock()
 	modern, ours, ver := c.era == EraModern, c.meta, c.metaVer
+	sameCaps := c.capsSeen != nil && bytes.Equal(c.capsSeen, x.ClientCapabilities)
 	c.mu.Unlock()
 	if !modern || ours == nil || ver == nil || len(params) == 0 || string(params) == "null" {
 		return nil, false, nil
 	}
-	p, err := outboundJSON(params)
-	if err != nil || p[0] != '{' || member(p, "_meta") != nil {
-		return nil, false, nil // the general path reports or merges it
+	p := params
+	if !checked {
+		var err error
+		p, err = outboundJSON(params)
+		if err != nil || p[0] != '{' || member(p, "_meta") != nil {
+			return nil, false, nil // the general path reports or merges it
+		}
 	}
-	caps, err := outboundJSON(x.ClientCapabilities)
-	if err != nil || caps[0] != '{' {
-		return nil, false, nil
+	caps := x.ClientCapabilities
+	if !sameCaps {
+		// An agent sends the same capabilities on every call: they are
+		// checked once, and only compared after that.
+		var err error
+		if caps, err = outboundJSON(x.ClientCapabilities); err != nil || caps[0] != '{' {
+			return nil, false, nil
+		}
+		if len(caps) == len(x.ClientCapabilities) { // sent as they are
+			c.mu.Lock()
+			c.capsSeen = append(c.capsSeen[:0], caps...)
+			c.mu.Unlock()
+		}
 	}
-	out := make([]byte, 0, len(p)+len(ours)+len(caps)+len(token)+64)
+	out := dst
+	if need := len(dst) + len(p) + len(ours) + len(caps) + len(token) + len(c.infoJSON) + 96; cap(out) < need {
+		out = make([]byte, len(dst), need)
+		copy(out, dst)
+	}
 	out = append(out, `{"_meta":{`...)
 	if token != "" {
 		out = append(append(append(out, `"progressToken":`...), token...), ',')

@@ -152,7 +152,7 @@ func TestRelayedMetaMatchesTheGeneralMerge(t *testing.T) {
 		{"leading space", `{ "name":"echo"}`, "", `{"roots":{"listChanged":true}}`},
 	} {
 		x := &Extras{Method: "tools/call", ClientCapabilities: json.RawMessage(tc.caps), InputRequired: true}
-		fast, done, err := c.relayedMeta("tools/call", json.RawMessage(tc.params), nil, tc.token, x)
+		fast, done, err := c.relayedMeta(nil, "tools/call", json.RawMessage(tc.params), nil, tc.token, x, false)
 		if err != nil || !done {
 			t.Fatalf("%s: fast path not taken: %v", tc.name, err)
 		}
@@ -166,6 +166,18 @@ func TestRelayedMetaMatchesTheGeneralMerge(t *testing.T) {
 		}
 		if !json.Valid(fast) || !reflect.DeepEqual(decode(fast), decode(slow)) {
 			t.Errorf("%s:\n fast %s\n slow %s", tc.name, fast, slow)
+		}
+		// As roundTrip builds it: in the envelope, params CallTool's own
+		// (checked), the capabilities seen before or not.
+		for range 2 {
+			line, done, err := c.relayedMeta(appendEnvelope(nil, "41", "tools/call"), "tools/call", json.RawMessage(tc.params), nil, tc.token, x, true)
+			if err != nil || !done {
+				t.Fatalf("%s: checked fast path not taken: %v", tc.name, err)
+			}
+			line = append(line, '}')
+			if want := encodeRequest("41", "tools/call", fast); string(line) != string(want) {
+				t.Errorf("%s: the line built in one buffer differs:\n got  %s\n want %s", tc.name, line, want)
+			}
 		}
 	}
 	// Cases the one pass leaves to the general merge.
@@ -182,7 +194,7 @@ func TestRelayedMetaMatchesTheGeneralMerge(t *testing.T) {
 		{"no caps", `{"name":"e"}`, "", Extras{}},
 		{"not an object", `[1]`, "", Extras{ClientCapabilities: json.RawMessage(`{}`)}},
 	} {
-		if _, done, _ := c.relayedMeta("tools/call", json.RawMessage(tc.params), json.RawMessage(tc.extra), "", &tc.x); done {
+		if _, done, _ := c.relayedMeta(nil, "tools/call", json.RawMessage(tc.params), json.RawMessage(tc.extra), "", &tc.x, false); done {
 			t.Errorf("%s: the one pass must leave this to the general merge", tc.name)
 		}
 	}

@@ -125,7 +125,7 @@ func (c *Client) discover(ctx, parent context.Context, version string, retry boo
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}
-	m, err := c.roundTrip(ctx, "server/discover", params, &CallOptions{}, max(budget, time.Millisecond), false)
+	m, err := c.roundTrip(ctx, "server/discover", params, &CallOptions{}, max(budget, time.Millisecond), false, false)
 	if err != nil {
 		if CodeOf(err) == CodeTimeout && ctx.Err() == nil {
 			// Silence within the probe budget: legacy. A late answer is
@@ -213,7 +213,7 @@ func (c *Client) initialize(ctx, parent context.Context) error {
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
-	m, err := c.roundTrip(ctx, "initialize", p, &CallOptions{}, timeout, false)
+	m, err := c.roundTrip(ctx, "initialize", p, &CallOptions{}, timeout, false, false)
 	if err != nil {
 		if CodeOf(err) == CodeTimeout && ctx.Err() == nil {
 			err = &Error{Code: CodeTimeout, Server: c.server, Op: "initialize", Message: "handshake did not complete within " + c.opts.InitializeTimeout.String()}
