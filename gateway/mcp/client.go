@@ -1036,7 +1036,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	var done bool
 	var err error
 	if x != nil && len(x.ClientCapabilities) > 0 {
-		line, done, err = c.relayedMeta(appendEnvelope(make([]byte, 0, 256+len(params)), idText, method), method, params, o.Meta, cl.token, x, checked)
+		line, done, err = c.relayedMeta(appendEnvelope(make([]byte, 0, 256+len(params)+len(x.ClientCapabilities)+len(c.infoJSON)+len(cl.token)), idText, method), method, params, o.Meta, cl.token, x, checked)
 	}
 	if done {
 		line = append(line, '}')

@@ -153,7 +153,7 @@ func (c *Client) relayedMeta(dst []byte, method string, params, extra json.RawMe
 		}
 	}
 	out := dst
-	if need := len(dst) + len(p) + len(ours) + len(caps) + len(token) + len(c.infoJSON) + 96; cap(out) < need {
+	if need := len(dst) + len(p) + len(ver) + len(caps) + len(token) + len(c.infoJSON) + 128; cap(out) < need {
 		out = make([]byte, len(dst), need)
 		copy(out, dst)
 	}
