@@ -47,6 +47,13 @@ func (f *frontend) track(server string, p front.Peer) func() {
 	if p == nil {
 		return func() {}
 	}
+	k := f.trackKey(server, p)
+	return func() { f.untrack(server, k) }
+}
+
+// trackKey registers p as in flight on server under the key it returns;
+// untrack ends that (track without a closure, p not nil).
+func (f *frontend) trackKey(server string, p front.Peer) uint64 {
 	f.mu.Lock()
 	f.seq++
 	k := f.seq
@@ -57,14 +64,17 @@ func (f *frontend) track(server string, p front.Peer) func() {
 	}
 	m[k] = p
 	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		delete(f.active[server], k)
-		if len(f.active[server]) == 0 && len(f.active) > keptIdleServers {
-			delete(f.active, server)
-		}
-		f.mu.Unlock()
+	return k
+}
+
+// untrack ends what trackKey registered.
+func (f *frontend) untrack(server string, k uint64) {
+	f.mu.Lock()
+	delete(f.active[server], k)
+	if len(f.active[server]) == 0 && len(f.active) > keptIdleServers {
+		delete(f.active, server)
 	}
+	f.mu.Unlock()
 }
 
 // route picks the agent that upstream traffic from server belongs to: the
