@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"sluice/gateway/mcp"
 )
 
 type ridPeer struct {
@@ -21,7 +23,7 @@ func (p ridPeer) RequestID() string { return p.rid }
 func TestWithAgentCall(t *testing.T) {
 	type other struct{}
 	parent, cancel := context.WithCancelCause(context.WithValue(context.Background(), other{}, "kept"))
-	ctx := withAgentCall(parent, ridPeer{rid: "rq-7"})
+	ctx := withAgentCall(parent, ridPeer{rid: "rq-7"}, mcp.Extras{})
 	if got := RequestIDFrom(ctx); got != "rq-7" {
 		t.Errorf("RequestIDFrom = %q, want rq-7", got)
 	}
@@ -31,7 +33,7 @@ func TestWithAgentCall(t *testing.T) {
 	if got := ctx.Value(other{}); got != "kept" {
 		t.Errorf("a parent's value = %v, want kept", got)
 	}
-	inner := withAgentCall(ctx, ridPeer{rid: "rq-8"}) // the innermost wins
+	inner := withAgentCall(ctx, ridPeer{rid: "rq-8"}, mcp.Extras{}) // the innermost wins
 	if RequestIDFrom(inner) != "rq-8" || inner.Value(agentKey{}) != "rq-8" {
 		t.Errorf("nested call ids = %q / %v", RequestIDFrom(inner), inner.Value(agentKey{}))
 	}
@@ -48,14 +50,14 @@ func TestWithAgentCall(t *testing.T) {
 		t.Errorf("cause %v, err %v", context.Cause(child), ctx.Err())
 	}
 
-	empty := withAgentCall(context.Background(), ridPeer{})
+	empty := withAgentCall(context.Background(), ridPeer{}, mcp.Extras{})
 	if RequestIDFrom(empty) != "" {
 		t.Errorf("an empty id is no log id: %q", RequestIDFrom(empty))
 	}
 	if got, ok := empty.Value(agentKey{}).(string); !ok || got != "" {
 		t.Errorf("an empty id still marks an agent's call: %v", empty.Value(agentKey{}))
 	}
-	if withAgentCall(context.Background(), nil).Value(agentKey{}) != nil {
+	if withAgentCall(context.Background(), nil, mcp.Extras{}).Value(agentKey{}) != nil {
 		t.Error("no peer: not an agent's call")
 	}
 }

@@ -346,7 +346,7 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p fr
 // 2026-07-28 input_required result is relayed as is and its retry sent
 // back upstream.
 func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (_ json.RawMessage, err error) {
-	ctx = withAgentCall(ctx, p)
+	ctx = withAgentCall(ctx, p, f.extras(req, p))
 	if f.g.tracer != nil {
 		var span *trace.Span
 		ctx, span = f.g.startRequest(ctx, p, "tools/call "+req.Capability, trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: req.Capability}, trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"})
@@ -357,7 +357,6 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 		k := f.trackKey(server, p)
 		defer f.untrack(server, k)
 	}
-	ctx = mcp.WithExtras(ctx, f.extras(req, p))
 	cr := CallRequest{Capability: req.Capability, Arguments: req.Arguments}
 	if p != nil {
 		cr.OnProgress = f.progressTo(ctx, p, req.Capability)
@@ -1085,11 +1084,13 @@ func topMember(obj json.RawMessage, name string) json.RawMessage {
 
 // agentCallCtx carries an agent's call's request id under both keys the
 // gateway reads it by (the log's request_id, the dashboard's agent
-// attribution) in one context node, the id boxed once: what withPeer and
-// a second context.WithValue did in four allocations, in two.
+// attribution) and the upstream request's extras in one context node,
+// the id boxed once: what withPeer, a second context.WithValue and
+// mcp.WithExtras did in six allocations, in two.
 type agentCallCtx struct {
 	context.Context
 	rid any // string
+	x   mcp.Extras
 }
 
 func (c *agentCallCtx) Value(key any) any {
@@ -1097,20 +1098,21 @@ func (c *agentCallCtx) Value(key any) any {
 	case requestIDKey, agentKey:
 		return c.rid
 	}
+	if mcp.IsExtrasKey(key) {
+		return &c.x
+	}
 	return c.Context.Value(key)
 }
 
-// withAgentCall is withPeer plus the agent's request id for the
-// dashboard (agentKey), for an agent's tools/call.
-func withAgentCall(ctx context.Context, p front.Peer) context.Context {
+// withAgentCall is withPeer, the agent's request id for the dashboard
+// (agentKey) and mcp.WithExtras(x), for an agent's tools/call. An empty
+// request id is no log id (RequestIDFrom reads "" as none) but still an
+// agent's call.
+func withAgentCall(ctx context.Context, p front.Peer, x mcp.Extras) context.Context {
 	if p == nil {
-		return ctx
+		return mcp.WithExtras(ctx, x)
 	}
-	rid := p.RequestID()
-	if rid == "" {
-		return context.WithValue(ctx, agentKey{}, rid)
-	}
-	return &agentCallCtx{Context: ctx, rid: rid}
+	return &agentCallCtx{Context: ctx, rid: p.RequestID(), x: x}
 }
 
 // withPeer puts the agent request's id on ctx, so the gateway's log lines

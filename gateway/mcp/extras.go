@@ -46,6 +46,15 @@ func WithExtras(ctx context.Context, x Extras) context.Context {
 	return context.WithValue(ctx, extrasKey{}, &x)
 }
 
+// IsExtrasKey reports whether key is the one WithExtras stores x under. A
+// caller's own context type that carries other values of a call already
+// can carry its Extras too, sparing WithExtras's two allocations: its
+// Value answers a *Extras for this key.
+func IsExtrasKey(key any) bool {
+	_, ok := key.(extrasKey)
+	return ok
+}
+
 func extrasFrom(ctx context.Context) *Extras {
 	x, _ := ctx.Value(extrasKey{}).(*Extras)
 	return x

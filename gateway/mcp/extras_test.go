@@ -199,3 +199,32 @@ func TestRelayedMetaMatchesTheGeneralMerge(t *testing.T) {
 		}
 	}
 }
+
+// carrierCtx is a caller's own context type carrying Extras (IsExtrasKey).
+type carrierCtx struct {
+	context.Context
+	x Extras
+}
+
+func (c *carrierCtx) Value(key any) any {
+	if IsExtrasKey(key) {
+		return &c.x
+	}
+	return c.Context.Value(key)
+}
+
+// A context of the caller's own that answers the extras key is read as
+// WithExtras's, and an inner WithExtras still wins over it.
+func TestExtrasFromACarrierContext(t *testing.T) {
+	ctx := &carrierCtx{Context: context.Background(), x: Extras{Method: "tools/call", Ordered: true}}
+	if x := extrasFrom(ctx); x == nil || x.Method != "tools/call" || !x.Ordered {
+		t.Fatalf("extras from the carrier = %+v", x)
+	}
+	inner := WithExtras(ctx, Extras{Method: "resources/read"})
+	if x := extrasFrom(inner); x == nil || x.Method != "resources/read" {
+		t.Fatalf("inner extras = %+v", x)
+	}
+	if IsExtrasKey(struct{}{}) || IsExtrasKey(nil) {
+		t.Error("IsExtrasKey takes another key for the extras key")
+	}
+}
