@@ -420,65 +420,93 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		return nil, false // unlisted: the SDK path explains why
 	}
 	rid := f.newRequestID(nil) // stdio: no headers
-	ctx, cancel := context.WithCancel(s.base)
-	pr := &peer{f: f, rid: rid, reqCtx: ctx, ss: ss, token: token, conn: s.name, caps: who.caps, capsJSON: who.capsJSON, version: version, client: who.client}
+	// One allocation holds the call's peer, its fast-path state and its
+	// answer; run is its method.
+	r := &fastRun{s: s, c: c, id: req.ID, p: p, capability: ref.capability(), modern: modern}
+	r.ctx, r.cancel = context.WithCancel(s.base)
+	r.pr = peer{f: f, rid: rid, reqCtx: r.ctx, ss: ss, token: token, conn: s.name, caps: who.caps, capsJSON: who.capsJSON, version: version, client: who.client}
+	pr := &r.pr
 	pr.traceparent, pr.tracestate = metaString(&p, "traceparent", 128), metaString(&p, "tracestate", 512)
 	if useBridge(pr) {
-		cancel()
+		r.cancel()
 		return nil, false // a modern agent that can be asked: the input_required bridge
 	}
 	if !f.inflight.add() {
-		cancel()
+		r.cancel()
 		return nil, false // shutting down: the SDK path answers as such
 	}
 	// The frame filter claimed the request's id (claim), refusing one
 	// in flight.
-	if !c.adopt(req.ID, cancel) {
+	if !c.adopt(req.ID, r.cancel) {
 		f.inflight.done()
-		cancel()
+		r.cancel()
 		return nil, false // the connection is closing: the SDK's path answers
 	}
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
 	}
-	return func() {
-		defer f.inflight.done()
-		defer cancel()
-		defer func() {
-			// As guardMiddleware: a bug answers this request, it does not
-			// end the process.
-			if r := recover(); r != nil {
-				c.forget(req.ID)
-				f.log.Error("panic in handler", "request_id", rid, "method", "tools/call", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				_ = c.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}})
-			}
-		}()
-		resp := &jsonrpc.Response{ID: req.ID}
-		q := &fastCall{name: p.name, args: p.args, capability: ref.capability(), rid: rid, modern: modern, serverInfo: s.serverInfo,
-			handOver: func(raw json.RawMessage) bool { return s.handOver(req.ID, p, raw) }, late: true}
-		handed := f.answerFast(ctx, q, pr, resp)
-		c.forget(req.ID)
-		// The call is counted and logged once the agent has its answer.
-		defer func() {
-			if q.call != nil {
-				q.call.finish(ctx, q.outcome)
-			}
-		}()
-		if !handed {
-			bp := framePool.Get().(*[]byte)
-			if frame, ok := appendResult((*bp)[:0], resp); ok && s.out != nil {
-				_ = c.writeFrame(req.ID, frame, s.out)
-				if cap(frame) <= maxPooledFrame {
-					*bp = frame
-				}
-				framePool.Put(bp)
-			} else {
-				framePool.Put(bp)
-				_ = c.Write(context.Background(), resp)
-			}
-		}
-	}, true
+	return r.run, true
 }
+
+// fastRun is one call the stdio fast path took: what run needs, the
+// call's peer and its answer, in one allocation.
+type fastRun struct {
+	s          *fastStdio
+	c          *cancelConn
+	id         jsonrpc.ID
+	p          fastParams
+	capability string
+	modern     bool
+	ctx        context.Context
+	cancel     context.CancelFunc
+	pr         peer
+	q          fastCall
+	resp       jsonrpc.Response
+}
+
+// run answers the call (take's run).
+func (r *fastRun) run() {
+	s, f, c := r.s, r.s.f, r.c
+	defer f.inflight.done()
+	defer r.cancel()
+	defer func() {
+		// As guardMiddleware: a bug answers this request, it does not
+		// end the process.
+		if x := recover(); x != nil {
+			c.forget(r.id)
+			f.log.Error("panic in handler", "request_id", r.pr.rid, "method", "tools/call", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
+			_ = c.Write(context.Background(), &jsonrpc.Response{ID: r.id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + r.pr.rid + ")"}})
+		}
+	}()
+	r.resp.ID = r.id
+	r.q = fastCall{name: r.p.name, args: r.p.args, capability: r.capability, rid: r.pr.rid, modern: r.modern, serverInfo: s.serverInfo,
+		handOver: r.handOver, late: true}
+	q, resp := &r.q, &r.resp
+	handed := f.answerFast(r.ctx, q, &r.pr, resp)
+	c.forget(r.id)
+	// The call is counted and logged once the agent has its answer.
+	defer func() {
+		if q.call != nil {
+			q.call.finish(r.ctx, q.outcome)
+		}
+	}()
+	if !handed {
+		bp := framePool.Get().(*[]byte)
+		if frame, ok := appendResult((*bp)[:0], resp); ok && s.out != nil {
+			_ = c.writeFrame(r.id, frame, s.out)
+			if cap(frame) <= maxPooledFrame {
+				*bp = frame
+			}
+			framePool.Put(bp)
+		} else {
+			framePool.Put(bp)
+			_ = c.Write(context.Background(), resp)
+		}
+	}
+}
+
+// handOver is the call's fastCall.handOver.
+func (r *fastRun) handOver(raw json.RawMessage) bool { return r.s.handOver(r.id, r.p, raw) }
 
 // handOver gives req to the SDK with its answer stashed: the SDK's
 // multi round-trip handling then runs as for any call.
