@@ -226,6 +226,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		reject(w, fmt.Sprintf("Bad Request: a batch of %d messages; at most %d are taken in one request", n, maxBatch), http.StatusBadRequest)
 		return
 	}
+	if r.Method == http.MethodPost && refuseBadIDs(w, body) {
+		return
+	}
 	// The body, read to its end, is closed: the server then has nothing
 	// left to discard after the handler. The SDK reads it from memory.
 	_ = r.Body.Close()

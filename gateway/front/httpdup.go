@@ -348,3 +348,112 @@ func (s *fastSession) letGo(id jsonrpc.ID) {
 }
 
 func (w *heldWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// refuseBadIDs answers, before any path serves it, a POST the SDK would
+// leave unanswered or answer ambiguously: a request whose id is null (the
+// SDK reads it as a notification and answers nothing; stdio answers it
+// -32600 too, see filterFrames), and a batch in which two requests share
+// an id (their responses could not be told apart, and the SDK answers
+// only one). Nothing of such a POST runs. It reports whether it answered.
+func refuseBadIDs(w http.ResponseWriter, body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	if len(b) == 0 {
+		return false
+	}
+	batch := b[0] == '['
+	if !batch && !bytes.Contains(b, nullText) {
+		return false // the common case: no null anywhere, no batch
+	}
+	v, ok := wholeValue(b, maxDepth-1)
+	if !ok {
+		return false // the SDK answers what it cannot parse
+	}
+	msgs := [][]byte{v}
+	if batch {
+		if msgs, ok = elements(nil, v); !ok {
+			return false
+		}
+	}
+	var seen map[any]bool
+	for i, msg := range msgs {
+		id, method, isReq := requestID(msg)
+		if !isReq {
+			continue
+		}
+		where := ""
+		if batch {
+			where = fmt.Sprintf(" (message %d of the batch)", i+1)
+		}
+		if string(id) == "null" {
+			refuseIDs(w, "Invalid Request: the request id is null"+where+"; an id must be a string or an integer (a notification has no id member)")
+			return true
+		}
+		if !batch || id == nil || method == "" {
+			continue
+		}
+		key, ok := idKey(id)
+		if !ok {
+			continue // the SDK reads and answers an id it cannot take
+		}
+		if seen[key] {
+			what := "the same id"
+			if len(id) <= 64 {
+				what = "request id " + string(id)
+			}
+			refuseIDs(w, fmt.Sprintf("Invalid Request: %s is used by two requests of this batch (message %d again); send each request with an id of its own, nothing of the batch was run", what, i+1))
+			return true
+		}
+		if seen == nil {
+			seen = map[any]bool{}
+		}
+		seen[key] = true
+	}
+	return false
+}
+
+var nullText = []byte("null")
+
+// requestID returns the id member (as written; nil when absent) and the
+// method of one message, and whether it is a request (has a method). The
+// last member of a name counts, as in the SDK's decoder.
+func requestID(msg []byte) (id []byte, method string, isReq bool) {
+	eachMember(msg, func(k, v []byte) bool {
+		key, plain := asciiString(k)
+		if !plain && json.Unmarshal(k, &key) != nil {
+			return true
+		}
+		switch key {
+		case "id":
+			id = v
+		case "method":
+			isReq = true
+			_ = json.Unmarshal(v, &method)
+		}
+		return true
+	})
+	return id, method, isReq
+}
+
+// idKey is an id as the SDK compares ids: a string, or a number's int64.
+func idKey(raw []byte) (any, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil || !id.IsValid() {
+		return nil, false
+	}
+	return id.Raw(), true
+}
+
+// refuseIDs answers a POST with -32600 and id null: the request's own id
+// would name another request, or none.
+// The id member is written (null), as JSON-RPC requires of an error
+// response; the SDK's encoder would leave it out.
+func refuseIDs(w http.ResponseWriter, msg string) {
+	text, _ := json.Marshal(msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%s}}`, jsonrpc.CodeInvalidRequest, text))
+}
