@@ -41,6 +41,8 @@ check: vet
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
 	done
+	@# Other platforms build and launch no local server (gateway/proc's doc.go).
+	GOOS=freebsd GOARCH=amd64 $(GO) build ./...
 
 peers:
 	./scripts/install-peers.sh

@@ -49,6 +49,17 @@
 // "group-survived-sigkill"), not returned as an error, and its pipes are
 // destroyed.
 //
+// # Why other platforms build but launch nothing
+//
+// Process groups that are torn down whole, the watchdog and directory
+// pinning exist for Linux, macOS and Windows (SupportedPlatforms). On
+// any other platform the package still builds (proc_unsupported.go), so
+// the CLI, trust, catalogs and remote servers work there, and every
+// launch of a local server fails with one *UnsupportedError that names
+// the supported platforms. A port that launched without the group
+// guarantees would leave processes behind; make check builds FreeBSD so
+// the build itself does not regress.
+//
 // # Why the leader stays a zombie until the group is gone
 //
 // The group id is the leader's pid. Signalling -pgid is only safe while

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -28,6 +29,8 @@ var (
 	ErrSpawn = errors.New("spawn failed")
 	// ErrSys: a process-wide system setting could not be applied.
 	ErrSys = errors.New("system call failed")
+	// ErrUnsupported: this platform cannot launch local servers.
+	ErrUnsupported = errors.New("platform not supported")
 	// ErrNotPrivate: a directory meant for private files lets others in
 	// and belongs to someone else, so MkdirPrivate does not change it.
 	ErrNotPrivate = errors.New("directory is not private")
@@ -216,3 +219,20 @@ func (e *PrivateDirError) Error() string {
 }
 
 func (e *PrivateDirError) Unwrap() error { return ErrNotPrivate }
+
+// SupportedPlatforms are the GOOS values whose process groups, teardown
+// and watchdog this package implements.
+var SupportedPlatforms = []string{"linux", "darwin", "windows"}
+
+// UnsupportedError: a launch on a platform this package has no process
+// groups for. It wraps ErrUnsupported.
+type UnsupportedError struct {
+	GOOS string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("launching local servers is not supported on %s: sluice runs them in process groups it can tear down whole only on %s; run sluice on one of those, or use remote servers (url:) here",
+		e.GOOS, strings.Join(SupportedPlatforms, ", "))
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }

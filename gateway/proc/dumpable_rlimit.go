@@ -1,10 +1,13 @@
+//go:build darwin || freebsd || openbsd || netbsd || dragonfly
+
 package proc
 
 import "golang.org/x/sys/unix"
 
 // SetNonDumpable sets the core-file size limit of the calling process to
 // zero, soft and hard, so a crash writes no core file holding its secrets.
-// macOS has no per-process "dumpable" switch: whether another process of
+// macOS (and the BSDs, which build but launch nothing: see
+// proc_unsupported.go) has no per-process "dumpable" switch: whether another process of
 // the same user may attach a debugger is decided by code signing (the
 // hardened runtime), not at run time, so that part is not covered here.
 func SetNonDumpable() error {

@@ -1,0 +1,42 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestOtherPlatformsBuild: the package (and the command, which needs it)
+// compiles for a platform it cannot launch on; before proc_unsupported.go
+// FreeBSD failed with "undefined: spawn".
+func TestOtherPlatformsBuild(t *testing.T) {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		t.Skipf("no Go toolchain beside the test binary (%v)", err)
+	}
+	for _, goos := range []string{"freebsd"} {
+		cmd := exec.Command(gobin, "build", "-o", os.DevNull, "sluice/cmd/sluice")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("GOOS=%s: %v\n%s", goos, err, out)
+		}
+	}
+}
+
+// TestUnsupportedErrorNamesThePlatforms: what a launch on such a
+// platform says.
+func TestUnsupportedErrorNamesThePlatforms(t *testing.T) {
+	err := error(&UnsupportedError{GOOS: "freebsd"})
+	if !errors.Is(err, ErrUnsupported) {
+		t.Fatal("UnsupportedError does not wrap ErrUnsupported")
+	}
+	for _, want := range []string{"not supported on freebsd", "linux, darwin, windows", "remote servers"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+}
