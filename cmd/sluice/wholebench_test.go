@@ -99,9 +99,13 @@ func BenchmarkWholeProcess(b *testing.B) {
 		httpPath(b, "sdk-bridge", exec.Command(self, append([]string{benchBridgeArg, exe}, argv...)...)),
 	}
 	if before := os.Getenv("SLUICE_BENCH_BEFORE"); before != "" {
+		// The earlier build keeps its own cache and state: files this build
+		// writes in a newer format (tool baselines, say) would otherwise be
+		// refused by it, and its tools held.
+		own := append(ownStateEnv(b), serveEnv...)
 		paths = append(paths,
-			stdioPath(b, "serve-before", envCmd(serveEnv, "stdio-before", before, "serve", "--mode", "flat"), true),
-			httpPath(b, "serve-http-before", envCmd(serveEnv, "http-before", before, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
+			stdioPath(b, "serve-before", envCmd(own, "stdio-before", before, "serve", "--mode", "flat"), true),
+			httpPath(b, "serve-http-before", envCmd(own, "http-before", before, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
 	}
 	if os.Getenv("SLUICE_BENCH_HTTP_PROCS1") != "" {
 		paths = append(paths, httpPath(b, "serve-http-p1", envCmd(append([]string{"GOMAXPROCS=1"}, serveEnv...), "http-p1", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
@@ -275,6 +279,19 @@ func medianF(v []float64) float64 {
 }
 
 // envCmd is a command with extra environment; "%s" in a value becomes tag.
+// ownStateEnv is the environment that gives a sluice binary a cache and
+// state directory of its own (the declarations in SLUICE_HOME are shared).
+func ownStateEnv(b *testing.B) []string {
+	b.Helper()
+	root := b.TempDir()
+	cache := filepath.Join(root, "cache")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { removeSettled(b, cache) })
+	return []string{"SLUICE_CACHE_DIR=" + cache, "XDG_STATE_HOME=" + filepath.Join(root, "state")}
+}
+
 func envCmd(env []string, tag, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Env = os.Environ()
