@@ -272,6 +272,19 @@ func manyTools(n int) []map[string]any {
 	return out
 }
 
+// waitLogged waits for want on serve's stderr: routine lines are written a
+// few at a time (within milliseconds), not at once.
+func (a *stdioAgent) waitLogged(t *testing.T, want, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(a.stderr.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s:\n%s", what, a.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestServeAutoModeSwitches: --mode auto starts flat, switches to gateway
 // mode when a server's catalog grows past the 16 KiB budget (telling the
 // agent), keeps the exposed tool direct, and comes back to flat once the
@@ -286,9 +299,7 @@ func TestServeAutoModeSwitches(t *testing.T) {
 	if !has(names, "fx__echo", "fx__add", "fx__list_changed", "sluice__read_result") || slices.Contains(names, "find") {
 		t.Fatalf("auto with 13 tools is not flat: %v", names)
 	}
-	if !strings.Contains(a.stderr.String(), "mode auto: chose flat") {
-		t.Fatalf("the start choice is not logged:\n%s", a.stderr.String())
-	}
+	a.waitLogged(t, "mode auto: chose flat", "the start choice is not logged")
 
 	writeTools(t, defs, manyTools(100)...)
 	before := a.changed.Load()
@@ -300,9 +311,7 @@ func TestServeAutoModeSwitches(t *testing.T) {
 	a.waitTools(t, "gateway mode with the exposed tool after the growth", func(n []string) bool {
 		return slices.Equal(n, sorted(append(slices.Clone(gatewayTools), "fx__echo")))
 	})
-	if !strings.Contains(a.stderr.String(), "mode auto: switched to gateway") {
-		t.Fatalf("the switch is not logged:\n%s", a.stderr.String())
-	}
+	a.waitLogged(t, "mode auto: switched to gateway", "the switch is not logged")
 	if _, got := a.call(t, "fx__echo", map[string]any{"text": "still direct"}); got != "still direct" {
 		t.Fatalf("the exposed tool after the switch: %q", got)
 	}
@@ -319,9 +328,7 @@ func TestServeAutoModeSwitches(t *testing.T) {
 	a.waitTools(t, "flat mode after the shrink", func(n []string) bool {
 		return !slices.Contains(n, "find") && has(n, "fx__echo", "fx__add", "fx__late_tool", "sluice__read_result")
 	})
-	if !strings.Contains(a.stderr.String(), "mode auto: switched to flat") {
-		t.Fatalf("the switch back is not logged:\n%s", a.stderr.String())
-	}
+	a.waitLogged(t, "mode auto: switched to flat", "the switch back is not logged")
 }
 
 // TestServeExposeOverHTTP: over streamable HTTP, in the 2026-07-28 era
