@@ -545,13 +545,13 @@ func (f *Filter) overrunEnded(server string) {
 // the timeouts of one overrun episode (see streak) only the first counts.
 func (f *Filter) record(server string, err error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.stat.Calls++
 	st := f.streaks[server]
 	if err == nil {
 		if st != nil {
 			st.n = 0
 		}
+		f.mu.Unlock()
 		return
 	}
 	f.stat.Failures++
@@ -560,15 +560,24 @@ func (f *Filter) record(server string, err error) {
 	var te *TimeoutError
 	if errors.As(err, &te) {
 		if st.episode {
+			f.mu.Unlock()
 			return // overlapped a timeout already counted
 		}
 		st.episode = true
 	}
 	st.n++
 	st.last = err.Error()
+	disabled, failures, last := false, st.n, st.last
 	if n := f.host.opts.DisableAfter; n > 0 && st.n >= n && st.disabledAt.IsZero() {
 		st.disabledAt = time.Now()
+		disabled = true
+	}
+	f.mu.Unlock()
+	if disabled {
+		// Logged without f.mu: the log's handler may run this very filter
+		// over the line (the gateway redacts its log with builtin:redact),
+		// and that call takes f.mu.
 		f.host.logger.Error("filter disabled for one server after repeated failures", "filter", f.name, "server", server,
-			"failures", st.n, "coolDown", f.host.opts.DisableCoolDown, "last", st.last)
+			"failures", failures, "coolDown", f.host.opts.DisableCoolDown, "last", last)
 	}
 }
