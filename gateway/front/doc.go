@@ -244,6 +244,12 @@
 // schema, description's length, input schema and annotations, in that
 // order, as far as needed, and its description says so and how to see
 // it whole. Review baselines and describe keep the whole definition.
+// Resources, resource templates and prompts are upstream definitions
+// too and are held to the same caps per listing: they keep what
+// identifies them (URI, URI template, name, MIME type, a prompt's
+// argument names and whether each is required) and give up their
+// title's length, icons, _meta, annotations, description's length and
+// a prompt's argument descriptions, in that order.
 //
 // # Why auto mode switches with a margin
 //

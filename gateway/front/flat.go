@@ -343,7 +343,7 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 		}
 		sort.Strings(keys)
 		var budgets []int
-		if kind == KindTools {
+		if kind == KindTools || kind == KindPrompts {
 			sizes := make([]int, len(keys))
 			for i, k := range keys {
 				sizes[i] = len(byRef[names[k]].raw)
@@ -356,20 +356,26 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 			raw := byRef[ref].raw
 			if budgets != nil {
 				var cut bool
-				if raw, cut = shortenTool(raw, budgets[i], wholeDefinition(ref.capability(), onlyExposed)); cut {
+				if kind == KindPrompts {
+					raw, cut = shortenEntry(raw, budgets[i], "the whole entry: ask the server "+ref.Server+" directly")
+				} else {
+					raw, cut = shortenTool(raw, budgets[i], wholeDefinition(ref.capability(), onlyExposed))
+				}
+				if cut {
 					shortened++
 				}
 			}
 			out[exposed] = flatItem{key: exposed, ref: ref, raw: raw, sig: exposed + "\x00" + string(raw)}
 		}
 		if shortened > 0 {
-			f.log.Warn("tool definitions shortened to fit the listing's byte caps", "shortened", shortened, "tools", len(keys),
+			f.log.Warn("definitions shortened to fit the listing's byte caps", "kind", string(kind), "shortened", shortened, "entries", len(keys),
 				"maxToolListingBytes", f.opts.MaxToolListingBytes, "maxListingBytes", f.opts.MaxListingBytes)
 		}
 	default:
 		// URIs cannot be renamed: the first server (by id) that lists a
 		// URI owns it; later ones are reported and skipped.
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].ref.Server < ps[j].ref.Server })
+		var kept []parsed
 		for _, p := range ps {
 			if prev, taken := out[p.ref.Name]; taken {
 				if prev.ref.Server != p.ref.Server {
@@ -378,6 +384,26 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 				continue
 			}
 			out[p.ref.Name] = flatItem{key: p.ref.Name, ref: p.ref, raw: p.raw, sig: string(p.raw)}
+			kept = append(kept, p)
+		}
+		// The same byte caps as tool definitions, in the order listed.
+		sort.Slice(kept, func(i, j int) bool { return kept[i].ref.Name < kept[j].ref.Name })
+		sizes := make([]int, len(kept))
+		for i, p := range kept {
+			sizes[i] = len(p.raw)
+		}
+		budgets := listBudgets(sizes, f.opts.MaxToolListingBytes, f.opts.MaxListingBytes)
+		shortened := 0
+		for i, p := range kept {
+			raw, cut := shortenEntry(p.raw, budgets[i], "the whole entry: ask the server "+p.ref.Server+" directly")
+			if cut {
+				shortened++
+				out[p.ref.Name] = flatItem{key: p.ref.Name, ref: p.ref, raw: raw, sig: string(raw)}
+			}
+		}
+		if shortened > 0 {
+			f.log.Warn("listed entries shortened to fit the listing's byte caps", "kind", string(kind), "shortened", shortened, "entries", len(kept),
+				"maxToolListingBytes", f.opts.MaxToolListingBytes, "maxListingBytes", f.opts.MaxListingBytes)
 		}
 	}
 	return out

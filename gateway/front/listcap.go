@@ -8,8 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// This file bounds what a tools/list answer carries of upstream tool
-// definitions (see "Why a tool listing has a byte budget" in doc.go).
+// This file bounds what a listing (tools/list, resources/list,
+// resources/templates/list, prompts/list) carries of upstream definitions
+// (see "Why a tool listing has a byte budget" in doc.go).
 
 const (
 	// DefaultMaxToolListingBytes is the default cap on one upstream tool's
@@ -79,6 +80,47 @@ func listBudgets(sizes []int, perTool, total int) []int {
 // annotations. The description then says the definition was shortened
 // and, in whole, how to see it whole.
 func shortenTool(raw json.RawMessage, budget int, whole string) (json.RawMessage, bool) {
+	return shortenDef(raw, budget, whole, []func(map[string]json.RawMessage){
+		func(f map[string]json.RawMessage) { delete(f, "icons") },
+		func(f map[string]json.RawMessage) { delete(f, "_meta") },
+		func(f map[string]json.RawMessage) { delete(f, "outputSchema") },
+		func(f map[string]json.RawMessage) { f["inputSchema"] = json.RawMessage(`{"type":"object"}`) },
+		func(f map[string]json.RawMessage) { delete(f, "annotations") },
+	})
+}
+
+// shortenEntry bounds a listed resource, resource template or prompt the
+// way shortenTool bounds a tool. What identifies the entry (uri,
+// uriTemplate, name, mimeType, a prompt's argument names and whether they
+// are required) is kept; it gives up, in order: the title's length, icons,
+// _meta, annotations, the description's length and a prompt's argument
+// titles and descriptions. An entry whose identifying members alone are
+// over the budget is listed with them whole.
+func shortenEntry(raw json.RawMessage, budget int, whole string) (json.RawMessage, bool) {
+	return shortenDef(raw, budget, whole, []func(map[string]json.RawMessage){
+		func(f map[string]json.RawMessage) { delete(f, "icons") },
+		func(f map[string]json.RawMessage) { delete(f, "_meta") },
+		func(f map[string]json.RawMessage) { delete(f, "annotations") },
+		func(f map[string]json.RawMessage) {
+			var args []map[string]json.RawMessage
+			if a, ok := f["arguments"]; !ok || json.Unmarshal(a, &args) != nil {
+				return
+			}
+			for _, arg := range args {
+				for k := range arg {
+					if k != "name" && k != "required" {
+						delete(arg, k)
+					}
+				}
+			}
+			f["arguments"] = mustJSON(args)
+		},
+	})
+}
+
+// shortenDef bounds the definition raw to budget bytes, giving up what
+// drops remove in order, and says in its description that it did.
+func shortenDef(raw json.RawMessage, budget int, whole string, drops []func(map[string]json.RawMessage)) (json.RawMessage, bool) {
 	if len(raw) <= budget {
 		return raw, false
 	}
@@ -112,13 +154,6 @@ func shortenTool(raw json.RawMessage, budget int, whole string) (json.RawMessage
 		return true
 	}
 	keep := min(len(desc), minKeptDescriptionBytes)
-	drops := []func(){
-		func() { delete(fields, "icons") },
-		func() { delete(fields, "_meta") },
-		func() { delete(fields, "outputSchema") },
-		func() { fields["inputSchema"] = json.RawMessage(`{"type":"object"}`) },
-		func() { delete(fields, "annotations") },
-	}
 	for i := 0; !fit(keep); i++ {
 		if i == len(drops) {
 			if !fit(0) { // only the name is left: the note alone
@@ -126,7 +161,7 @@ func shortenTool(raw json.RawMessage, budget int, whole string) (json.RawMessage
 			}
 			break
 		}
-		drops[i]()
+		drops[i](fields)
 	}
 	return mustJSON(fields), true
 }

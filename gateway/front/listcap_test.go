@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // hostileTools are an upstream's tools that would each fill a model's
@@ -165,6 +167,83 @@ func TestListingOptionsChecked(t *testing.T) {
 	for _, o := range []Options{{MaxToolListingBytes: 100}, {MaxToolListingBytes: 4096, MaxListingBytes: 1024}} {
 		if _, err := o.resolved(); err == nil || !strings.Contains(err.Error(), "Listing") {
 			t.Errorf("%+v: err = %v", o, err)
+		}
+	}
+}
+
+// TestFlatListingBoundsResourcesAndPrompts: resources, templates and
+// prompts are upstream definitions too; a hostile upstream's 100 KiB
+// descriptions (and a prompt's argument descriptions) are held to the same
+// caps, while what identifies each entry (URI, template, argument names)
+// stays whole and readable.
+func TestFlatListingBoundsResourcesAndPrompts(t *testing.T) {
+	b := newFake()
+	big := strings.Repeat("ü hostile ", 100<<10/11)
+	var res, tpl, prompts []Item
+	for i := range 20 {
+		res = append(res, Item{Server: "evil", Raw: mustJSON(map[string]any{"uri": fmt.Sprintf("test://r/%02d", i), "name": fmt.Sprintf("r%02d", i), "description": big, "_meta": map[string]any{"x": big}})})
+		tpl = append(tpl, Item{Server: "evil", Raw: mustJSON(map[string]any{"uriTemplate": fmt.Sprintf("test://t%02d/{id}", i), "name": fmt.Sprintf("t%02d", i), "title": big, "description": big})})
+		prompts = append(prompts, Item{Server: "evil", Raw: mustJSON(map[string]any{"name": fmt.Sprintf("p%02d", i), "description": big,
+			"arguments": []any{map[string]any{"name": "who", "required": true, "description": big}}})})
+	}
+	b.setItems(KindResources, append(res, Item{Server: "evil", Raw: json.RawMessage(`{"uri":"test://small","name":"small","description":"Small."}`)})...)
+	b.setItems(KindResourceTemplates, tpl...)
+	b.setItems(KindPrompts, prompts...)
+	b.readRes = func(_ context.Context, server string, params json.RawMessage, _ Peer) (json.RawMessage, error) {
+		var p struct{ URI string }
+		json.Unmarshal(params, &p)
+		return json.RawMessage(fmt.Sprintf(`{"contents":[{"uri":%q,"text":"hello"}]}`, p.URI)), nil
+	}
+	s := connect(t, b, &Options{Mode: ModeFlat}, nil, "2025-11-25")
+	ctx := context.Background()
+	size := func(v any) int { raw, _ := json.Marshal(v); return len(raw) }
+	limit := DefaultMaxListingBytes + 21*64 // re-encoding may add a few bytes per entry
+
+	rl, err := s.cs.ListResources(ctx, nil)
+	if err != nil || len(rl.Resources) != 21 {
+		t.Fatalf("resources: %d, %v", len(rl.Resources), err)
+	}
+	if n := size(rl.Resources); n > limit {
+		t.Fatalf("resources/list carries %d bytes, cap %d", n, DefaultMaxListingBytes)
+	}
+	for i, r := range rl.Resources {
+		if r.Name == "evil__small" {
+			if r.Description != "Small." {
+				t.Errorf("small resource shortened: %q", r.Description)
+			}
+			continue
+		}
+		if want := fmt.Sprintf("test://r/%02d", i); r.URI != want || !strings.Contains(r.Description, "[sluice: definition shortened") || !utf8.ValidString(r.Description) || r.Meta != nil {
+			t.Fatalf("resource %d: uri %q meta %v description %.80q…", i, r.URI, r.Meta, r.Description)
+		}
+	}
+	if got, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://r/07"}); err != nil || got.Contents[0].Text != "hello" {
+		t.Fatalf("a shortened resource is not readable: %+v, %v", got, err)
+	}
+
+	rt, err := s.cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(rt.ResourceTemplates) != 20 {
+		t.Fatalf("templates: %d, %v", len(rt.ResourceTemplates), err)
+	}
+	if n := size(rt.ResourceTemplates); n > limit {
+		t.Fatalf("resources/templates/list carries %d bytes, cap %d", n, DefaultMaxListingBytes)
+	}
+	for i, tp := range rt.ResourceTemplates {
+		if want := fmt.Sprintf("test://t%02d/{id}", i); tp.URITemplate != want || len(tp.Title) > maxListedTitleBytes {
+			t.Fatalf("template %d: %q, title %d bytes", i, tp.URITemplate, len(tp.Title))
+		}
+	}
+
+	pl, err := s.cs.ListPrompts(ctx, nil)
+	if err != nil || len(pl.Prompts) != 20 {
+		t.Fatalf("prompts: %d, %v", len(pl.Prompts), err)
+	}
+	if n := size(pl.Prompts); n > limit {
+		t.Fatalf("prompts/list carries %d bytes, cap %d", n, DefaultMaxListingBytes)
+	}
+	for _, p := range pl.Prompts {
+		if len(p.Arguments) != 1 || p.Arguments[0].Name != "who" || !p.Arguments[0].Required || len(p.Arguments[0].Description) > 0 && len(p.Arguments[0].Description) > DefaultMaxToolListingBytes {
+			t.Fatalf("prompt %s arguments: %+v", p.Name, p.Arguments)
 		}
 	}
 }

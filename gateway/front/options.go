@@ -43,14 +43,16 @@ type Options struct {
 	// definitions total at most this many bytes; 0 = DefaultAutoFlatBytes.
 	AutoFlatBytes int
 	// MaxToolListingBytes caps one upstream tool's definition in a
-	// tools/list answer (flat mode's tools, gateway mode's exposed ones);
+	// tools/list answer (flat mode's tools, gateway mode's exposed ones),
+	// and likewise one resource, resource template or prompt in its list;
 	// 0 = DefaultMaxToolListingBytes, at least MinToolListingBytes. A
 	// longer definition is shortened (title, description, then the
 	// fields the model needs least; see listcap.go), stays callable, and
 	// its description says how to see it whole.
 	MaxToolListingBytes int
 	// MaxListingBytes caps the upstream tool definitions of one tools/list
-	// answer together; 0 = DefaultMaxListingBytes. Over it the largest
+	// answer together (and the entries of one resources, templates or
+	// prompts list); 0 = DefaultMaxListingBytes. Over it the largest
 	// definitions are shortened to one common size (never below
 	// MinToolListingBytes, so very many tools can still exceed it).
 	MaxListingBytes int
