@@ -89,6 +89,9 @@ type frontend struct {
 	// to the one the server knows, for the resources whose listing the
 	// redaction changed (List, ReadResource).
 	redactedURIs map[string]map[string]string
+	// redactedTemplates holds, per server, the spans of resource
+	// templates the redaction changed (rememberRedactedTemplates).
+	redactedTemplates map[string][]templateSpan
 }
 
 var _ front.Backend = (*frontend)(nil)
@@ -644,8 +647,11 @@ func (f *frontend) List(ctx context.Context, kind front.Kind) ([]front.Item, err
 		}
 	}
 	red, from := f.redactItems(ctx, items, func(i int) string { return Capability(items[i].Server, method) })
-	if kind == front.KindResources {
+	switch kind {
+	case front.KindResources:
 		f.rememberRedactedURIs(items, red, from)
+	case front.KindResourceTemplates:
+		f.rememberRedactedTemplates(items, red, from)
 	}
 	return red, nil
 }
@@ -678,12 +684,67 @@ func (f *frontend) rememberRedactedURIs(before, after []front.Item, from []int) 
 	f.mu.Unlock()
 }
 
-// upstreamURI returns the uri server knows the resource listed as uri by.
+// templateSpan is the part of a resource template the redaction changed:
+// listed is what the agent saw, orig what the server wrote. A span is
+// mapped back only at the start of a uri expanded from its template:
+// prefix is the listed template up to the span's end, with no expression
+// in it. Anywhere else, the agent could have the server's own secret put
+// into a uri of its choosing and sent off by a server that fetches what
+// it is asked for.
+type templateSpan struct{ prefix, listed, orig string }
+
+// rememberRedactedTemplates records, for each resource template whose
+// uriTemplate the redaction changed, the changed span (between the common
+// prefix and suffix of the two forms): the agent expands the template as
+// listed, and the server is asked for the uri with its own span back.
+func (f *frontend) rememberRedactedTemplates(before, after []front.Item, from []int) {
+	tmpl := func(raw json.RawMessage) string {
+		var h struct {
+			URITemplate string `json:"uriTemplate"`
+		}
+		_ = json.Unmarshal(raw, &h)
+		return h.URITemplate
+	}
+	m := map[string][]templateSpan{}
+	for i, it := range after {
+		orig, listed := tmpl(before[from[i]].Raw), tmpl(it.Raw)
+		if orig == listed || listed == "" {
+			continue
+		}
+		p := 0
+		for p < len(orig) && p < len(listed) && orig[p] == listed[p] {
+			p++
+		}
+		q := 0
+		for q < len(orig)-p && q < len(listed)-p && orig[len(orig)-1-q] == listed[len(listed)-1-q] {
+			q++
+		}
+		span := templateSpan{prefix: listed[:len(listed)-q], listed: listed[p : len(listed)-q], orig: orig[p : len(orig)-q]}
+		if span.listed == "" || strings.ContainsAny(span.prefix, "{}") {
+			continue // after or inside an expression: not mapped back
+		}
+		m[it.Server] = append(m[it.Server], span)
+	}
+	f.mu.Lock()
+	f.redactedTemplates = m
+	f.mu.Unlock()
+}
+
+// upstreamURI returns the uri server knows the resource listed as uri by:
+// a resource listed under a redacted uri, or a uri expanded from a
+// template listed redacted.
 func (f *frontend) upstreamURI(server, uri string) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	orig, ok := f.redactedURIs[server][uri]
-	return orig, ok
+	if orig, ok := f.redactedURIs[server][uri]; ok {
+		return orig, true
+	}
+	for _, sp := range f.redactedTemplates[server] {
+		if rest, ok := strings.CutPrefix(uri, sp.prefix); ok {
+			return sp.prefix[:len(sp.prefix)-len(sp.listed)] + sp.orig + rest, true
+		}
+	}
+	return "", false
 }
 
 // redactItems runs every listed item through the redaction filters of

@@ -139,11 +139,26 @@ func TestServeListingsRedact(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			prompts, err := a.cs.ListPrompts(ctx, nil)
-			if err != nil || len(prompts.Prompts) == 0 {
-				t.Fatalf("prompts: %v %v", err, prompts)
+			// Prompts are listed after resources and templates.
+			for {
+				prompts, err := a.cs.ListPrompts(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("prompts/list", prompts)
+				if len(prompts.Prompts) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no prompt listed:\n%s", a.stderr.String())
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
-			check("prompts/list", prompts)
+			templates, err := a.cs.ListResourceTemplates(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("resources/templates/list", templates)
 			if strings.Contains(a.stderr.String(), mcptest.LeakKey) {
 				t.Errorf("the key is in serve's log")
 			}

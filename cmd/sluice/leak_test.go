@@ -219,6 +219,12 @@ func TestServeFlatRedactsPassThrough(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"fx__leak"},"argument":{"name":"a","value":"v"}}}`,
 		tool(6, "fx__leak_error", `{}`),
 		tool(7, "fx__leak_fields", `{}`),
+		// A template listed redacted is expanded by the agent as listed
+		// and read by the server's own uri; the span is mapped back only
+		// where the template puts it, not anywhere in a uri.
+		`{"jsonrpc":"2.0","id":8,"method":"resources/templates/list"}`,
+		`{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"leak://t/[REDACTED:aws-access-key-id]/42"}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"leak://t/x/[REDACTED:aws-access-key-id]/42"}}`,
 	}
 	got := serveFrames(t, []string{"--mode", "flat"}, frames)
 	seen := map[float64]bool{}
@@ -233,9 +239,22 @@ func TestServeFlatRedactsPassThrough(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []float64{2, 3, 4, 5, 6, 7} {
+	for _, id := range []float64{2, 3, 4, 5, 6, 7, 8, 9, 10} {
 		if !seen[id] {
 			t.Errorf("no answer to %v", id)
+		}
+	}
+	for _, f := range got {
+		id, _ := f["id"].(float64)
+		all := strings.Join(strs(f, nil), " ")
+		b, _ := json.Marshal(f)
+		switch {
+		case id == 8 && !strings.Contains(all, "leak://t/[REDACTED:aws-access-key-id]/{id}"):
+			t.Errorf("the template is not listed redacted: %.1500s", b)
+		case id == 9 && !strings.Contains(all, "template body 42 [REDACTED"):
+			t.Errorf("a uri expanded from the redacted template was not read by the server's own: %.1500s", b)
+		case id == 10 && (f["error"] == nil || strings.Contains(all, "template body")):
+			t.Errorf("the redacted span was mapped back outside its place in the template: %.1500s", b)
 		}
 	}
 	for _, f := range got {

@@ -12,6 +12,10 @@ const LeakKey = "AKIAIOSFODNN7EXAMPLE"
 // LeakURI is the resource ModeLeaky lists; its text carries LeakKey.
 const LeakURI = "leak://secret/" + LeakKey
 
+// LeakTemplate is ModeLeaky's resource template, with the key in its
+// literal part; a read of it expanded answers "template body ID KEY".
+const LeakTemplate = "leak://t/" + LeakKey + "/{id}"
+
 // leakyDefs are the tools of ModeLeaky; each puts LeakKey somewhere else.
 func leakyDefs() []toolDef {
 	def := func(name, desc string) toolDef {
@@ -110,14 +114,24 @@ func (s *server) capabilities() map[string]any {
 
 // leakyMethod answers the resource, prompt and completion methods of
 // ModeLeaky; ok is false for other methods.
-func leakyMethod(method string) (map[string]any, *rpcErr, bool) {
+func leakyMethod(method string, params json.RawMessage) (map[string]any, *rpcErr, bool) {
 	k := LeakKey
 	switch method {
 	case "resources/list":
 		return map[string]any{"resources": []any{map[string]any{"uri": LeakURI, "name": "secret", "mimeType": "text/plain"}}}, nil, true
 	case "resources/templates/list":
-		return map[string]any{"resourceTemplates": []any{}}, nil, true
+		return map[string]any{"resourceTemplates": []any{map[string]any{"uriTemplate": LeakTemplate, "name": "secret-template"}}}, nil, true
 	case "resources/read":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(params, &p)
+		if id, ok := strings.CutPrefix(p.URI, strings.TrimSuffix(LeakTemplate, "{id}")); ok {
+			return map[string]any{"contents": []any{map[string]any{"uri": p.URI, "mimeType": "text/plain", "text": "template body " + id + " " + k}}}, nil, true
+		}
+		if strings.HasPrefix(p.URI, "leak://t/") {
+			return nil, &rpcErr{code: CodeInvalidParams, msg: "no such resource: " + p.URI}, true
+		}
 		return map[string]any{"contents": []any{map[string]any{"uri": LeakURI, "mimeType": "text/plain", "text": "resource body " + k}}}, nil, true
 	case "prompts/list":
 		return map[string]any{"prompts": []any{map[string]any{"name": "leak", "description": "a prompt"}}}, nil, true

@@ -484,7 +484,7 @@ func (s *server) request(ctx context.Context, env envelope) (bool, error) {
 		return false, s.startCall(ctx, env, meta, modern, pv)
 	}
 	if s.opts.Has(ModeLeaky) {
-		if res, e, ok := leakyMethod(env.Method); ok {
+		if res, e, ok := leakyMethod(env.Method, env.Params); ok {
 			if e != nil {
 				return false, s.replyErr(env.ID, e)
 			}
