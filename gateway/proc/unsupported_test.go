@@ -18,6 +18,12 @@ func TestOtherPlatformsBuild(t *testing.T) {
 	if _, err := os.Stat(gobin); err != nil {
 		t.Skipf("no Go toolchain beside the test binary (%v)", err)
 	}
+	if runtime.GOOS == "windows" {
+		// A test binary cross-built for Windows (run under an emulator)
+		// sees the build host's toolchain, which it cannot run; the
+		// cross builds are checked from the unix hosts.
+		t.Skip("the cross builds are checked from unix hosts")
+	}
 	for _, goos := range []string{"freebsd"} {
 		cmd := exec.Command(gobin, "build", "-o", os.DevNull, "sluice/cmd/sluice")
 		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
