@@ -23,6 +23,15 @@ func pollableStdin() (in *os.File, restore func(), ok bool, err error) {
 	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFIFO && kind != syscall.S_IFSOCK {
 		return nil, nil, false, nil
 	}
+	fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, 0, syscall.F_GETFL, 0)
+	if e != 0 {
+		return nil, nil, false, fmt.Errorf("front: reading stdin's flags: %w", e)
+	}
+	if fl&syscall.O_NONBLOCK != 0 {
+		// The flag belongs to the open file description, which whoever
+		// handed stdin over shares: leave it as it is.
+		return nil, nil, false, nil
+	}
 	fd, err := syscall.Dup(0)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("front: duplicating stdin: %w", err)
