@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"unicode/utf8"
 )
@@ -80,7 +81,7 @@ func listBudgets(sizes []int, perTool, total int) []int {
 // annotations. The description then says the definition was shortened
 // and, in whole, how to see it whole.
 func shortenTool(raw json.RawMessage, budget int, whole string) (json.RawMessage, bool) {
-	return shortenDef(raw, budget, whole, []func(map[string]json.RawMessage){
+	return shortenDef(raw, budget, whole, toolMembers, []func(map[string]json.RawMessage){
 		func(f map[string]json.RawMessage) { delete(f, "icons") },
 		func(f map[string]json.RawMessage) { delete(f, "_meta") },
 		func(f map[string]json.RawMessage) { delete(f, "outputSchema") },
@@ -97,7 +98,7 @@ func shortenTool(raw json.RawMessage, budget int, whole string) (json.RawMessage
 // titles and descriptions. An entry whose identifying members alone are
 // over the budget is listed with them whole.
 func shortenEntry(raw json.RawMessage, budget int, whole string) (json.RawMessage, bool) {
-	return shortenDef(raw, budget, whole, []func(map[string]json.RawMessage){
+	return shortenDef(raw, budget, whole, entryMembers, []func(map[string]json.RawMessage){
 		func(f map[string]json.RawMessage) { delete(f, "icons") },
 		func(f map[string]json.RawMessage) { delete(f, "_meta") },
 		func(f map[string]json.RawMessage) { delete(f, "annotations") },
@@ -118,15 +119,30 @@ func shortenEntry(raw json.RawMessage, budget int, whole string) (json.RawMessag
 	})
 }
 
-// shortenDef bounds the definition raw to budget bytes, giving up what
-// drops remove in order, and says in its description that it did.
-func shortenDef(raw json.RawMessage, budget int, whole string, drops []func(map[string]json.RawMessage)) (json.RawMessage, bool) {
+// toolMembers and entryMembers are the members a listed tool, and a
+// listed resource, template or prompt, can carry to the agent: the
+// server library drops any other when it registers the item, so a
+// shortened definition gives them up first.
+var (
+	toolMembers  = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons", "execution"}
+	entryMembers = []string{"uri", "uriTemplate", "name", "title", "description", "mimeType", "size", "annotations", "_meta", "icons", "arguments"}
+)
+
+// shortenDef bounds the definition raw to budget bytes: it keeps only the
+// known members, gives up what drops remove in order, and says in its
+// description that it did.
+func shortenDef(raw json.RawMessage, budget int, whole string, known []string, drops []func(map[string]json.RawMessage)) (json.RawMessage, bool) {
 	if len(raw) <= budget {
 		return raw, false
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return raw, false // register reports it
+	}
+	for k := range fields {
+		if !slices.Contains(known, k) {
+			delete(fields, k)
+		}
 	}
 	var desc string
 	if d, ok := fields["description"]; ok {

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -246,4 +247,85 @@ func TestFlatListingBoundsResourcesAndPrompts(t *testing.T) {
 			t.Fatalf("prompt %s arguments: %+v", p.Name, p.Arguments)
 		}
 	}
+}
+
+// FuzzShortenDefinition: whatever an upstream lists, a shortened tool or
+// entry is a JSON object that keeps every identifying member as it was,
+// its strings are valid UTF-8 where the input's were, and it is within
+// its budget unless only identifying members and the note are left.
+func FuzzShortenDefinition(f *testing.F) {
+	f.Add([]byte(`{"name":"t","title":"T","description":"d","inputSchema":{"type":"object"}}`), 600, false)
+	f.Add([]byte(`{"uri":"test://a","name":"a","description":"`+strings.Repeat("é<&", 400)+`","_meta":{"x":1}}`), 512, true)
+	f.Add([]byte(`{"name":"p","arguments":[{"name":"who","required":true,"description":"`+strings.Repeat("x", 3000)+`"}]}`), 700, true)
+	f.Fuzz(func(t *testing.T, raw []byte, budget int, entry bool) {
+		var in map[string]json.RawMessage
+		if len(raw) > 1<<16 || json.Unmarshal(raw, &in) != nil || in == nil {
+			return
+		}
+		budget = MinToolListingBytes + abs(budget)%(8<<10)
+		var got json.RawMessage
+		var cut bool
+		if entry {
+			got, cut = shortenEntry(raw, budget, "the whole entry: ask the server s directly")
+		} else {
+			got, cut = shortenTool(raw, budget, wholeDefinition("s__t", false))
+		}
+		if !cut {
+			if len(raw) > budget || string(got) != string(raw) {
+				t.Fatalf("not shortened: %d bytes, budget %d", len(raw), budget)
+			}
+			return
+		}
+		var out map[string]json.RawMessage
+		if err := json.Unmarshal(got, &out); err != nil {
+			t.Fatalf("shortened definition is not a JSON object: %v\n%s", err, got)
+		}
+		keep := []string{"name"}
+		if entry {
+			keep = append(keep, "uri", "uriTemplate", "mimeType")
+		}
+		ident := 0
+		for _, k := range keep {
+			if v, ok := in[k]; ok {
+				if string(compactJSON(t, out[k])) != string(compactJSON(t, v)) {
+					t.Fatalf("%s changed: %s -> %s", k, v, out[k])
+				}
+				ident += len(v) + len(k) + 4
+			}
+		}
+		if utf8.Valid(raw) && !utf8.Valid(got) {
+			t.Fatalf("shortening broke UTF-8: %q", got)
+		}
+		var desc string
+		_ = json.Unmarshal(out["description"], &desc)
+		if !strings.Contains(desc, "[sluice: definition shortened") {
+			t.Fatalf("the shortened definition does not say so: %q", desc)
+		}
+		// Over the budget only when what identifies it cannot be given up.
+		if len(got) > budget+64 && len(got) > ident+len(desc)+len(`{"description":""}`)+64+2*len(out["arguments"])+len(out["inputSchema"]) {
+			t.Fatalf("shortened to %d bytes, budget %d, identifying members %d:\n%.400s", len(got), budget, ident, got)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		if n == -n {
+			return 0
+		}
+		return -n
+	}
+	return n
+}
+
+func compactJSON(t *testing.T, v json.RawMessage) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if len(v) == 0 {
+		return nil
+	}
+	if err := json.Compact(&b, v); err != nil {
+		t.Fatalf("compact %s: %v", v, err)
+	}
+	return b.Bytes()
 }
