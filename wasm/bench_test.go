@@ -307,3 +307,62 @@ func BenchmarkSkipString(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEntryChecks: what the termination check at the entry of every
+// function (withEntryChecks) costs a Go guest compiled as a module from
+// configuration gets it: the redactor and the shaper compiled with checks
+// (Options.CheckBuiltins) from their rewrite against the same bytes
+// without it, calls alternating so both see the same machine load.
+// x-unrewritten = median with / median without.
+func BenchmarkEntryChecks(b *testing.B) {
+	ctx := context.Background()
+	load := func(spec Spec, off bool) *Filter {
+		noEntryChecks = off
+		defer func() { noEntryChecks = false }()
+		// A compilation cache of its own: wazero would find the other
+		// side's code under the same digest otherwise.
+		return mustLoad(b, newTestHost(b, &Options{CacheDir: b.TempDir(), Offload: nopOffload, Timeout: 60 * time.Second, PoolSize: 1, CheckBuiltins: true}), spec)
+	}
+	for _, c := range []struct {
+		name string
+		spec Spec
+		in   []byte
+	}{
+		{"redact-4KiB", Spec{Builtin: "redact"}, secretResult(4 << 10)},
+		{"redact-64KiB", Spec{Builtin: "redact"}, secretResult(64 << 10)},
+		{"redact-1MiB", Spec{Builtin: "redact"}, secretResult(1 << 20)},
+		{"shape-64KiB", Spec{Builtin: "shape"}, proseResult(64 << 10)},
+	} {
+		with, without := load(c.spec, false), load(c.spec, true)
+		b.Run(c.name, func(b *testing.B) {
+			for _, f := range []*Filter{with, without} {
+				if _, err := f.Run(ctx, c.in, Meta{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(c.in)))
+			var w, wo []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				out, err := with.Run(ctx, c.in, Meta{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w = append(w, time.Since(start))
+				out.Release()
+				start = time.Now()
+				out, err = without.Run(ctx, c.in, Meta{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				wo = append(wo, time.Since(start))
+				out.Release()
+			}
+			p50, base := median(w), median(wo)
+			b.ReportMetric(p50, "p50-ns/op")
+			b.ReportMetric(base, "unrewritten-ns/op")
+			b.ReportMetric(p50/base, "x-unrewritten")
+		})
+	}
+}

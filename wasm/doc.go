@@ -20,9 +20,33 @@
 // # Why CloseOnContextDone despite its cost
 //
 // Without it neither the deadline nor Module.Close stops a spinning guest. In
-// wazero v1.12.0 it turns every loop back-edge of guest code into a call out
+// wazero v1.12.0 it turns every loop header of guest code into a call out
 // to Go (~15–40 ns here), and Go's wasm code routes branches through a
 // dispatch loop, so loop-heavy guest code runs many times slower than native.
+// That call out is also what lets the Go scheduler take the thread back:
+// native guest code is never preempted, so with GOMAXPROCS=1 (sluice serve
+// on stdio) nothing else runs, not even the deadline's timer, until the
+// guest reaches Go again.
+//
+// # Why every function starts with a loop
+//
+// wazero checks only at loop headers, so a guest with no loop that recurses
+// (f(n) = f(n-1) + f(n-1), mutual recursion, recursion through a table)
+// ran past any deadline, and on one thread froze the whole process. Before
+// a module from configuration is compiled, withEntryChecks puts an empty
+// loop (loop, end) at the start of each function body: wazero lowers its
+// header to the check (an indirect call, which its optimizer keeps), so
+// every call passes one; the loop closes at once, so no branch of the
+// function's own code changes meaning. Bodies whose straight-line start
+// already reaches a loop (most of a Go guest's) are left alone. Any
+// unbounded run either takes loop back-edges or makes calls, so it now
+// meets a check infinitely often. Only the code section's sizes are
+// re-encoded; every other byte is kept (fuzzed: the rewrite compiles
+// exactly when the module does and behaves the same). wazero caches code
+// under the digest of the bytes it compiles, so the rewrite's code is never
+// confused with the module's. Cost on the built-in Go guests compiled this
+// way: 1–3% (BenchmarkEntryChecks). Recursion too deep for the stack traps
+// (stack overflow), a failure like any trap.
 //
 // # Why built-in filters run without termination checks
 //
@@ -50,6 +74,16 @@
 // it), so a built-in runs unchecked only with a config that keeps its work
 // between host calls small: redact with configured patterns keeps the
 // checks (builtinUnchecked).
+//
+// With GOMAXPROCS=1 the hand-off does not hold either: until a built-in's
+// native code makes a host call or returns, it has the only thread, the
+// caller included, so the deadline fires only then. Both built-ins make
+// host calls as they go (the host's skip and keyword search), between
+// which their work is linear in a part of an input of at most
+// MaxInputBytes, so the process stalls no longer than that work; but a
+// built-in call that never returned would stop it for good. Compiling
+// them with checks would double their cost on every result;
+// Options.CheckBuiltins is that choice.
 //
 // # Why input_json_skip
 //

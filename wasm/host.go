@@ -467,7 +467,17 @@ func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]by
 		return c, nil
 	}
 	h.mu.Unlock()
-	cm, err := rt.CompileModule(ctx, mod)
+	if !fast && !noEntryChecks {
+		// wazero caches compiled code under the digest of these bytes,
+		// so code compiled from a module's rewrite is never mistaken for
+		// code compiled from the module itself.
+		checked, err := withEntryChecks(mod)
+		if err != nil {
+			return nil, &CompileError{Filter: name, Err: err}
+		}
+		mod = checked
+	}
+	cm, err := compileModule(ctx, rt, mod)
 	if err != nil {
 		if strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "exceeds limit") {
 			return nil, &MemoryLimitError{Filter: name, LimitPages: h.opts.MaxMemoryPages, Detail: "the module's declared minimum memory is over the cap: " + err.Error()}
@@ -492,6 +502,20 @@ func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]by
 	}
 	h.compiled[key] = c
 	return c, nil
+}
+
+// compileModule is rt.CompileModule, with a panic of the compiler turned
+// into an error: wazero v1.12.0 indexes some tables of a module before it
+// has checked them (a call of a function whose declared type does not
+// exist panics), and a module from configuration must not bring the
+// process down.
+func compileModule(ctx context.Context, rt wazero.Runtime, mod []byte) (cm wazero.CompiledModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cm, err = nil, fmt.Errorf("malformed module (the compiler failed on it: %v)", r)
+		}
+	}()
+	return rt.CompileModule(ctx, mod)
 }
 
 func (h *Host) release(ctx context.Context, c *compiledModule) {

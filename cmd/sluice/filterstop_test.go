@@ -1,0 +1,164 @@
+//go:build linux
+
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recursionFilter is a filter (ABI mcpf v1) with no loop whose every call
+// runs 2^60 calls of
+//
+//	(func $f (param i32) (result i32)
+//	  (if (result i32) (i32.eqz (local.get 0))
+//	    (then (i32.const 0))
+//	    (else (i32.add (call $f (i32.sub (local.get 0) (i32.const 1)))
+//	                   (call $f (i32.sub (local.get 0) (i32.const 1)))))))
+//
+// from mcpf_filter (call $f (i32.const 60)): it never returns by itself.
+const recursionFilter = "\x00asm\x01\x00\x00\x00\x01\r\x03`\x00\x00`\x00\x01\x7f`\x01\x7f\x01\x7f\x03\x04\x03\x00\x01\x02" +
+	"\x05\x03\x01\x00\x01\a&\x03\x06memory\x02\x00\vmcpf_abi_v1\x00\x00\vmcpf_filter\x00\x01" +
+	"\n)\x03\x02\x00\v\t\x00A<\x10\x02\x1aA\x01\v\x1a\x00 \x00E\x04\x7fA\x00\x05 \x00A\x01k\x10\x02 \x00A\x01k\x10\x02j\v\v"
+
+// writeRecursionConfig declares the fixture server fx with the recursive
+// filter on its echo tool only, fail-closed, with a 200 ms deadline.
+func writeRecursionConfig(t *testing.T, w *world, name string) {
+	mod := filepath.Join(w.root, "recurse.wasm")
+	if err := os.WriteFile(mod, []byte(recursionFilter), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-name", name) +
+		"filters:\n  - module: " + mod + "\n    capabilities: [\"fx__echo\"]\n    onError: fail-closed\n" +
+		"    timeoutMs: 200\n    timeoutPerMiBMs: 1\n")
+}
+
+// wantStopped fails unless text is the agent's answer for a result the
+// recursive filter did not finish: withheld, its deadline named.
+func wantStopped(t *testing.T, how, text string) {
+	t.Helper()
+	if !strings.Contains(text, "recurse.wasm") || !strings.Contains(text, "deadline") || !strings.Contains(text, "withheld") || strings.Contains(text, "stop-me") {
+		t.Errorf("%s: %.400q; want the result withheld, the filter's deadline named", how, text)
+	}
+}
+
+// TestServeStopsRecursiveFilterStdio: on stdio, where serve runs Go code
+// on one thread, a configured filter that recurses without a loop is
+// stopped at its deadline: the call gets an error naming it, and the
+// requests after it are answered, a second call through the filter too.
+func TestServeStopsRecursiveFilterStdio(t *testing.T) {
+	w := newWorld(t)
+	name := uniqueName(t)
+	writeRecursionConfig(t, w, name)
+	cmd := exec.Command(sluiceBin, "serve", "--mode", "flat", "--log-level", "debug")
+	cmd.Env = nil
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOMAXPROCS=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	// answer sends one request and waits for its answer; a serve that
+	// the filter froze answers nothing.
+	answer := func(id, req string) string {
+		t.Helper()
+		io.WriteString(stdin, req+"\n")
+		deadline := time.Now().Add(time.Minute)
+		for {
+			for _, line := range strings.Split(out.String(), "\n") {
+				if strings.Contains(line, `"id":`+id+`,`) || strings.HasSuffix(line, `"id":`+id+`}`) {
+					return line
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no answer to request %s a minute after it was sent:\nstdout:\n%s\nstderr:\n%s", id, out.String(), errb.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	answer("1", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	echo := func(id string) string {
+		return answer(id, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"stop-me"}}}`)
+	}
+	first := echo("2")
+	t.Logf("the agent's answer: %s", first)
+	wantStopped(t, "first call", first)
+	if got := answer("3", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__stderr","arguments":{"text":"after"}}}`); !strings.Contains(got, `"result"`) {
+		t.Errorf("an unfiltered call after the stopped one: %.400q", got)
+	}
+	wantStopped(t, "second call", echo("4"))
+	if got := answer("5", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`); !strings.Contains(got, "fx__echo") {
+		t.Errorf("tools/list after the stopped calls: %.400q", got)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exited with %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), `"gomaxprocs":1`) {
+		t.Errorf("serve on stdio did not run on one thread:\n%s", errb.String())
+	}
+	noneLeft(t, name)
+}
+
+// TestServeStopsRecursiveFilterHTTP: the same over HTTP, on one thread
+// (--procs 1), with another session's calls answered after the stopped
+// ones.
+func TestServeStopsRecursiveFilterHTTP(t *testing.T) {
+	w := newWorld(t)
+	name := uniqueName(t)
+	writeRecursionConfig(t, w, name)
+	url, stop := startHTTPServe(t, "--procs", "1")
+	session := func() *mcpHTTP {
+		c := &mcpHTTP{t: t, url: url}
+		c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return c
+	}
+	// call bounds postCall: a serve that the filter froze answers nothing.
+	call := func(c *mcpHTTP, id int, capability, args string) string {
+		t.Helper()
+		type answer struct {
+			text string
+			err  error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			text, _, err := postCall(c, id, capability, args)
+			done <- answer{text, err}
+		}()
+		select {
+		case a := <-done:
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			return a.text
+		case <-time.After(time.Minute):
+			t.Fatalf("no answer to %s a minute after it was sent", capability)
+			return ""
+		}
+	}
+	c := session()
+	wantStopped(t, "first call", call(c, 2, "fx__echo", `{"text":"stop-me"}`))
+	wantStopped(t, "second call", call(c, 3, "fx__echo", `{"text":"stop-me"}`))
+	if got := call(session(), 2, "fx__stderr", `{"text":"after"}`); !strings.Contains(got, "bytes to stderr") {
+		t.Errorf("another session's unfiltered call after the stopped ones: %.400q", got)
+	}
+	stop()
+	noneLeft(t, name)
+}

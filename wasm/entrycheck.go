@@ -1,0 +1,201 @@
+package wasm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// entryCheck is the code put at the start of every function body of a
+// module from configuration: an empty loop (loop, block type empty, end).
+// wazero's compiler puts its termination check at every loop header, so
+// each function call passes one; the loop closes at once, so no label
+// depth of the function's own code changes and nothing else runs.
+var entryCheck = []byte{0x03, 0x40, 0x0b}
+
+// noEntryChecks leaves modules as they are: only BenchmarkEntryChecks sets
+// it, for its baseline.
+var noEntryChecks bool
+
+// withEntryChecks returns mod with entryCheck at the start of every
+// function body (after its locals), every other byte as it was: sections
+// other than code are copied, and a code section is re-encoded only for
+// its new sizes. It checks the framing it walks (header, section and body
+// sizes, locals declarations) and nothing more: what it copies is
+// validated by the compiler. See "Why every function starts with a loop".
+func withEntryChecks(mod []byte) ([]byte, error) {
+	if len(mod) < 8 || string(mod[:4]) != "\x00asm" {
+		return nil, errors.New("not a WebAssembly module (no \\0asm header)")
+	}
+	if string(mod[4:8]) != "\x01\x00\x00\x00" {
+		return nil, fmt.Errorf("WebAssembly binary version %x, want 1", mod[4:8])
+	}
+	out := make([]byte, 0, len(mod)+64)
+	out = append(out, mod[:8]...)
+	for p := 8; p < len(mod); {
+		id := mod[p]
+		size, n, err := readU32(mod[p+1:])
+		if err != nil {
+			return nil, fmt.Errorf("section at byte %d: size: %v", p, err)
+		}
+		start := p + 1 + n
+		if uint64(size) > uint64(len(mod)-start) {
+			return nil, fmt.Errorf("section at byte %d: size %d runs past the end of the module", p, size)
+		}
+		body := mod[start : start+int(size)]
+		if id != 10 {
+			out = append(out, mod[p:start+int(size)]...)
+		} else {
+			code, err := codeWithEntryChecks(body, start)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, id)
+			out = appendU32(out, uint32(len(code)))
+			out = append(out, code...)
+		}
+		p = start + int(size)
+	}
+	return out, nil
+}
+
+// codeWithEntryChecks rewrites the contents of a code section that starts
+// at byte base of the module (for errors).
+func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
+	count, n, err := readU32(sec)
+	if err != nil {
+		return nil, fmt.Errorf("code section at byte %d: function count: %v", base, err)
+	}
+	// Each body is at least one byte: a count that cannot fit is refused
+	// before it sizes anything.
+	if uint64(count) > uint64(len(sec)-n) {
+		return nil, fmt.Errorf("code section at byte %d: %d function bodies in %d bytes", base, count, len(sec))
+	}
+	out := make([]byte, 0, len(sec)+int(count)*(len(entryCheck)+1))
+	out = appendU32(out, count)
+	p := n
+	for i := uint32(0); i < count; i++ {
+		at := base + p
+		size, n, err := readU32(sec[p:])
+		if err != nil {
+			return nil, fmt.Errorf("function body %d at byte %d: size: %v", i, at, err)
+		}
+		p += n
+		if uint64(size) > uint64(len(sec)-p) {
+			return nil, fmt.Errorf("function body %d at byte %d: size %d runs past its section", i, at, size)
+		}
+		body := sec[p : p+int(size)]
+		p += int(size)
+		locals, err := localsLen(body)
+		if err != nil {
+			return nil, fmt.Errorf("function body %d at byte %d: locals: %v", i, at, err)
+		}
+		if entersLoop(body[locals:]) {
+			out = appendU32(out, size)
+			out = append(out, body...)
+			continue
+		}
+		out = appendU32(out, uint32(len(body)+len(entryCheck)))
+		out = append(out, body[:locals]...)
+		out = append(out, entryCheck...)
+		out = append(out, body[locals:]...)
+	}
+	if p != len(sec) {
+		return nil, fmt.Errorf("code section at byte %d: %d bytes after its last function body", base, len(sec)-p)
+	}
+	return out, nil
+}
+
+// localsLen is the length of a function body's locals declaration: a
+// count of (number, value type) entries. Value types are one byte in
+// every proposal the runtime implements.
+func localsLen(body []byte) (int, error) {
+	groups, p, err := readU32(body)
+	if err != nil {
+		return 0, err
+	}
+	if uint64(groups) > uint64(len(body)-p)/2 {
+		return 0, fmt.Errorf("%d entries in a %d-byte body", groups, len(body))
+	}
+	for i := uint32(0); i < groups; i++ {
+		_, n, err := readU32(body[p:])
+		if err != nil {
+			return 0, fmt.Errorf("entry %d: %v", i, err)
+		}
+		p += n
+		if p >= len(body) {
+			return 0, fmt.Errorf("entry %d has no value type", i)
+		}
+		p++
+	}
+	return p, nil
+}
+
+// readU32 decodes an unsigned LEB128 of at most 5 bytes whose value fits
+// in 32 bits, as the binary format requires.
+func readU32(b []byte) (v uint32, n int, err error) {
+	for shift := 0; shift < 35; shift += 7 {
+		if n >= len(b) {
+			return 0, 0, errors.New("truncated number")
+		}
+		c := b[n]
+		n++
+		if shift == 28 && c > 0x0f {
+			return 0, 0, errors.New("number overflows 32 bits")
+		}
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, n, nil
+		}
+	}
+	return 0, 0, errors.New("number longer than 5 bytes")
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// entersLoop reports whether code reaches a loop header before anything
+// that could branch, call or return: only local and global reads and
+// writes, constants and block openings come first. Then every call of the
+// function already passes a termination check and needs no entryCheck
+// (Go's functions start so: global.get, local.set, block, loop).
+// Anything it does not know ends the scan with false.
+func entersLoop(code []byte) bool {
+	for p := 0; p < len(code); {
+		op := code[p]
+		p++
+		switch op {
+		case 0x03: // loop
+			return true
+		case 0x02: // block
+			if p >= len(code) || !oneByteBlockType(code[p]) {
+				return false
+			}
+			p++
+		case 0x01: // nop
+		case 0x1a: // drop
+		case 0x20, 0x21, 0x22, 0x23, 0x24, 0x41: // local.get/set/tee, global.get/set, i32.const
+			_, n, err := readU32(code[p:]) // i32.const's operand is signed; only its length matters
+			if err != nil {
+				return false
+			}
+			p += n
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// oneByteBlockType: the empty block type or a value type.
+func oneByteBlockType(b byte) bool {
+	switch b {
+	case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+		return true
+	}
+	return false
+}
