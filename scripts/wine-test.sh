@@ -96,6 +96,12 @@ GOOS=windows GOARCH=amd64 go test -c -o "$work/wasm.test.exe" ./wasm
 GOOS=windows GOARCH=amd64 go test -c -o "$work/sluice.test.exe" ./cmd/sluice
 GOOS=windows GOARCH=amd64 go build -o "$work/sluice.exe" ./cmd/sluice
 
+# One Wine server for the whole run. Left to itself the server exits a few
+# seconds after its last client, and a test binary started while it is
+# shutting down fails at once ("wine client error: recvmsg: Connection reset
+# by peer") before any test runs. A persistent server (stopped by the exit
+# trap) closes that window.
+wineserver -p </dev/null >/dev/null 2>&1
 status=0
 bound=720 # seconds for one test binary under Wine, start-up included
 run() {
