@@ -41,8 +41,12 @@ check: vet
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
 	done
-	@# Other platforms build and launch no local server (gateway/proc's doc.go).
-	GOOS=freebsd GOARCH=amd64 $(GO) build ./...
+	@# Other platforms build, vet and launch no local server (gateway/proc's doc.go).
+	@set -e; for p in freebsd/amd64 solaris/amd64 illumos/amd64 aix/ppc64; do \
+		echo "check: build and vet for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
 
 peers:
 	./scripts/install-peers.sh

@@ -57,8 +57,9 @@
 // the CLI, trust, catalogs and remote servers work there, and every
 // launch of a local server fails with one *UnsupportedError that names
 // the supported platforms. A port that launched without the group
-// guarantees would leave processes behind; make check builds FreeBSD so
-// the build itself does not regress.
+// guarantees would leave processes behind; make check builds and vets
+// FreeBSD, Solaris, illumos and AIX so the build itself does not regress
+// (this package's launching tests are built only where launching works).
 //
 // # Why the leader stays a zombie until the group is gone
 //

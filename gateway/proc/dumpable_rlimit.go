@@ -1,4 +1,4 @@
-//go:build darwin || freebsd || openbsd || netbsd || dragonfly
+//go:build darwin || freebsd || openbsd || netbsd || dragonfly || solaris || aix
 
 package proc
 
@@ -6,7 +6,7 @@ import "golang.org/x/sys/unix"
 
 // SetNonDumpable sets the core-file size limit of the calling process to
 // zero, soft and hard, so a crash writes no core file holding its secrets.
-// macOS (and the BSDs, which build but launch nothing: see
+// macOS (and the BSDs, Solaris, illumos and AIX, which build but launch nothing: see
 // proc_unsupported.go) has no per-process "dumpable" switch: whether another process of
 // the same user may attach a debugger is decided by code signing (the
 // hardened runtime), not at run time, so that part is not covered here.

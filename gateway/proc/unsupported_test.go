@@ -12,7 +12,8 @@ import (
 
 // TestOtherPlatformsBuild: the package (and the command, which needs it)
 // compiles for a platform it cannot launch on; before proc_unsupported.go
-// FreeBSD failed with "undefined: spawn".
+// FreeBSD failed with "undefined: spawn", and Solaris, illumos and AIX
+// failed on flock, dup2 and SetNonDumpable.
 func TestOtherPlatformsBuild(t *testing.T) {
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
@@ -24,11 +25,13 @@ func TestOtherPlatformsBuild(t *testing.T) {
 		// cross builds are checked from the unix hosts.
 		t.Skip("the cross builds are checked from unix hosts")
 	}
-	for _, goos := range []string{"freebsd"} {
+	for _, p := range []struct{ goos, goarch string }{
+		{"freebsd", "amd64"}, {"solaris", "amd64"}, {"illumos", "amd64"}, {"aix", "ppc64"},
+	} {
 		cmd := exec.Command(gobin, "build", "-o", os.DevNull, "sluice/cmd/sluice")
-		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "GOOS="+p.goos, "GOARCH="+p.goarch, "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("GOOS=%s: %v\n%s", goos, err, out)
+			t.Errorf("GOOS=%s GOARCH=%s: %v\n%s", p.goos, p.goarch, err, out)
 		}
 	}
 }

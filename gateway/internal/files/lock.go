@@ -24,11 +24,8 @@ func Lock(path string) (unlock func(), err error) {
 		}
 	}
 	if err != nil {
-		f.Close()
+		closeUnlocked(f)
 		return nil, err
 	}
-	return func() {
-		_ = unlockFile(f)
-		f.Close()
-	}, nil
+	return func() { releaseFile(f) }, nil
 }

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !solaris && !aix
 
 package files
 
@@ -10,4 +10,11 @@ import (
 // lockFile takes an exclusive flock on f, blocking until it is free.
 func lockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }
 
-func unlockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+// releaseFile drops the lock and closes f.
+func releaseFile(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
+}
+
+// closeUnlocked closes f after lockFile failed.
+func closeUnlocked(f *os.File) { f.Close() }

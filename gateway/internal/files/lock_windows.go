@@ -26,6 +26,15 @@ func lockFile(f *os.File) error {
 	return nil
 }
 
+// releaseFile drops the lock and closes f.
+func releaseFile(f *os.File) {
+	_ = unlockFile(f)
+	f.Close()
+}
+
+// closeUnlocked closes f after lockFile failed.
+func closeUnlocked(f *os.File) { f.Close() }
+
 func unlockFile(f *os.File) error {
 	var ol syscall.Overlapped
 	r, _, err := procUnlockFileEx.Call(f.Fd(), 0, 1, 0, uintptr(unsafe.Pointer(&ol)))
