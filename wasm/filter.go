@@ -129,8 +129,15 @@ func (f *Filter) OnError() OnError { return f.onError }
 // Status returns a snapshot of the filter's health.
 func (f *Filter) Status() FilterStatus {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.expireLocked(time.Now())
+	reenabled := f.expireLocked(time.Now())
+	s := f.statusLocked()
+	f.mu.Unlock()
+	f.logReenabled(reenabled)
+	return s
+}
+
+// statusLocked builds Status's snapshot. Called with f.mu held.
+func (f *Filter) statusLocked() FilterStatus {
 	s := f.stat
 	s.Name, s.Mode, s.OnError = f.name, f.mode, f.onError
 	s.CoolDown = f.host.opts.DisableCoolDown
@@ -163,12 +170,12 @@ func (f *Filter) Status() FilterStatus {
 // failure streaks. Calls still overrunning keep their servers' results
 // refused until they end.
 func (f *Filter) Enable() {
+	var reenabled []string
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for srv, st := range f.streaks {
 		if !st.disabledAt.IsZero() {
 			f.stat.ReenabledAt = time.Now()
-			f.host.logger.Info("filter re-enabled by command", "filter", f.name, "server", srv)
+			reenabled = append(reenabled, srv)
 		}
 		if st.running == 0 {
 			delete(f.streaks, srv)
@@ -176,21 +183,38 @@ func (f *Filter) Enable() {
 		}
 		st.n, st.last, st.disabledAt = 0, "", time.Time{}
 	}
+	f.mu.Unlock()
+	for _, srv := range reenabled {
+		f.host.logger.Info("filter re-enabled by command", "filter", f.name, "server", srv)
+	}
 }
 
-// expireLocked re-enables the servers whose cool-down has passed. Called
-// with f.mu held.
-func (f *Filter) expireLocked(now time.Time) {
+// expireLocked re-enables the servers whose cool-down has passed and
+// returns them, for logReenabled once f.mu is let go. Called with f.mu
+// held.
+func (f *Filter) expireLocked(now time.Time) (reenabled []string) {
 	cd := f.host.opts.DisableCoolDown
 	if cd <= 0 {
-		return
+		return nil
 	}
 	for srv, st := range f.streaks {
 		if !st.disabledAt.IsZero() && now.Sub(st.disabledAt) >= cd {
 			st.disabledAt, st.n = time.Time{}, 0
 			f.stat.ReenabledAt = now
-			f.host.logger.Warn("filter re-enabled after its cool-down; it runs again", "filter", f.name, "server", srv, "coolDown", cd)
+			reenabled = append(reenabled, srv)
 		}
+	}
+	return reenabled
+}
+
+// logReenabled logs the servers expireLocked re-enabled. Called without
+// f.mu, like every log line of a filter: the log's handler may run this
+// very filter over the line (the gateway redacts its log with
+// builtin:redact), and that call takes f.mu; a handler that blocks would
+// otherwise stall every call of the filter.
+func (f *Filter) logReenabled(servers []string) {
+	for _, srv := range servers {
+		f.host.logger.Warn("filter re-enabled after its cool-down; it runs again", "filter", f.name, "server", srv, "coolDown", f.host.opts.DisableCoolDown)
 	}
 }
 
@@ -222,26 +246,9 @@ func (f *Filter) Close(ctx context.Context) {
 // ErrFilterFailed) when the filter fails; the caller decides what to do with
 // the result then (see Decide). A cancelled ctx returns ctx's error.
 func (f *Filter) Run(ctx context.Context, input []byte, meta Meta) (Output, error) {
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return Output{}, ErrClosed
-	}
-	f.expireLocked(time.Now())
-	if st := f.streaks[meta.Server]; st != nil && !st.disabledAt.IsZero() {
-		err := &DisabledError{Filter: f.name, Server: meta.Server, Failures: st.n, Last: st.last}
-		if cd := f.host.opts.DisableCoolDown; cd > 0 {
-			err.Until = st.disabledAt.Add(cd)
-		}
-		f.mu.Unlock()
+	if err := f.admit(meta.Server); err != nil {
 		return Output{}, err
 	}
-	if err := f.refuseLocked(meta.Server); err != nil {
-		f.mu.Unlock()
-		return Output{}, err
-	}
-	f.streakLocked(meta.Server).running++
-	f.mu.Unlock()
 	defer f.left(meta.Server)
 	h := f.host
 	if len(input) > h.opts.MaxInputBytes {
@@ -510,16 +517,48 @@ func (f *Filter) runningDownLocked(server string) {
 	}
 }
 
+// admit lets a call on server's results in (counting it as running) or
+// says why not.
+func (f *Filter) admit(server string) error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return ErrClosed
+	}
+	reenabled := f.expireLocked(time.Now())
+	err := f.admitLocked(server)
+	f.mu.Unlock()
+	f.logReenabled(reenabled)
+	return err
+}
+
+// admitLocked is admit's decision. Called with f.mu held.
+func (f *Filter) admitLocked(server string) error {
+	if st := f.streaks[server]; st != nil && !st.disabledAt.IsZero() {
+		err := &DisabledError{Filter: f.name, Server: server, Failures: st.n, Last: st.last}
+		if cd := f.host.opts.DisableCoolDown; cd > 0 {
+			err.Until = st.disabledAt.Add(cd)
+		}
+		return err
+	}
+	if err := f.refuseLocked(server); err != nil {
+		return err
+	}
+	f.streakLocked(server).running++
+	return nil
+}
+
 // overrunStarted: a call on server's results was abandoned at its deadline
 // and runs on; until overrunEnded, the server's new calls are refused, and
 // it counts as running (its episode stays open).
 func (f *Filter) overrunStarted(server string) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	st := f.streakLocked(server)
 	st.overrunning++
 	st.running++
-	if st.overrunning == 1 {
+	first := st.overrunning == 1
+	f.mu.Unlock()
+	if first { // logged without f.mu: see logReenabled
 		f.host.logger.Warn("filter call overran its deadline and runs on; this server's results are refused until it ends",
 			"filter", f.name, "server", server)
 	}
@@ -528,16 +567,18 @@ func (f *Filter) overrunStarted(server string) {
 // overrunEnded: an abandoned call on server's results returned.
 func (f *Filter) overrunEnded(server string) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	st := f.streaks[server]
 	if st == nil || st.overrunning == 0 {
+		f.mu.Unlock()
 		return
 	}
 	st.overrunning--
-	if st.overrunning == 0 {
+	last := st.overrunning == 0
+	f.runningDownLocked(server)
+	f.mu.Unlock()
+	if last { // logged without f.mu: see logReenabled
 		f.host.logger.Info("filter's overrunning call ended; this server's results are filtered again", "filter", f.name, "server", server)
 	}
-	f.runningDownLocked(server)
 }
 
 // record updates the health counters and disables the filter, for server

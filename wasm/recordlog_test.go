@@ -61,3 +61,73 @@ func TestFilterDisablingLogsOutsideItsLock(t *testing.T) {
 		t.Fatalf("status = %+v, want disabled", st)
 	}
 }
+
+// TestFilterLogsNothingUnderItsLock: every line a filter logs about
+// itself (re-enabled by command, re-enabled after the cool-down, an
+// overrun starting and ending) is logged after the filter's lock is let
+// go. The log handler here runs the same filter over each line, as the
+// gateway's redacting handler does; under the lock each of these would
+// deadlock.
+func TestFilterLogsNothingUnderItsLock(t *testing.T) {
+	var lh filterLogHandler
+	h, err := NewHost(context.Background(), &Options{CacheDir: sharedCacheDir(t), Timeout: 30 * time.Second,
+		DisableAfter: 1, DisableCoolDown: 50 * time.Millisecond, Logger: slog.New(&lh)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := h.Load(context.Background(), Spec{Name: "echo", Module: testGuest(t, "echo"), OnError: FailOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	disable := func() {
+		if _, err := f.Run(ctx, []byte("\x03x"), Meta{Server: "bad"}); err == nil {
+			t.Error("the failing call succeeded")
+		}
+	}
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"Enable after a disable", func() {
+			disable()
+			lh.f.Store(f)
+			f.Enable()
+			lh.f.Store(nil)
+		}},
+		{"Status after the cool-down", func() {
+			disable()
+			time.Sleep(100 * time.Millisecond) // past the cool-down
+			lh.f.Store(f)
+			if st := f.Status(); len(st.DisabledFor) != 0 {
+				t.Errorf("status after the cool-down = %+v, want re-enabled", st)
+			}
+			lh.f.Store(nil)
+		}},
+		{"Run after the cool-down", func() {
+			disable()
+			time.Sleep(100 * time.Millisecond)
+			lh.f.Store(f)
+			if out, err := f.Run(ctx, []byte("\x00ok"), Meta{Server: "bad"}); err != nil || string(out.Data) != "ok" {
+				t.Errorf("run after the cool-down: %q %v", out.Data, err)
+			}
+			lh.f.Store(nil)
+		}},
+		{"an overrun starting and ending", func() {
+			lh.f.Store(f)
+			f.overrunStarted("slow")
+			f.overrunEnded("slow")
+			lh.f.Store(nil)
+		}},
+	}
+	for _, s := range steps {
+		done := make(chan struct{})
+		go func() { defer close(done); s.do() }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute): // hang guard
+			t.Fatalf("%s never returned: a line was logged under the filter's own lock", s.name)
+		}
+	}
+	h.Close(ctx)
+}
