@@ -48,6 +48,19 @@
 // way: 1–3% (BenchmarkEntryChecks). Recursion too deep for the stack traps
 // (stack overflow), a failure like any trap.
 //
+// # Why a module's counts are checked before it is compiled
+//
+// wazero v1.12.0 sizes slices, maps and strings from the counts and
+// lengths a module declares before it reads what they count: a module of
+// a few hundred bytes declaring a function type of 2^28 parameters, or an
+// export name of 4 GiB, made it allocate gigabytes (14 GiB resident, two
+// minutes, in one case), and some malformed modules made it panic. The walk
+// that puts the entry checks in (checkSection, withEntryChecks) therefore
+// checks each such count against the bytes left in its section and caps a
+// function's locals at 50,000; a compiler panic becomes a CompileError
+// (compileModule). Both refuse only modules the compiler would refuse too,
+// save the locals cap.
+//
 // # Why built-in filters run without termination checks
 //
 // Those checks (an indirect call per loop iteration, and every Go function

@@ -35,14 +35,17 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 		id := mod[p]
 		size, n, err := readU32(mod[p+1:])
 		if err != nil {
-			return nil, fmt.Errorf("section at byte %d: size: %v", p, err)
+			return nil, fmt.Errorf("section at byte %d: size: %w: %v", p, errCount, err)
 		}
 		start := p + 1 + n
 		if uint64(size) > uint64(len(mod)-start) {
-			return nil, fmt.Errorf("section at byte %d: size %d runs past the end of the module", p, size)
+			return nil, fmt.Errorf("section at byte %d: %w: size %d runs past the end of the module", p, errCount, size)
 		}
 		body := mod[start : start+int(size)]
 		if id != 10 {
+			if err := checkSection(id, body); err != nil {
+				return nil, fmt.Errorf("section %d at byte %d: %w", id, p, err)
+			}
 			out = append(out, mod[p:start+int(size)]...)
 		} else {
 			code, err := codeWithEntryChecks(body, start)
@@ -63,12 +66,12 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 	count, n, err := readU32(sec)
 	if err != nil {
-		return nil, fmt.Errorf("code section at byte %d: function count: %v", base, err)
+		return nil, fmt.Errorf("code section at byte %d: function count: %w: %v", base, errCount, err)
 	}
 	// Each body is at least one byte: a count that cannot fit is refused
 	// before it sizes anything.
 	if uint64(count) > uint64(len(sec)-n) {
-		return nil, fmt.Errorf("code section at byte %d: %d function bodies in %d bytes", base, count, len(sec))
+		return nil, fmt.Errorf("code section at byte %d: %w: %d function bodies in %d bytes", base, errCount, count, len(sec))
 	}
 	out := make([]byte, 0, len(sec)+int(count)*(len(entryCheck)+1))
 	out = appendU32(out, count)
@@ -77,17 +80,17 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 		at := base + p
 		size, n, err := readU32(sec[p:])
 		if err != nil {
-			return nil, fmt.Errorf("function body %d at byte %d: size: %v", i, at, err)
+			return nil, fmt.Errorf("function body %d at byte %d: size: %w: %v", i, at, errCount, err)
 		}
 		p += n
 		if uint64(size) > uint64(len(sec)-p) {
-			return nil, fmt.Errorf("function body %d at byte %d: size %d runs past its section", i, at, size)
+			return nil, fmt.Errorf("function body %d at byte %d: %w: size %d runs past its section", i, at, errCount, size)
 		}
 		body := sec[p : p+int(size)]
 		p += int(size)
 		locals, err := localsLen(body)
 		if err != nil {
-			return nil, fmt.Errorf("function body %d at byte %d: locals: %v", i, at, err)
+			return nil, fmt.Errorf("function body %d at byte %d: locals: %w", i, at, err)
 		}
 		if entersLoop(body[locals:]) {
 			out = appendU32(out, size)
@@ -105,27 +108,43 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 	return out, nil
 }
 
+// errTooManyLocals: a function declares more than maxLocals locals.
+var errTooManyLocals = errors.New("more locals than a filter may declare")
+
 // localsLen is the length of a function body's locals declaration: a
-// count of (number, value type) entries. Value types are one byte in
-// every proposal the runtime implements.
+// count of (number, value type) entries, at most maxLocals locals in all.
+// Value types are one byte, or a typed reference (0x63/0x64 and a heap
+// type).
 func localsLen(body []byte) (int, error) {
 	groups, p, err := readU32(body)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: %v", errCount, err)
 	}
 	if uint64(groups) > uint64(len(body)-p)/2 {
-		return 0, fmt.Errorf("%d entries in a %d-byte body", groups, len(body))
+		return 0, fmt.Errorf("%w: %d entries in a %d-byte body", errCount, groups, len(body))
 	}
+	total := uint64(0)
 	for i := uint32(0); i < groups; i++ {
-		_, n, err := readU32(body[p:])
+		count, n, err := readU32(body[p:])
 		if err != nil {
-			return 0, fmt.Errorf("entry %d: %v", i, err)
+			return 0, fmt.Errorf("%w: entry %d: %v", errCount, i, err)
+		}
+		if total += uint64(count); total > maxLocals {
+			return 0, fmt.Errorf("%w (%d)", errTooManyLocals, maxLocals)
 		}
 		p += n
 		if p >= len(body) {
-			return 0, fmt.Errorf("entry %d has no value type", i)
+			return 0, fmt.Errorf("%w: entry %d has no value type", errCount, i)
 		}
 		p++
+		if t := body[p-1]; t == 0x63 || t == 0x64 {
+			r := &modReader{b: body, p: p}
+			r.sleb()
+			if r.err != nil {
+				return 0, fmt.Errorf("entry %d: truncated heap type", i)
+			}
+			p = r.p
+		}
 	}
 	return p, nil
 }

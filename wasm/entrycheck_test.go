@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -157,9 +159,9 @@ func TestWithEntryChecks(t *testing.T) {
 		{"section size", string(mod[:codeAt+1]) + "\xff\xff\xff\xff\xff", "section at byte"},
 		{"section past end", string(mod[:len(mod)-1]), "runs past the end of the module"},
 		{"count", string(mod[:8]) + "\x0a\x01\x05", "5 function bodies in 1 bytes"},
-		{"body past section", string(mod[:8]) + "\x0a\x03\x01\x05\x00", "function body 0 at byte 11: size 5 runs past its section"},
-		{"locals", string(mod[:8]) + "\x0a\x05\x01\x03\x01\x85\x00", "function body 0 at byte 11: locals: entry 0 has no value type"},
-		{"locals count", string(mod[:8]) + "\x0a\x04\x01\x02\x09\x0b", "locals: 9 entries in a 2-byte body"},
+		{"body past section", string(mod[:8]) + "\x0a\x03\x01\x05\x00", "function body 0 at byte 11: truncated or oversized: size 5 runs past its section"},
+		{"locals", string(mod[:8]) + "\x0a\x05\x01\x03\x01\x85\x00", "function body 0 at byte 11: locals: truncated or oversized: entry 0 has no value type"},
+		{"locals count", string(mod[:8]) + "\x0a\x04\x01\x02\x09\x0b", "locals: truncated or oversized: 9 entries in a 2-byte body"},
 		{"trailing", string(mod[:8]) + "\x0a\x05\x01\x02\x00\x0b\x00", "1 bytes after its last function body"},
 	} {
 		_, err := withEntryChecks([]byte(c.mod))
@@ -188,7 +190,9 @@ func TestMalformedModuleNamed(t *testing.T) {
 }
 
 // FuzzWithEntryChecks: whatever the bytes, the rewrite is refused only
-// where the compiler refuses the module too, and otherwise compiles
+// where the compiler refuses the module too (or for a count over the bytes
+// left, or too many locals: such modules are not compiled here), and
+// otherwise compiles
 // exactly when the module does, with the same imports and exports; a
 // module without imports behaves the same (each exported function called
 // with zero arguments: same results or the same trap, same memory after).
@@ -211,6 +215,11 @@ func FuzzWithEntryChecks(f *testing.F) {
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, mod []byte) {
 		rewritten, rerr := withEntryChecks(mod)
+		if errors.Is(rerr, errCount) || errors.Is(rerr, errTooManyLocals) {
+			// Compiling it could take gigabytes (TestCountsBounded);
+			// TestCommittedModulesPass checks that real modules pass.
+			return
+		}
 		orig, oerr := compileModule(ctx, rt, mod)
 		if oerr == nil {
 			defer orig.Close(ctx)
@@ -324,4 +333,101 @@ func runAll(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, bo
 		}
 	}
 	return b.String(), true
+}
+
+// TestCountsBounded: counts and lengths the compiler allocates by before
+// reading what they count are checked against the bytes left, so a module
+// of a few bytes is refused at once instead of making the process
+// allocate gigabytes (wazero v1.12.0 sizes slices, maps and strings from
+// them); a function may declare at most maxLocals locals.
+func TestCountsBounded(t *testing.T) {
+	const huge = "\xff\xff\xff\xff\x0f" // 2^32-1
+	hdr := "\x00asm\x01\x00\x00\x00"
+	sec := func(id byte, body string) string { return string(wasmSection(nil, id, []byte(body))) }
+	for _, c := range []struct{ name, mod, want string }{
+		{"type params", hdr + sec(1, "\x01\x60"+huge), "section 1 at byte 8: truncated or oversized: a count of 4294967295 at byte 2"},
+		{"type results", hdr + sec(1, "\x01\x60\x00"+huge), "section 1 at byte 8: truncated or oversized: a count of 4294967295 at byte 3"},
+		{"imports", hdr + sec(2, huge), "section 2 at byte 8: truncated or oversized: a count of 4294967295 at byte 0"},
+		{"import name", hdr + sec(2, "\x01"+huge), "a count of 4294967295 at byte 1"},
+		{"functions", hdr + sec(3, huge), "section 3"},
+		{"exports", hdr + sec(7, huge), "section 7"},
+		{"export name", hdr + sec(7, "\x01"+huge), "a count of 4294967295 at byte 1"},
+		{"element items", hdr + sec(9, "\x01\x01\x00"+huge), "section 9"},
+		{"element exprs", hdr + sec(9, "\x01\x04\x41\x00\x0b"+huge), "section 9"},
+		{"data bytes", hdr + sec(11, "\x01\x01"+huge), "section 11"},
+		{"data bytes, active", hdr + sec(11, "\x01\x00\x41\x00\x0b"+huge), "section 11"},
+		{"custom name", hdr + sec(0, huge), "section 0"},
+		{"function names", hdr + sec(0, "\x04name\x01\x05"+huge), "section 0"},
+		{"local names", hdr + sec(0, "\x04name\x02\x07\x01\x00"+huge), "section 0"},
+		{"locals", hdr + sec(1, "\x01\x60\x00\x00") + sec(3, "\x01\x00") + sec(10, "\x01\x08\x02\x80\x80\x04\x7f\x01\x7f\x0b"), "more locals than a filter may declare (50000)"},
+	} {
+		_, err := withEntryChecks([]byte(c.mod))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, errCount) && !errors.Is(err, errTooManyLocals) {
+			t.Errorf("%s: %v; want an error with %q", c.name, err, c.want)
+		}
+	}
+	// Through Load, without allocating by the count: a 20-byte module
+	// declaring a function type of 2^28 parameters.
+	h := newTestHost(t, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := h.Load(context.Background(), Spec{Name: "bomb.wasm", Module: []byte(hdr + sec(1, "\x01\x60\x80\x80\x80\x80\x01"))})
+	runtime.ReadMemStats(&after)
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `"bomb.wasm"`) {
+		t.Fatalf("%v; want a CompileError", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Fatalf("refusing a 20-byte module allocated %d MiB", n>>20)
+	}
+	// Within the bounds: 50000 locals are fine.
+	ok := wasmModule{types: recursionTypes, memPages: 1, funcs: []wasmFunc{
+		{typ: 0, export: "mcpf_abi_v1"},
+		{typ: 1, locals: maxLocals, export: "mcpf_filter", code: i32c(1)},
+	}}.bytes()
+	if _, err := withEntryChecks(ok); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCommittedModulesPass: every module of this repository, the built-ins
+// and the test guests, passes the checks, and its rewrite compiles.
+func TestCommittedModulesPass(t *testing.T) {
+	mods := map[string][]byte{}
+	for _, name := range BuiltinNames() {
+		mods["builtin:"+name], _ = Builtin(name)
+	}
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "filters", "*.wasm"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods[p] = b
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
+	defer rt.Close(ctx)
+	for name, mod := range mods {
+		rewritten, err := withEntryChecks(mod)
+		if strings.HasPrefix(name, "builtin:") { // compiled so by the CheckBuiltins tests
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if _, cerr := compileModule(ctx, rt, mod); cerr != nil {
+			continue // a test guest that is meant not to compile
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if _, err := compileModule(ctx, rt, rewritten); err != nil {
+			t.Errorf("%s: the rewrite does not compile: %v", name, err)
+		}
+	}
+	if len(mods) < 10 {
+		t.Fatalf("only %d modules found", len(mods))
+	}
 }
