@@ -100,8 +100,16 @@ GOOS=windows GOARCH=amd64 go build -o "$work/sluice.exe" ./cmd/sluice
 # seconds after its last client, and a test binary started while it is
 # shutting down fails at once ("wine client error: recvmsg: Connection reset
 # by peer") before any test runs. A persistent server (stopped by the exit
-# trap) closes that window.
-wineserver -p </dev/null >/dev/null 2>&1
+# trap) closes that window. A server already up for this prefix (one left
+# by a run that was killed before its exit trap: persistent, it never
+# exits) would make wineserver -p fail, so it is stopped first.
+wineserver -k >/dev/null 2>&1 || true
+timeout -k 10 60 wineserver -w || true
+# (Its output goes to a file: the server it forks would hold a pipe open.)
+if ! wineserver -p </dev/null >/dev/null 2>"$work/wineserver.log"; then
+	echo "wine-test: cannot start a persistent Wine server for $WINEPREFIX: $(cat "$work/wineserver.log"); stop the one running for it (WINEPREFIX=$WINEPREFIX wineserver -k) and run again" >&2
+	exit 1
+fi
 status=0
 bound=720 # seconds for one test binary under Wine, start-up included
 run() {
