@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"sluice/gateway"
@@ -25,7 +26,7 @@ func init() {
                     [--project DIR] [--profile NAME] [--read-timeout DUR] [--idle-timeout DUR]
                     [--max-conns-per-client N] [--max-sessions N]
                     [--admin ADDR] [--admin-remote] [--approval-timeout DUR]
-                    [--slow-call DUR] [--procs N]
+                    [--slow-call DUR] [--procs N|auto]
 
 Serves sluice as an MCP server for agents, in both protocol eras (2025-11-25
 and older with initialize, 2026-07-28 without). Servers are launched on
@@ -126,7 +127,7 @@ Flags:
   --profile NAME      serve only what profile NAME exposes (see Profiles)
   --slow-call DUR     log a "slow call" warning for every upstream call that
                       takes longer (default 10s; 0 turns it off)
-  --procs N           how many threads run sluice's Go code at once (the Go
+  --procs N|auto      how many threads run sluice's Go code at once (the Go
                       runtime's GOMAXPROCS). Default on stdio: 1, unless the
                       GOMAXPROCS environment variable is set (then it rules);
                       one agent's calls then hand work between goroutines
@@ -136,7 +137,15 @@ Flags:
                       Default with --http: the runtime's (every core), since
                       many agents call at once there; on a small machine
                       serving few agents --procs 1 cuts latency and CPU per
-                      call there too.
+                      call there too. auto: start at 1 and follow the load,
+                      either transport: raised to the runtime's default once
+                      the process uses most of a core or goroutines queue
+                      for the thread, back to 1 after a few quiet seconds
+                      (each change is a "threads raised" or "threads
+                      lowered" debug line). Not the default: on a shared
+                      2-core machine it did not beat both fixed defaults
+                      in every measure (BENCHMARKS.md, "Threads that
+                      follow the load").
 
 Observability: over HTTP every response carries X-Request-ID: the one the
 client sent (or its X-Correlation-ID) when it matches [A-Za-z0-9_-]{1,64},
@@ -195,7 +204,7 @@ func runServe(e *env) int {
 	adminRemote := fs.Bool("admin-remote", false, "")
 	approvalTimeout := fs.Duration("approval-timeout", 0, "")
 	slowCall := fs.Duration("slow-call", gateway.DefaultSlowCall, "")
-	procs := fs.Int("procs", 0, "")
+	procs := fs.String("procs", "", "")
 	var expose []string
 	fs.Func("expose", "", func(v string) error {
 		expose = append(expose, v)
@@ -244,11 +253,12 @@ func runServe(e *env) int {
 			return usageErr(e, "serve", "%s applies to --http only", c.name)
 		}
 	}
-	if *procs < 0 {
-		return usageErr(e, "serve", "--procs must be a positive number of threads, such as 1 or 2")
+	nprocs, adapt, ok := procsFor(*procs, *httpAddr == "", os.Getenv("GOMAXPROCS") != "")
+	if !ok {
+		return usageErr(e, "serve", "--procs must be auto or a positive number of threads, such as 1 or 2, not %q", *procs)
 	}
-	if n := procsFor(*procs, *httpAddr == "", os.Getenv("GOMAXPROCS") != ""); n > 0 {
-		runtime.GOMAXPROCS(n)
+	if nprocs > 0 {
+		runtime.GOMAXPROCS(nprocs)
 	}
 	lockStderr(e)
 	lv := logLevel(e.stderr)
@@ -284,6 +294,13 @@ func runServe(e *env) int {
 	}
 	lh := newLogHandler(e.stderr, lv)
 	log := slog.New(lh)
+	if adapt {
+		if stop, ok := gateway.AdaptThreads(log); ok {
+			defer func() { log.Debug("threads adapted", "changes", stop()) }()
+		} else {
+			log.Warn("--procs auto: this platform gives no process CPU time; threads stay at the runtime's default", "gomaxprocs", runtime.GOMAXPROCS(0))
+		}
+	}
 	log.Debug("threads running Go code", "gomaxprocs", runtime.GOMAXPROCS(0))
 	opts := &gateway.Options{
 		Profile:       *profile,
@@ -393,21 +410,31 @@ func readToken(path string) (string, error) {
 	return tok, nil
 }
 
-// procsFor is how many threads run Go code at once (0: leave the
-// runtime's choice): n when given (--procs), else one on stdio unless the
-// user set GOMAXPROCS. On stdio one agent's call is handed between a few
+// procsFor is how many threads run Go code at once: n > 0 fixes the
+// count (--procs N, and one on stdio when nothing is said); adapt starts
+// the load-following monitor (--procs auto); n == 0 and adapt false leave
+// the runtime's choice (--http, or GOMAXPROCS set by the user, which
+// rules unless --procs is given). ok is false for a --procs value that
+// is neither. On stdio one agent's call is handed between a few
 // goroutines (the frame reader, a worker, the upstream client's reader),
 // and with a second P idle the runtime wakes a thread for each hand-off
 // (a futex wake and a context switch, several microseconds on a small
 // machine); with one P the readied goroutine runs next on the same
 // thread. See BENCHMARKS.md ("stdio hand-offs on one thread") for the
-// measurements.
-func procsFor(n int, stdio, userSet bool) int {
+// measurements, and "Threads that follow the load" for why auto is not
+// the default.
+func procsFor(flag string, stdio, userSet bool) (n int, adapt, ok bool) {
 	switch {
-	case n > 0:
-		return n
-	case stdio && !userSet:
-		return 1
+	case flag == "auto":
+		return 0, true, true
+	case flag != "":
+		n, err := strconv.Atoi(flag)
+		if err != nil || n < 1 {
+			return 0, false, false
+		}
+		return n, false, true
+	case userSet || !stdio:
+		return 0, false, true
 	}
-	return 0
+	return 1, false, true
 }

@@ -3,10 +3,17 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +27,7 @@ func TestServeProcs(t *testing.T) {
 	w := newWorld(t)
 	name := uniqueName(t)
 	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-name", name))
-	want(t, sluice(t, "", "serve", "--procs", "-2"), exitUsage, "--procs must be a positive number")
+	want(t, sluice(t, "", "serve", "--procs", "-2"), exitUsage, "--procs must be auto or a positive number")
 	want(t, sluice(t, "", "help", "serve"), exitOK, "--procs N")
 
 	for _, c := range []struct {
@@ -32,6 +39,7 @@ func TestServeProcs(t *testing.T) {
 		{"GOMAXPROCS=2", nil, `"gomaxprocs":2`},
 		{"GOMAXPROCS=2", []string{"--procs", "1"}, `"gomaxprocs":1`},
 		{"", []string{"--procs", "3"}, `"gomaxprocs":3`},
+		{"GOMAXPROCS=2", []string{"--procs", "auto"}, `"msg":"threads adapt to the load","gomaxprocs":1`},
 	} {
 		r, wr, err := os.Pipe()
 		if err != nil {
@@ -108,18 +116,135 @@ func TestServeProcs(t *testing.T) {
 // serve does not end on its own, so the table is checked here).
 func TestProcsFor(t *testing.T) {
 	for _, c := range []struct {
-		n             int
+		flag          string
 		stdio, envSet bool
-		want          int
+		n             int
+		adapt, ok     bool
 	}{
-		{0, true, false, 1},  // stdio, nothing said: one thread
-		{0, true, true, 0},   // GOMAXPROCS set: left as the user set it
-		{2, true, true, 2},   // --procs wins over the environment
-		{0, false, false, 0}, // --http: the runtime's default
-		{4, false, false, 4},
+		{"", true, false, 1, false, true},     // stdio, nothing said: one thread
+		{"", true, true, 0, false, true},      // GOMAXPROCS set: left as the user set it
+		{"", false, false, 0, false, true},    // --http: the runtime's default
+		{"2", true, true, 2, false, true},     // --procs wins over the environment
+		{"4", false, false, 4, false, true},   //
+		{"auto", true, true, 0, true, true},   // and so does --procs auto
+		{"auto", false, false, 0, true, true}, //
+		{"0", true, false, 0, false, false},
+		{"-2", false, false, 0, false, false},
+		{"two", true, false, 0, false, false},
 	} {
-		if got := procsFor(c.n, c.stdio, c.envSet); got != c.want {
-			t.Errorf("procsFor(%d, stdio %v, env %v) = %d, want %d", c.n, c.stdio, c.envSet, got, c.want)
+		n, adapt, ok := procsFor(c.flag, c.stdio, c.envSet)
+		if n != c.n || adapt != c.adapt || ok != c.ok {
+			t.Errorf("procsFor(%q, stdio %v, env %v) = %d, %v, %v; want %d, %v, %v", c.flag, c.stdio, c.envSet, n, adapt, ok, c.n, c.adapt, c.ok)
 		}
+	}
+}
+
+// TestServeThreadsFollowLoad: with --procs auto, serve --http runs Go code on one thread while one agent calls at a time, raises it to
+// the runtime's default when 16 calls are in flight, and lowers it again
+// once the load is gone (the debug log says each change).
+func TestServeThreadsFollowLoad(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: the runtime's default is one thread, so there is nothing to raise")
+	}
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), 0, "fx__echo")
+	cmd := exec.Command(sluiceBin, "serve", "--http", "127.0.0.1:0", "--mode", "flat", "--log-level", "debug", "--procs", "auto")
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOMAXPROCS=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	var log syncBuffer
+	cmd.Stderr = &log
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	waitLog := func(re *regexp.Regexp, what string) []string {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second) // hang guard only
+		for {
+			if m := re.FindStringSubmatch(log.String()); m != nil {
+				return m
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s in the log:\n%s", what, log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	addr := waitLog(regexp.MustCompile(`"msg":"serving MCP over HTTP".*"addr":"([^"]+)"`), "address")[1]
+	waitLog(regexp.MustCompile(`"msg":"threads adapt to the load","gomaxprocs":1`), "start at one thread")
+
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	call := func(i int) error {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"n%d"},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, i, i)
+		req, err := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "fx__echo")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), fmt.Sprintf(`"text":"n%d"`, i)) {
+			return fmt.Errorf("call %d: %d %s", i, resp.StatusCode, b)
+		}
+		return nil
+	}
+	// One at a time: the thread count stays at one.
+	for i := range 1500 {
+		if err := call(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(log.String(), `"msg":"threads raised"`) {
+		t.Fatalf("raised the thread count for calls made one at a time:\n%s", grepLines(log.String(), "threads"))
+	}
+	// 16 in flight until the log says the count was raised.
+	raised := regexp.MustCompile(`"msg":"threads raised","gomaxprocs":(\d+)`)
+	var stop atomic.Bool
+	errc := make(chan error, 16)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				if err := call(100000*(g+1) + i); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	m := waitLog(raised, "raise under 16 calls in flight")
+	stop.Store(true)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 2 {
+		t.Errorf("raised to %s threads", m[1])
+	}
+	// Idle again: lowered back to one.
+	waitLog(regexp.MustCompile(`"msg":"threads lowered","gomaxprocs":1`), "lowering once idle")
+	_ = interrupt(cmd)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after its interrupt: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), `"msg":"threads adapted","changes":2`) {
+		t.Errorf("want two changes counted at exit:\n%s", grepLines(log.String(), "threads"))
 	}
 }

@@ -52,13 +52,17 @@ import (
 // TBXark/mcp-proxy gateway (Go, streamable HTTP, stateless) serving the
 // fixture from a config this benchmark writes, so another gateway's HTTP
 // overhead is measured in the same run; SLUICE_BENCH_HTTP_PROCS1=1 adds
-// serve-http-p1, the HTTP front with GOMAXPROCS=1; SLUICE_BENCH_ONLY=REGEXP
+// serve-http-p1, the HTTP front with GOMAXPROCS=1; SLUICE_BENCH_AUTO=1 adds
+// serve-auto and serve-http-auto, both fronts with --procs auto (threads
+// that follow the load); SLUICE_BENCH_ONLY=REGEXP
 // keeps, beside direct and relay, only the paths whose name it matches
 // (say, for a profile of one path with many calls). SLUICE_BENCH_CALLS scales
 // the call counts; SLUICE_BENCH_PROFILE=DIR has every sluice serve process
-// write a CPU profile into DIR (see profile.go). The CPU column is the
+// write a CPU profile into DIR (see profile.go); SLUICE_BENCH_STDERR=DIR
+// keeps each path's stderr in DIR/NAME.log. The CPU column is the
 // intermediary's own CPU time (every thread, from /proc) over its
-// sequential calls, divided by their number. Nothing here asserts a timing.
+// sequential calls, divided by their number, and the CPU @16 column the
+// same over the calls at 16 in flight. Nothing here asserts a timing.
 func BenchmarkWholeProcess(b *testing.B) {
 	// One run is the measurement: b.N is not used (a run takes far longer
 	// than -benchtime, so the framework does not ask for a second).
@@ -109,6 +113,11 @@ func BenchmarkWholeProcess(b *testing.B) {
 	}
 	if os.Getenv("SLUICE_BENCH_HTTP_PROCS1") != "" {
 		paths = append(paths, httpPath(b, "serve-http-p1", envCmd(append([]string{"GOMAXPROCS=1"}, serveEnv...), "http-p1", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
+	}
+	if os.Getenv("SLUICE_BENCH_AUTO") != "" {
+		paths = append(paths,
+			stdioPath(b, "serve-auto", envCmd(serveEnv, "stdio-auto", sluiceBin, "serve", "--mode", "flat", "--procs", "auto"), true),
+			httpPath(b, "serve-http-auto", envCmd(serveEnv, "http-auto", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0", "--procs", "auto")))
 	}
 	if bin := os.Getenv("SLUICE_BENCH_TBXARK"); bin != "" {
 		paths = append(paths, tbxarkPath(b, bin, exe, argv))
@@ -172,6 +181,7 @@ func BenchmarkWholeProcess(b *testing.B) {
 			var mu sync.Mutex
 			next := 0
 			var wg sync.WaitGroup
+			cpu0 := procCPU(p.pid)
 			start := time.Now()
 			for range inflight {
 				wg.Add(1)
@@ -191,6 +201,7 @@ func BenchmarkWholeProcess(b *testing.B) {
 			}
 			wg.Wait()
 			p.rate16 = append(p.rate16, float64(burst)/time.Since(start).Seconds())
+			p.cpu16 += procCPU(p.pid) - cpu0
 		}
 	}
 	for _, p := range paths {
@@ -209,7 +220,7 @@ func BenchmarkWholeProcess(b *testing.B) {
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	var t strings.Builder
 	fmt.Fprintf(&t, "whole process, Go SDK client, echo; %d×%d sequential calls and %d×%d at %d in flight per path\n", rounds, perRound, rounds, burst, inflight)
-	fmt.Fprintf(&t, "| path | p50 µs | p99 µs | added p50 µs | added ÷ relay's | CPU µs/call | calls/s @1 | calls/s @16 | @16 ÷ relay | start RSS MiB | idle RSS MiB | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&t, "| path | p50 µs | p99 µs | added p50 µs | added ÷ relay's | CPU µs/call | calls/s @1 | calls/s @16 | @16 ÷ relay | CPU µs/call @16 | start RSS MiB | idle RSS MiB | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range paths {
 		added := p.pct(0.5) - direct.pct(0.5)
 		ratio := "—"
@@ -222,13 +233,14 @@ func BenchmarkWholeProcess(b *testing.B) {
 			}
 			return fmt.Sprintf("%.1f", float64(k)/1024)
 		}
-		cpu := "—"
+		cpu, cpu16 := "—", "—"
 		if p.pid != 0 && p.cpuCalls > 0 {
 			cpu = fmt.Sprintf("%.0f", us(p.cpu)/float64(p.cpuCalls))
+			cpu16 = fmt.Sprintf("%.0f", us(p.cpu16)/float64(rounds*burst))
 		}
-		fmt.Fprintf(&t, "| %s | %.0f | %.0f | %+.0f | %s | %s | %.0f | %.0f | %.2f | %s | %s | %s |\n",
+		fmt.Fprintf(&t, "| %s | %.0f | %.0f | %+.0f | %s | %s | %.0f | %.0f | %.2f | %s | %s | %s | %s |\n",
 			p.name, us(p.pct(0.5)), us(p.pct(0.99)), us(added), ratio, cpu,
-			medianF(p.rate1), medianF(p.rate16), medianF(p.rate16)/medianF(relay.rate16),
+			medianF(p.rate1), medianF(p.rate16), medianF(p.rate16)/medianF(relay.rate16), cpu16,
 			rss(p.startKiB), rss(p.idleKiB), rss(p.peakKiB))
 		b.ReportMetric(us(added), p.name+"-added-µs")
 		b.ReportMetric(medianF(p.rate16)/medianF(relay.rate16), p.name+"-x-relay-16")
@@ -250,8 +262,9 @@ type wholePath struct {
 	rate16   []float64
 	cpu      time.Duration // the intermediary's CPU over its sequential calls
 	cpuCalls int
-	startKiB int64 // RSS once connected, before the first call
-	idleKiB  int64 // RSS after the first call (serve's upstream running)
+	cpu16    time.Duration // and over its calls at 16 in flight
+	startKiB int64         // RSS once connected, before the first call
+	idleKiB  int64         // RSS after the first call (serve's upstream running)
 	peakKiB  int64
 }
 
@@ -330,6 +343,9 @@ func benchClient(b *testing.B, name string, tr mcp.Transport) (*mcp.ClientSessio
 func stdioPath(b *testing.B, name string, cmd *exec.Cmd, mid bool) *wholePath {
 	b.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if f := stderrLog(b, name); f != nil {
+		cmd.Stderr = f
+	}
 	cs, tool := benchClient(b, name, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second})
 	pgid := cmd.Process.Pid
 	b.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
@@ -338,6 +354,21 @@ func stdioPath(b *testing.B, name string, cmd *exec.Cmd, mid bool) *wholePath {
 		p.pid = pgid
 	}
 	return p
+}
+
+// stderrLog is the file a path's stderr is kept in with
+// SLUICE_BENCH_STDERR=DIR (DIR/NAME.log), else nil.
+func stderrLog(b *testing.B, name string) *os.File {
+	dir := os.Getenv("SLUICE_BENCH_STDERR")
+	if dir == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
 }
 
 // httpPath starts cmd in its own process group, reads the address it
@@ -368,10 +399,14 @@ func httpPathAt(b *testing.B, name string, cmd *exec.Cmd, ready func(line string
 	pgid := cmd.Process.Pid
 	b.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 	endc := make(chan string, 1)
+	logf := stderrLog(b, name)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
+			if logf != nil {
+				fmt.Fprintln(logf, sc.Text())
+			}
 			if ep := ready(sc.Text()); ep != "" {
 				select {
 				case endc <- ep:

@@ -101,15 +101,26 @@
 // An agent hands serve a blocking pipe as stdin, and Go reads such a file
 // with a plain read(2): the reading goroutine holds its thread (and that
 // thread's P) in the kernel until the agent writes. With one P, which is
-// what 'sluice serve' runs stdio with by default (a readied goroutine then
-// runs next on the same thread instead of waking a second one, several
-// microseconds a hand-off on a small machine), nothing else ran until the
+// what 'sluice serve' runs stdio with by default and what --procs auto
+// starts either transport with (a readied goroutine then runs next on the
+// same thread instead of waking a second one, several microseconds a
+// hand-off on a small machine), nothing else ran until the
 // runtime's monitor took the P back: the upstream's answer waited for it,
 // and the latency serve added doubled. So ServeStdio reads a pipe or
 // socket stdin through a non-blocking duplicate the runtime's poller
 // waits on, and puts the descriptor back in blocking mode on return (the
 // mode belongs to the pipe, which the agent or a shell may read after us).
 // A terminal or file stdin is read as it is.
+//
+// # Why the front does not choose its thread count
+//
+// How many threads run Go code is the process's choice, made once in
+// 'sluice serve' (--procs; auto is gateway/internal/threads), not here:
+// the front's stdio and HTTP paths answer the same at any count, which
+// changes only how fast. Nothing on
+// the call path reports to the thread monitor (it samples the process's
+// CPU time and the scheduler's latency histogram on its own), so a call
+// costs the same whichever policy runs.
 //
 // # Why stdin EOF does not end the session at once
 //
