@@ -388,14 +388,22 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 		}
 		// The same byte caps as tool definitions, in the order listed.
 		sort.Slice(kept, func(i, j int) bool { return kept[i].ref.Name < kept[j].ref.Name })
+		// register prefixes each name with the server id: the caps hold
+		// for the entry as listed, prefix included.
+		grown := func(p parsed) int {
+			if f.opts.NoPrefix {
+				return 0
+			}
+			return len(p.ref.Server) + len("__")
+		}
 		sizes := make([]int, len(kept))
 		for i, p := range kept {
-			sizes[i] = len(p.raw)
+			sizes[i] = len(p.raw) + grown(p)
 		}
 		budgets := listBudgets(sizes, f.opts.MaxToolListingBytes, f.opts.MaxListingBytes)
 		shortened := 0
 		for i, p := range kept {
-			raw, cut := shortenEntry(p.raw, budgets[i], "the whole entry: ask the server "+p.ref.Server+" directly")
+			raw, cut := shortenEntry(p.raw, budgets[i]-grown(p), "the whole entry: ask the server "+p.ref.Server+" directly")
 			if cut {
 				shortened++
 				out[p.ref.Name] = flatItem{key: p.ref.Name, ref: p.ref, raw: raw, sig: string(raw)}

@@ -100,7 +100,8 @@ func (s *server) leakyTool(c call) (res map[string]any, e *rpcErr, ok bool) {
 }
 
 // capabilities is what the handshake declares: tools always; resources,
-// prompts and logging in ModeLeaky.
+// prompts and logging in ModeLeaky; resources and prompts in
+// ModeHugeListings.
 func (s *server) capabilities() map[string]any {
 	c := map[string]any{"tools": map[string]any{"listChanged": true}}
 	if s.opts.Has(ModeLeaky) {
@@ -108,6 +109,10 @@ func (s *server) capabilities() map[string]any {
 		c["prompts"] = map[string]any{}
 		c["logging"] = map[string]any{}
 		c["completions"] = map[string]any{}
+	}
+	if s.opts.Has(ModeHugeListings) {
+		c["resources"] = map[string]any{}
+		c["prompts"] = map[string]any{}
 	}
 	return c
 }

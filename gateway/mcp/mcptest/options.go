@@ -64,13 +64,18 @@ const (
 	// every place a result, an error or a notification can carry text
 	// (see leaky.go), for tests of what reaches the agent.
 	ModeLeaky Mode = "leaky"
+	// ModeHugeListings lists HugeListingEntries resources, resource
+	// templates and prompts, each with a title and a description far over
+	// a listing's per-entry cap, together far over its per-list cap (see
+	// hugelist.go).
+	ModeHugeListings Mode = "huge-listings"
 )
 
 var allModes = []Mode{
 	ModeEcho, ModeSlow, ModePaginated, ModeCursorLoop, ModeHuge, ModeCrash,
 	ModeExitAtStart, ModeIgnoreSIGTERM, ModeIgnoreEOF, ModeGrandchild,
 	ModeFlood, ModeInvalidUTF8, ModeBanner, ModeStopReading, ModeStderrFlood, ModeNoInit,
-	ModeModernOnly, ModeLegacyOnly, ModeLeaky,
+	ModeModernOnly, ModeLegacyOnly, ModeLeaky, ModeHugeListings,
 }
 
 // Modes lists every mode the fixture knows, in a stable order.

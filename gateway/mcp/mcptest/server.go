@@ -483,6 +483,11 @@ func (s *server) request(ctx context.Context, env envelope) (bool, error) {
 	case "tools/call":
 		return false, s.startCall(ctx, env, meta, modern, pv)
 	}
+	if s.opts.Has(ModeHugeListings) {
+		if res, ok := hugeListing(env.Method); ok {
+			return false, s.reply(ctx, env.ID, res, modern)
+		}
+	}
 	if s.opts.Has(ModeLeaky) {
 		if res, e, ok := leakyMethod(env.Method, env.Params); ok {
 			if e != nil {
