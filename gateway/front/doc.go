@@ -112,6 +112,28 @@
 // mode belongs to the pipe, which the agent or a shell may read after us).
 // A terminal or file stdin is read as it is.
 //
+// # Why stdin and stdout use raw system calls, and stdout the poller too
+//
+// Even on a polled descriptor, os.File reads and writes through
+// syscall.Read and syscall.Write, which announce to the runtime a system
+// call that might block. Between two calls every thread is parked and the
+// runtime's monitor thread asleep; the announcement wakes it (a futex, a
+// thread switch) and sets it napping every 20 µs until the process is
+// idle again. That was two or three monitor wake-ups per sequential call
+// and about a sixth of serve's CPU per call. A non-blocking descriptor
+// never blocks, so on Linux ServeStdio reads stdin and writes stdout
+// through gateway/internal/rawio: raw system calls, with the poller
+// waiting when the descriptor is not ready, and the runtime never told
+// (elsewhere through os.File on the same poller). For that stdout (a pipe or socket) is made non-blocking as stdin is, with the
+// same care: put back on return, after the descriptor for frames is
+// closed (so no raw write can find it blocking), and left alone when
+// handed over non-blocking. An agent that stops reading now parks the
+// writing call on the poller instead of holding the only thread in a
+// write. The read that finds a pipe empty before each wait stays: the
+// poller forgets a readiness it saw before the wait starts, so waiting
+// without that read first could miss a request and hang; raw, it costs
+// a fraction of a microsecond.
+//
 // # Why the front does not choose its thread count
 //
 // How many threads run Go code is the process's choice, made once in

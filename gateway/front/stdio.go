@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sluice/gateway/internal/rawio"
 )
 
 // ServeStdio serves one agent over newline-delimited JSON-RPC on stdin and
@@ -51,6 +53,10 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 		} else {
 			defer restore()
 			stdout = proto
+			if rf, raw := rawio.New(proto); raw {
+				f.log.Debug("writing stdout through the runtime's poller")
+				stdout = rf
+			}
 		}
 	}
 	if stdin == os.Stdin {
@@ -62,6 +68,9 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 			f.log.Debug("reading stdin through the runtime's poller")
 			defer restore()
 			stdin = in
+			if rf, raw := rawio.New(in); raw { // always: in is non-blocking
+				stdin = rf
+			}
 		}
 	}
 	// Frames reach the SDK through filterFrames, which answers malformed

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -807,18 +806,20 @@ func (c *Client) signalWriter() {
 	}
 }
 
-// directWait bounds a caller's own write of its line (see sendDirect): a
-// pipe with room takes a line at once; a full one means the server is
-// not reading, and the caller must not wait on it.
+// directWait bounds a caller's own write of its line (see sendDirect) on
+// a pipe written through os.File: a pipe with room takes a line at once;
+// a full one means the server is not reading, and the caller must not
+// wait on it. A pipe written with raw system calls takes what it has
+// room for and the caller never waits.
 const directWait = time.Millisecond
 
 // sendDirect writes line from the caller's goroutine (c.writing set by
-// the caller). What the transport did not take within directWait is put
-// first in the queue for the writer goroutine, which finishes the line
-// without a deadline: the framing stays whole and the caller returns to
-// waiting for its answer, which its context and timeout bound as ever.
+// the caller). What the transport did not take at once (errNotTaken) is
+// put first in the queue for the writer goroutine, which finishes the
+// line without a deadline: the framing stays whole and the caller returns
+// to waiting for its answer, which its context and timeout bound as ever.
 func (c *Client) sendDirect(line []byte) {
-	n, err := c.direct.sendDirect(line, time.Now().Add(directWait))
+	n, err := c.direct.sendDirect(line)
 	c.wmu.Lock()
 	c.writing = false
 	if err == nil {
@@ -830,7 +831,7 @@ func (c *Client) sendDirect(line []byte) {
 		}
 		return
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) && !c.wclosed {
+	if errors.Is(err, errNotTaken) && !c.wclosed {
 		// n < len(line)+1: the rest of the line (Send adds the newline).
 		c.wqBytes -= n
 		c.wq = append([][]byte{line[n:]}, c.wq...)

@@ -122,15 +122,28 @@
 // therefore append to a byte-counted queue, and one writer goroutine
 // drains it (coalescing small lines into one write) — except for a
 // request with no other in flight, when nothing is queued or being written
-// and the pipe takes a write deadline (a server's stdin): then the caller
-// writes its own line, sparing the hand-off to the writer goroutine, under
-// a deadline of a millisecond.
-// What the pipe did not take by then goes first in the queue and the
-// writer goroutine finishes the line, so the framing stays whole and a
-// server that stopped reading still holds up no caller. Many concurrent
+// and the pipe can refuse to wait (a server's stdin): then the caller
+// writes its own line, sparing the hand-off to the writer goroutine. On
+// Unix the pipe is written with a raw system call that takes what the
+// pipe has room for and never waits (gateway/internal/rawio); elsewhere
+// under a write deadline of a millisecond. What the pipe did not take
+// goes first in the queue and the writer goroutine finishes the line, so
+// the framing stays whole and a server that stopped reading still holds
+// up no caller. The raw write also spares each call a deadline timer to
+// arm, and the runtime's monitor thread a wake-up (see rawio). Many concurrent
 // callers share one connection at several times the sequential rate
 // (BenchmarkConcurrentCalls): overlapping requests queue and leave
 // together, in one write the server reads at once.
+//
+// # Why a server's pipes are read and written with raw system calls
+//
+// A process that is idle between two calls has every Go thread parked and
+// the runtime's monitor asleep; an os.File read or write announces a
+// system call that might block and wakes the monitor, a thread switch and
+// a run of short naps each time, twice per call on each side of the
+// gateway. The server's pipes are non-blocking and polled, so on Unix the
+// stdio transport reads and writes them through gateway/internal/rawio:
+// the same poller waits, without the announcement.
 //
 // # Why notification callbacks run on their own goroutine
 //

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"sluice/gateway/internal/rawio"
 	"sluice/gateway/proc"
 )
 
@@ -19,6 +20,7 @@ type stdio struct {
 	framer *Framer
 	r      io.Reader
 	w      io.WriteCloser
+	raw    io.Writer // w, through raw system calls where it can be (rawio)
 	bw     *bufio.Writer
 	armed  bool                // a write deadline is set on w (sendDirect); only the client's current writer touches it
 	closer func() proc.Outcome // tears the server down; nil: nothing to do
@@ -33,9 +35,21 @@ type stdio struct {
 // stdin). closer, if not nil, tears the server down after w is closed; r
 // is closed last when it is an io.Closer.
 func newStdio(server string, r io.Reader, w io.WriteCloser, closer func() proc.Outcome, p *proc.Process, maxLine int) *stdio {
-	f := NewFramer(r, maxLine)
+	in := r
+	if rf, ok := r.(*os.File); ok {
+		if raw, ok := rawio.New(rf); ok {
+			in = raw
+		}
+	}
+	var out io.Writer = w
+	if wf, ok := w.(*os.File); ok {
+		if raw, ok := rawio.New(wf); ok {
+			out = raw
+		}
+	}
+	f := NewFramer(in, maxLine)
 	f.server = server
-	return &stdio{server: server, framer: f, r: r, w: w, bw: bufio.NewWriterSize(w, coalesceBytes), closer: closer, proc: p, closing: make(chan struct{})}
+	return &stdio{server: server, framer: f, r: r, w: w, raw: out, bw: bufio.NewWriterSize(out, coalesceBytes), closer: closer, proc: p, closing: make(chan struct{})}
 }
 
 func (s *stdio) Send(msg []byte) error {
@@ -59,37 +73,58 @@ func (s *stdio) Send(msg []byte) error {
 // directSender is a transport a caller may write one message to itself
 // when nothing else is being written (see Client.sendDirect).
 type directSender interface {
-	// canSendDirect reports whether sendDirect can honour a deadline.
+	// canSendDirect reports whether sendDirect can give up on a full
+	// pipe.
 	canSendDirect() bool
-	// sendDirect writes msg and its newline, giving up at deadline; it
-	// returns how many of those bytes were written. Only the client's
-	// current writer calls it, with nothing buffered.
-	sendDirect(msg []byte, deadline time.Time) (int, error)
+	// sendDirect writes msg and its newline unless the server is slow
+	// to take them; it returns how many of those bytes were written,
+	// and errNotTaken when not all. Only the client's current writer
+	// calls it, with nothing buffered.
+	sendDirect(msg []byte) (int, error)
 }
+
+// errNotTaken is sendDirect's answer when the server did not take the
+// whole line at once: the writer goroutine finishes it.
+var errNotTaken = errors.New("mcp: the server's stdin did not take the line at once")
 
 type deadlineWriter interface {
 	SetWriteDeadline(time.Time) error
 }
 
-// canSendDirect: only a pipe (or other file) the runtime polls takes a
-// write deadline; a bare io.Pipe does not.
+// canSendDirect: a pipe written with raw system calls (never waits), or
+// one the runtime polls, which takes a write deadline; a bare io.Pipe
+// does neither.
 func (s *stdio) canSendDirect() bool {
+	if _, ok := s.raw.(*rawio.File); ok {
+		return true
+	}
 	dw, ok := s.w.(deadlineWriter)
 	return ok && dw.SetWriteDeadline(time.Time{}) == nil
 }
 
-func (s *stdio) sendDirect(msg []byte, deadline time.Time) (int, error) {
-	if err := s.w.(deadlineWriter).SetWriteDeadline(deadline); err != nil {
-		return 0, s.writeErr(err)
-	}
-	s.armed = true // cleared by the next Send, not here: one deadline change per direct write
+func (s *stdio) sendDirect(msg []byte) (int, error) {
 	// One write of the line and its newline: msg has room for it when
 	// encodeRequest made it, and the newline is never seen by msg's owner.
 	frame := append(msg[:len(msg):cap(msg)], '\n')
-	n, err := s.w.Write(frame)
+	if rf, ok := s.raw.(*rawio.File); ok {
+		// What the pipe has room for now, and no deadline to arm.
+		n, err := rf.TryWrite(frame)
+		switch {
+		case err != nil:
+			return n, s.writeErr(err)
+		case n < len(frame):
+			return n, errNotTaken
+		}
+		return n, nil
+	}
+	if err := s.w.(deadlineWriter).SetWriteDeadline(time.Now().Add(directWait)); err != nil {
+		return 0, s.writeErr(err)
+	}
+	s.armed = true // cleared by the next Send, not here: one deadline change per direct write
+	n, err := s.raw.Write(frame)
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return n, err
+			return n, errNotTaken
 		}
 		return n, s.writeErr(err)
 	}
