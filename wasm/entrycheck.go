@@ -46,7 +46,17 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 			if err := checkSection(id, body); err != nil {
 				return nil, fmt.Errorf("section %d at byte %d: %w", id, p, err)
 			}
-			out = append(out, mod[p:start+int(size)]...)
+			if id == 4 {
+				tables, err := tablesCapped(body, start)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, id)
+				out = appendU32(out, uint32(len(tables)))
+				out = append(out, tables...)
+			} else {
+				out = append(out, mod[p:start+int(size)]...)
+			}
 		} else {
 			code, err := codeWithEntryChecks(body, start)
 			if err != nil {
@@ -217,4 +227,60 @@ func oneByteBlockType(b byte) bool {
 		return true
 	}
 	return false
+}
+
+// maxTableElements caps each table a module defines: wazero grows a table
+// by any delta table.grow asks for (an element is 8 bytes of host memory,
+// so one instruction could ask for 32 GiB) and accepts a declared minimum
+// of up to 2^27 elements per instance, and MaxMemoryPages covers linear
+// memory only. 2^20 elements (8 MiB) is far more than a module's function
+// count, which is what toolchains size their tables by.
+const maxTableElements = 1 << 20
+
+// tablesCapped returns the contents of a table section (at byte base of
+// the module) with every table's maximum at most maxTableElements, so
+// table.grow past it fails (-1) like memory.grow past the memory cap; a
+// declared minimum over it is refused. A section with any table in a form
+// other than a one-byte reference type and limits 0x00/0x01 is copied as
+// it is, for the compiler to judge.
+func tablesCapped(sec []byte, base int) ([]byte, error) {
+	count, p, err := readU32(sec)
+	if err != nil || uint64(count) > uint64(len(sec)-p)/3 {
+		return sec, nil // the compiler refuses it
+	}
+	out := appendU32(make([]byte, 0, len(sec)+int(count)*5), count)
+	for i := uint32(0); i < count; i++ {
+		if p+2 > len(sec) || (sec[p] != 0x70 && sec[p] != 0x6f) || sec[p+1] > 1 {
+			return sec, nil
+		}
+		typ, flag := sec[p], sec[p+1]
+		p += 2
+		lo, n, err := readU32(sec[p:])
+		if err != nil {
+			return sec, nil
+		}
+		p += n
+		hi := uint32(maxTableElements)
+		if flag == 1 {
+			m, n, err := readU32(sec[p:])
+			if err != nil {
+				return sec, nil
+			}
+			p += n
+			hi = min(hi, m)
+		}
+		if lo > maxTableElements {
+			return nil, fmt.Errorf("table section at byte %d: table %d declares %d elements, over the %d a filter's table may have", base, i, lo, maxTableElements)
+		}
+		if hi < lo {
+			return sec, nil // invalid: the compiler says so
+		}
+		out = append(out, typ, 1)
+		out = appendU32(out, lo)
+		out = appendU32(out, hi)
+	}
+	if p != len(sec) {
+		return sec, nil
+	}
+	return out, nil
 }
