@@ -134,18 +134,18 @@ Flags:
                       without waking a second thread, which halved the
                       latency serve adds on a 2-core machine. Raise it when
                       CPU-heavy filters or code mode run many calls at once.
-                      Default with --http: the runtime's (every core), since
-                      many agents call at once there; on a small machine
-                      serving few agents --procs 1 cuts latency and CPU per
-                      call there too. auto: start at 1 and follow the load,
-                      either transport: raised to the runtime's default once
-                      the process uses most of a core or goroutines queue
-                      for the thread, back to 1 after a few quiet seconds
-                      (each change is a "threads raised" or "threads
-                      lowered" debug line). Not the default: on a shared
-                      2-core machine it did not beat both fixed defaults
-                      in every measure (BENCHMARKS.md, "Threads that
-                      follow the load").
+                      Default with --http: auto, unless GOMAXPROCS is set.
+                      auto: start at 1 and follow the load, either
+                      transport: raised to the runtime's default (every
+                      core) once the process uses most of a core or
+                      goroutines queue for the thread, back to 1 after a
+                      few quiet seconds (each change is a "threads raised"
+                      or "threads lowered" debug line). Over HTTP it cut
+                      the latency serve adds and its CPU per call against
+                      the runtime's default, at the same calls/s with 16
+                      in flight (BENCHMARKS.md, "Threads that follow the
+                      load"). Where the platform gives no process CPU
+                      time, the runtime's default stays.
 
 Observability: over HTTP every response carries X-Request-ID: the one the
 client sent (or its X-Correlation-ID) when it matches [A-Za-z0-9_-]{1,64},
@@ -297,7 +297,7 @@ func runServe(e *env) int {
 	if adapt {
 		if stop, ok := gateway.AdaptThreads(log); ok {
 			defer func() { log.Debug("threads adapted", "changes", stop()) }()
-		} else {
+		} else if *procs == "auto" {
 			log.Warn("--procs auto: this platform gives no process CPU time; threads stay at the runtime's default", "gomaxprocs", runtime.GOMAXPROCS(0))
 		}
 	}
@@ -412,17 +412,17 @@ func readToken(path string) (string, error) {
 
 // procsFor is how many threads run Go code at once: n > 0 fixes the
 // count (--procs N, and one on stdio when nothing is said); adapt starts
-// the load-following monitor (--procs auto); n == 0 and adapt false leave
-// the runtime's choice (--http, or GOMAXPROCS set by the user, which
-// rules unless --procs is given). ok is false for a --procs value that
+// the load-following monitor (--procs auto, and --http when nothing is
+// said); n == 0 and adapt false leave the runtime's choice (GOMAXPROCS
+// set by the user, which rules unless --procs is given). ok is false for a --procs value that
 // is neither. On stdio one agent's call is handed between a few
 // goroutines (the frame reader, a worker, the upstream client's reader),
 // and with a second P idle the runtime wakes a thread for each hand-off
 // (a futex wake and a context switch, several microseconds on a small
 // machine); with one P the readied goroutine runs next on the same
 // thread. See BENCHMARKS.md ("stdio hand-offs on one thread") for the
-// measurements, and "Threads that follow the load" for why auto is not
-// the default.
+// measurements, and "Threads that follow the load" for why HTTP follows
+// the load by default and stdio stays at one.
 func procsFor(flag string, stdio, userSet bool) (n int, adapt, ok bool) {
 	switch {
 	case flag == "auto":
@@ -433,8 +433,10 @@ func procsFor(flag string, stdio, userSet bool) (n int, adapt, ok bool) {
 			return 0, false, false
 		}
 		return n, false, true
-	case userSet || !stdio:
+	case userSet:
 		return 0, false, true
+	case !stdio:
+		return 0, true, true
 	}
 	return 1, false, true
 }

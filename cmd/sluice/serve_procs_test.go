@@ -123,7 +123,8 @@ func TestProcsFor(t *testing.T) {
 	}{
 		{"", true, false, 1, false, true},     // stdio, nothing said: one thread
 		{"", true, true, 0, false, true},      // GOMAXPROCS set: left as the user set it
-		{"", false, false, 0, false, true},    // --http: the runtime's default
+		{"", false, false, 0, true, true},     // --http: follow the load
+		{"", false, true, 0, false, true},     // unless GOMAXPROCS is set
 		{"2", true, true, 2, false, true},     // --procs wins over the environment
 		{"4", false, false, 4, false, true},   //
 		{"auto", true, true, 0, true, true},   // and so does --procs auto
@@ -139,7 +140,8 @@ func TestProcsFor(t *testing.T) {
 	}
 }
 
-// TestServeThreadsFollowLoad: with --procs auto, serve --http runs Go code on one thread while one agent calls at a time, raises it to
+// TestServeThreadsFollowLoad: by default (as with --procs auto) serve
+// --http runs Go code on one thread while one agent calls at a time, raises it to
 // the runtime's default when 16 calls are in flight, and lowers it again
 // once the load is gone (the debug log says each change).
 func TestServeThreadsFollowLoad(t *testing.T) {
@@ -149,7 +151,7 @@ func TestServeThreadsFollowLoad(t *testing.T) {
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), 0, "fx__echo")
-	cmd := exec.Command(sluiceBin, "serve", "--http", "127.0.0.1:0", "--mode", "flat", "--log-level", "debug", "--procs", "auto")
+	cmd := exec.Command(sluiceBin, "serve", "--http", "127.0.0.1:0", "--mode", "flat", "--log-level", "debug")
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "GOMAXPROCS=") {
 			cmd.Env = append(cmd.Env, e)

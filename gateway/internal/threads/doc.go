@@ -1,8 +1,8 @@
 // Package threads adapts how many threads run the process's Go code at
 // once (the runtime's GOMAXPROCS) to the load: one while the load is light,
 // the runtime's default once the process is busy, and one again after a
-// sustained quiet spell. 'sluice serve --procs auto' uses it. It imports
-// nothing of ours.
+// sustained quiet spell. 'sluice serve --http' uses it by default, either
+// transport with --procs auto. It imports nothing of ours.
 //
 // The decision (Policy) is a pure function of samples, so it is tested
 // with synthetic ones; the Monitor only takes the samples and applies
