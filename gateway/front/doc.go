@@ -282,7 +282,11 @@
 // identifies them (URI, URI template, name, MIME type, a prompt's
 // argument names and whether each is required) and give up their
 // title's length, icons, _meta, annotations, description's length and
-// a prompt's argument descriptions, in that order.
+// a prompt's argument descriptions, in that order. One whose identifying
+// members alone are over MaxToolListingBytes (a 20 KiB URI, a prompt
+// with a thousand arguments) cannot be shortened to fit: it is left out
+// of the listing, with a warning naming its server and the start of its
+// URI or name, rather than break the cap.
 //
 // # Why auto mode switches with a margin
 //

@@ -350,7 +350,7 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 			}
 			budgets = listBudgets(sizes, f.opts.MaxToolListingBytes, f.opts.MaxListingBytes)
 		}
-		shortened := 0
+		shortened, left := 0, 0
 		for i, exposed := range keys {
 			ref := names[exposed]
 			raw := byRef[ref].raw
@@ -358,6 +358,13 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 				var cut bool
 				if kind == KindPrompts {
 					raw, cut = shortenEntry(raw, budgets[i], "the whole entry: ask the server "+ref.Server+" directly")
+					if len(raw) > f.opts.MaxToolListingBytes {
+						// What identifies it (name, argument names)
+						// is over the per-entry cap on its own.
+						f.log.Warn("listed entry left out: what identifies it alone is over the per-entry byte cap", "kind", string(kind), "server", ref.Server, "name", clip(ref.Name, 64), "bytes", len(raw), "maxToolListingBytes", f.opts.MaxToolListingBytes)
+						left++
+						continue
+					}
 				} else {
 					raw, cut = shortenTool(raw, budgets[i], wholeDefinition(ref.capability(), onlyExposed))
 				}
@@ -367,8 +374,8 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 			}
 			out[exposed] = flatItem{key: exposed, ref: ref, raw: raw, sig: exposed + "\x00" + string(raw)}
 		}
-		if shortened > 0 {
-			f.log.Warn("definitions shortened to fit the listing's byte caps", "kind", string(kind), "shortened", shortened, "entries", len(keys),
+		if shortened > 0 || left > 0 {
+			f.log.Warn("definitions shortened to fit the listing's byte caps", "kind", string(kind), "shortened", shortened, "left out", left, "entries", len(keys),
 				"maxToolListingBytes", f.opts.MaxToolListingBytes, "maxListingBytes", f.opts.MaxListingBytes)
 		}
 	default:
@@ -401,16 +408,24 @@ func (f *front) planFlat(kind Kind, items []Item) map[string]flatItem {
 			sizes[i] = len(p.raw) + grown(p)
 		}
 		budgets := listBudgets(sizes, f.opts.MaxToolListingBytes, f.opts.MaxListingBytes)
-		shortened := 0
+		shortened, left := 0, 0
 		for i, p := range kept {
 			raw, cut := shortenEntry(p.raw, budgets[i]-grown(p), "the whole entry: ask the server "+p.ref.Server+" directly")
+			if len(raw)+grown(p) > f.opts.MaxToolListingBytes {
+				// Its URI (or template) and name alone are over the
+				// per-entry cap: listing it would break the cap.
+				f.log.Warn("listed entry left out: what identifies it alone is over the per-entry byte cap", "kind", string(kind), "server", p.ref.Server, "uri", clip(p.ref.Name, 64), "bytes", len(raw)+grown(p), "maxToolListingBytes", f.opts.MaxToolListingBytes)
+				delete(out, p.ref.Name)
+				left++
+				continue
+			}
 			if cut {
 				shortened++
 				out[p.ref.Name] = flatItem{key: p.ref.Name, ref: p.ref, raw: raw, sig: string(raw)}
 			}
 		}
-		if shortened > 0 {
-			f.log.Warn("listed entries shortened to fit the listing's byte caps", "kind", string(kind), "shortened", shortened, "entries", len(kept),
+		if shortened > 0 || left > 0 {
+			f.log.Warn("listed entries shortened to fit the listing's byte caps", "kind", string(kind), "shortened", shortened, "left out", left, "entries", len(kept),
 				"maxToolListingBytes", f.opts.MaxToolListingBytes, "maxListingBytes", f.opts.MaxListingBytes)
 		}
 	}

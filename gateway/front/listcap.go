@@ -96,7 +96,9 @@ func shortenTool(raw json.RawMessage, budget int, whole string) (json.RawMessage
 // are required) is kept; it gives up, in order: the title's length, icons,
 // _meta, annotations, the description's length and a prompt's argument
 // titles and descriptions. An entry whose identifying members alone are
-// over the budget is listed with them whole.
+// over the budget comes back with them whole; the listing then leaves out
+// one that is over the per-entry cap (MaxToolListingBytes) and says so in
+// a warning, since no shortening can make it fit.
 func shortenEntry(raw json.RawMessage, budget int, whole string) (json.RawMessage, bool) {
 	return shortenDef(raw, budget, whole, entryMembers, []func(map[string]json.RawMessage){
 		func(f map[string]json.RawMessage) { delete(f, "icons") },
@@ -220,4 +222,16 @@ func mustJSON(v any) json.RawMessage {
 		panic(err) // strings and raw messages always encode
 	}
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// clip returns s cut to at most n bytes on a character boundary, with
+// "…" when cut: for naming an oversized entry in a log line.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

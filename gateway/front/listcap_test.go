@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -328,4 +329,50 @@ func compactJSON(t *testing.T, v json.RawMessage) []byte {
 		t.Fatalf("compact %s: %v", v, err)
 	}
 	return b.Bytes()
+}
+
+// TestFlatListingLeavesOutOversizedIdentity: an entry whose identifying
+// members alone (a 20 KiB URI, URI template, or a prompt's thousand
+// argument names) are over the per-entry cap cannot be shortened to fit;
+// it is left out of the listing, said in a warning, and the other entries
+// are listed as before.
+func TestFlatListingLeavesOutOversizedIdentity(t *testing.T) {
+	b := newFake()
+	huge := "test://r/" + strings.Repeat("x", 20<<10)
+	var args []any
+	for i := range 1000 {
+		args = append(args, map[string]any{"name": fmt.Sprintf("argument-%04d-%s", i, strings.Repeat("y", 16)), "required": true})
+	}
+	b.setItems(KindResources,
+		Item{Server: "evil", Raw: mustJSON(map[string]any{"uri": huge, "name": "huge"})},
+		Item{Server: "evil", Raw: json.RawMessage(`{"uri":"test://small","name":"small"}`)})
+	b.setItems(KindResourceTemplates,
+		Item{Server: "evil", Raw: mustJSON(map[string]any{"uriTemplate": huge + "/{id}", "name": "huge"})},
+		Item{Server: "evil", Raw: json.RawMessage(`{"uriTemplate":"test://t/{id}","name":"small"}`)})
+	b.setItems(KindPrompts,
+		Item{Server: "evil", Raw: mustJSON(map[string]any{"name": "many", "arguments": args})},
+		Item{Server: "evil", Raw: json.RawMessage(`{"name":"small"}`)})
+	var logs syncBuffer
+	s := connect(t, b, &Options{Mode: ModeFlat, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, nil, "2025-11-25")
+	ctx := context.Background()
+
+	rl, err := s.cs.ListResources(ctx, nil)
+	if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != "test://small" {
+		t.Fatalf("resources: %+v, %v", rl, err)
+	}
+	rt, err := s.cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(rt.ResourceTemplates) != 1 || rt.ResourceTemplates[0].URITemplate != "test://t/{id}" {
+		t.Fatalf("templates: %+v, %v", rt, err)
+	}
+	pl, err := s.cs.ListPrompts(ctx, nil)
+	if err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "evil__small" {
+		t.Fatalf("prompts: %+v, %v", pl, err)
+	}
+	got := string(logs.Bytes())
+	if n := strings.Count(got, "listed entry left out: what identifies it alone is over the per-entry byte cap"); n != 3 {
+		t.Errorf("%d warnings for 3 entries left out:\n%s", n, got)
+	}
+	if strings.Contains(got, strings.Repeat("x", 100)) {
+		t.Errorf("the warning carries the whole oversized URI:\n%.2000s", got)
+	}
 }
