@@ -48,6 +48,28 @@
 // way: 1–3% (BenchmarkEntryChecks). Recursion too deep for the stack traps
 // (stack overflow), a failure like any trap.
 //
+// # Why a loop follows every bulk instruction
+//
+// memory.fill, memory.copy, memory.init, table.fill, table.copy and
+// table.init do work proportional to an operand without passing a loop
+// header (wazero lowers them to a memmove or an inner loop of its own), so
+// straight-line code of a few thousand 32 MiB fills (a 9 KB module) ran
+// 28.8 s past a 50 ms deadline, with a one-thread sluice serve frozen all
+// along. The rewrite therefore also puts the empty loop right after each
+// of them, which needs every instruction decoded to find them
+// (appendWithBulkChecks): the walk reads each opcode and its immediates as
+// wazero v1.12.0 does with the runtimes' features (api.CoreFeaturesV2;
+// SIMD opcodes are one byte to it), and refuses a body it cannot decode,
+// or an opcode outside those features, with the instruction's offset (the
+// compiler would refuse it too). A call now overruns its deadline by at
+// most one bulk instruction: a memory is at most MaxMemoryPages (32 MiB by
+// default, 4 GiB at the most one can configure), a data segment at most
+// the module, a table at most 2^20 elements (8 MiB), so one instruction
+// is milliseconds of memset by default (at the memory bandwidth of
+// gigabytes a second), about a second at the 4 GiB cap. memory.grow and
+// table.grow are bounded the same way and in total, by the caps. The check
+// costs one call out per bulk instruction, nothing beside the memmove.
+//
 // # Why a module's counts are checked before it is compiled
 //
 // wazero v1.12.0 sizes slices, maps and strings from the counts and

@@ -17,11 +17,13 @@ var entryCheck = []byte{0x03, 0x40, 0x0b}
 var noEntryChecks bool
 
 // withEntryChecks returns mod with entryCheck at the start of every
-// function body (after its locals), every other byte as it was: sections
+// function body (after its locals) and after every bulk memory or table
+// instruction (appendWithBulkChecks), every other byte as it was: sections
 // other than code are copied, and a code section is re-encoded only for
 // its new sizes. It checks the framing it walks (header, section and body
-// sizes, locals declarations) and nothing more: what it copies is
-// validated by the compiler. See "Why every function starts with a loop".
+// sizes, locals declarations, instruction lengths) and nothing more: what
+// it copies is validated by the compiler. See "Why every function starts
+// with a loop".
 func withEntryChecks(mod []byte) ([]byte, error) {
 	if len(mod) < 8 || string(mod[:4]) != "\x00asm" {
 		return nil, errors.New("not a WebAssembly module (no \\0asm header)")
@@ -85,6 +87,7 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 	}
 	out := make([]byte, 0, len(sec)+int(count)*(len(entryCheck)+1))
 	out = appendU32(out, count)
+	var scratch []byte // a body's code with its checks
 	p := n
 	for i := uint32(0); i < count; i++ {
 		at := base + p
@@ -102,15 +105,19 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("function body %d at byte %d: locals: %w", i, at, err)
 		}
-		if entersLoop(body[locals:]) {
-			out = appendU32(out, size)
-			out = append(out, body...)
-			continue
+		code := body[locals:]
+		scratch = scratch[:0]
+		if !entersLoop(code) {
+			scratch = append(scratch, entryCheck...)
 		}
-		out = appendU32(out, uint32(len(body)+len(entryCheck)))
+		var bad int
+		scratch, bad, err = appendWithBulkChecks(scratch, code)
+		if err != nil {
+			return nil, fmt.Errorf("function body %d at byte %d: instruction at byte %d: %w", i, at, base+p-len(code)+bad, err)
+		}
+		out = appendU32(out, uint32(locals+len(scratch)))
 		out = append(out, body[:locals]...)
-		out = append(out, entryCheck...)
-		out = append(out, body[locals:]...)
+		out = append(out, scratch...)
 	}
 	if p != len(sec) {
 		return nil, fmt.Errorf("code section at byte %d: %d bytes after its last function body", base, len(sec)-p)

@@ -204,6 +204,10 @@ func FuzzWithEntryChecks(f *testing.F) {
 			[]byte{opLocalGet, 0}, i32c(1), []byte{opI32Sub, opLocalSet, 0, opBr, 1, opEnd, opEnd},
 			[]byte{opLocalGet, 1})}),
 		filterCalling(1, nil, wasmFunc{typ: 2, code: []byte{opUnreachable}}),
+		// memory.fill(1, 7, 100), memory.copy(3, 0, 50), table.fill(0, null, 4), table.copy(1, 0, 2)
+		rawFilter([]byte{1, 0x70, 0, 8}, 1, 0, cat(i32c(1), i32c(7), i32c(100), []byte{0xfc, 0x0b, 0},
+			i32c(3), i32c(0), i32c(50), []byte{0xfc, 0x0a, 0, 0}, i32c(0), []byte{0xd0, 0x70}, i32c(4), []byte{0xfc, 0x11, 0},
+			i32c(1), i32c(0), i32c(2), []byte{0xfc, 0x0e, 0, 0}, i32c(1))),
 	} {
 		f.Add(s)
 	}
@@ -393,20 +397,9 @@ func TestCountsBounded(t *testing.T) {
 // TestCommittedModulesPass: every module of this repository, the built-ins
 // and the test guests, passes the checks, and its rewrite compiles.
 func TestCommittedModulesPass(t *testing.T) {
-	mods := map[string][]byte{}
-	for _, name := range BuiltinNames() {
-		mods["builtin:"+name], _ = Builtin(name)
-	}
-	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "filters", "*.wasm"))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mods[p] = b
-	}
+	mods := committedModules(t)
 	ctx := context.Background()
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
+	rt := newCheckedRuntime(ctx)
 	defer rt.Close(ctx)
 	for name, mod := range mods {
 		rewritten, err := withEntryChecks(mod)
@@ -430,4 +423,28 @@ func TestCommittedModulesPass(t *testing.T) {
 	if len(mods) < 10 {
 		t.Fatalf("only %d modules found", len(mods))
 	}
+}
+
+// committedModules: the built-ins (named builtin:NAME) and the test guests
+// of testdata/filters (named by path).
+func committedModules(t *testing.T) map[string][]byte {
+	mods := map[string][]byte{}
+	for _, name := range BuiltinNames() {
+		mods["builtin:"+name], _ = Builtin(name)
+	}
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "filters", "*.wasm"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods[p] = b
+	}
+	return mods
+}
+
+// newCheckedRuntime: a compiler runtime with termination checks, the
+// features of the Host's.
+func newCheckedRuntime(ctx context.Context) wazero.Runtime {
+	return wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
 }
