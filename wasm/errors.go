@@ -19,6 +19,9 @@ var (
 	ErrInvalidSpec    = errors.New("wasm: invalid filter spec")
 	ErrFilterFailed   = errors.New("wasm: filter failed") // every per-call filter failure matches this
 	ErrModuleTooLarge = errors.New("wasm: module over the host's maxModuleBytes")
+	// errStderrFull is what a guest's stderr write gets once the call has
+	// written maxStderrWriteBytes (the guest's fd_write then fails: EIO).
+	errStderrFull = errors.New("wasm: guest wrote over its stderr budget for one call")
 )
 
 // TrapError: the guest trapped (unreachable, out-of-bounds access, stack

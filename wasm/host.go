@@ -39,6 +39,7 @@ const (
 	maxLogBytes                = 4096
 	maxLogsPerCall             = 64
 	maxStderrBytes             = 4096
+	maxStderrWriteBytes        = 1 << 20 // a call's stderr writes, kept or not
 	handleMax                  = 256
 )
 

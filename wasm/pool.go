@@ -136,7 +136,7 @@ func (p *pool) instantiateSlot(ctx context.Context, filter string) (*instance, e
 	}
 	p.mu.Unlock()
 	h := p.h
-	in := &instance{stderr: &tailBuffer{max: maxStderrBytes}, stack: make([]uint64, 1)}
+	in := &instance{stderr: &tailBuffer{max: maxStderrBytes, budget: maxStderrWriteBytes}, stack: make([]uint64, 1)}
 	in.state.filter = filter
 	in.state.config = p.config
 	in.state.maxOffload = h.opts.MaxOffloadBytes
@@ -459,18 +459,41 @@ func firstLine(s string) string {
 // tailBuffer keeps the last max bytes written (guest stderr).
 type tailBuffer struct {
 	mu  sync.Mutex
-	max int
-	b   []byte
+	max int // bytes kept: the last ones written
+	// budget bounds what one call may write (0: no bound). Keeping only
+	// the tail bounds memory, not time: one fd_write may name millions of
+	// buffers, each the guest's whole memory, and a call gets past its
+	// deadline only between host calls.
+	budget  int
+	written int // since the last Reset
+	b       []byte
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	var err error
+	if t.budget > 0 {
+		if t.written >= t.budget {
+			return 0, errStderrFull
+		}
+		if len(p) > t.budget-t.written {
+			p, err = p[:t.budget-t.written], errStderrFull
+		}
+		t.written += len(p)
 	}
-	return len(p), nil
+	// Only the last max bytes are ever kept, so only they are copied: a
+	// guest's one fd_write of a whole memory, many times over, costs a
+	// few KiB of copying each and never grows the buffer past 2×max.
+	if len(p) >= t.max {
+		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+		return len(p), err
+	}
+	if over := len(t.b) + len(p) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	t.b = append(t.b, p...)
+	return len(p), err
 }
 
 func (t *tailBuffer) String() string {
@@ -482,5 +505,6 @@ func (t *tailBuffer) String() string {
 func (t *tailBuffer) Reset() {
 	t.mu.Lock()
 	t.b = t.b[:0]
+	t.written = 0
 	t.mu.Unlock()
 }
