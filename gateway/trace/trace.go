@@ -192,14 +192,17 @@ func (s *Span) Set(attrs ...Attr) {
 	}
 }
 
-// End ends the span; a non-nil err marks it failed (its type and text
-// are recorded: callers pass errors that carry no secrets).
+// End ends the span; a non-nil err marks it failed with its kind (its
+// ErrorKind, else its Go type) as both the status description and
+// error.type. The error's text is never recorded: it can be an upstream
+// server's message, which may carry a secret that the redaction filters
+// keep from the agent, and can be megabytes long.
 func (s *Span) End(err error) {
 	if s == nil {
 		return
 	}
 	if err != nil {
-		s.s.SetStatus(codes.Error, err.Error())
+		s.s.SetStatus(codes.Error, errType(err))
 		s.s.SetAttributes(attribute.String("error.type", errType(err)))
 	}
 	s.s.End(oteltrace.WithTimestamp(time.Now()))
