@@ -271,6 +271,9 @@ func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, er
 	if err != nil || (issuer.Scheme != "https" && issuer.Scheme != "http") || issuer.Host == "" {
 		return nil, fmt.Errorf("%w: authorization server %q is not an http(s) URL", ErrDiscovery, issuers[0])
 	}
+	if a.downgrades(issuer) {
+		return nil, fmt.Errorf("%w: authorization server %q is plain http behind the https server %s; its codes and tokens would cross the network in clear text (the authorization server must use https)", ErrDiscovery, issuers[0], d.resource)
+	}
 	asFound := false
 	for _, u := range asCandidates(issuer) {
 		var m serverMetadata
@@ -303,8 +306,12 @@ func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, er
 		if e == "" {
 			continue
 		}
-		if u, err := url.Parse(e); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return nil, fmt.Errorf("%w: endpoint %q is not an http(s) URL", ErrDiscovery, e)
+		}
+		if a.downgrades(u) {
+			return nil, fmt.Errorf("%w: endpoint %q of the authorization server is plain http behind the https server %s; codes and tokens would cross the network in clear text (the endpoint must use https)", ErrDiscovery, e, d.resource)
 		}
 	}
 	switch {
@@ -321,4 +328,12 @@ func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, er
 		d.scopes = append(append([]string(nil), d.scopes...), "offline_access")
 	}
 	return d, nil
+}
+
+// downgrades reports whether u is plain http while the server it
+// authorizes for is https: the declaration asked for a protected channel,
+// and the metadata must not take the codes, tokens and client secrets off
+// it.
+func (a *Authorizer) downgrades(u *url.URL) bool {
+	return strings.EqualFold(a.resource.Scheme, "https") && !strings.EqualFold(u.Scheme, "https")
 }

@@ -25,6 +25,15 @@
 // 169.254.169.254 or the operator's intranet. Every request uses the same
 // guarded client as the MCP traffic, with the same allowPrivate opt-out.
 //
+// # Why an https server's authorization server must be https too
+//
+// The same metadata could name a plain-http authorization server or
+// endpoint for an https server: codes, refresh tokens and client secrets
+// would then cross the network in clear text although the declaration
+// asked for TLS. Discovery refuses that downgrade before any request to
+// the plain-http side; a server declared over http (a local one) keeps
+// http endpoints.
+//
 // # Why refresh is our own request
 //
 // x/oauth2 refreshes without extra parameters, but RFC 8707 wants the
