@@ -157,3 +157,67 @@ func TestNewRefusesWhatThePollerCannotWaitOn(t *testing.T) {
 		t.Error("a nil file was taken")
 	}
 }
+
+// TestReadWriteAllocateNothing: a Read, Write or TryWrite that the
+// descriptor takes at once allocates nothing (they carry every stdio
+// frame), and concurrent writers each get all of their bytes through.
+func TestReadWriteAllocateNothing(t *testing.T) {
+	r, w := pipe(t)
+	msg := []byte("{\"jsonrpc\":\"2.0\",\"id\":1}\n")
+	buf := make([]byte, 256)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := w.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := w.TryWrite(msg); err != nil || n != len(msg) {
+			t.Fatalf("TryWrite: %d, %v", n, err)
+		}
+		got := 0
+		for got < 2*len(msg) {
+			n, err := r.Read(buf[got:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+		if !bytes.Equal(buf[:len(msg)], msg) || !bytes.Equal(buf[len(msg):got], msg) {
+			t.Fatalf("read %q", buf[:got])
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per Write+TryWrite+Read; want 0", allocs)
+	}
+
+	const writers, each = 4, 500
+	done := make(chan error, writers)
+	for i := 0; i < writers; i++ {
+		go func() {
+			for j := 0; j < each; j++ {
+				if _, err := w.Write(msg); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	total := 0
+	want := writers * each * len(msg)
+	var all []byte
+	for total < want {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, buf[:n]...)
+		total += n
+	}
+	for i := 0; i < writers; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(all, bytes.Repeat(msg, writers*each)) {
+		t.Fatal("concurrent writes interleaved or lost bytes")
+	}
+}
