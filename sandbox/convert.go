@@ -246,9 +246,9 @@ func (e *encoder) value(v starlark.Value, depth int) error {
 		}
 		e.buf.WriteString(s)
 	case starlark.String:
-		writeJSONString(&e.buf, string(x))
+		return e.str(string(x))
 	case starlark.Bytes:
-		writeJSONString(&e.buf, string(x))
+		return e.str(string(x))
 	case *starlark.List:
 		return e.seq(x, x.Len(), depth)
 	case starlark.Tuple:
@@ -257,6 +257,9 @@ func (e *encoder) value(v starlark.Value, depth int) error {
 		return e.seq(x, x.Len(), depth)
 	case *starlark.Dict:
 		if t, ok := literalText(x); ok {
+			if err := e.fits(len(t)); err != nil {
+				return err
+			}
 			e.buf.WriteString(t)
 			return e.check()
 		}
@@ -269,7 +272,9 @@ func (e *encoder) value(v starlark.Value, depth int) error {
 			if i > 0 {
 				e.buf.WriteByte(',')
 			}
-			writeJSONString(&e.buf, string(k))
+			if err := e.str(string(k)); err != nil {
+				return err
+			}
 			e.buf.WriteByte(':')
 			if err := e.value(kv[1], depth+1); err != nil {
 				return err
@@ -288,7 +293,9 @@ func (e *encoder) value(v starlark.Value, depth int) error {
 			if i > 0 {
 				e.buf.WriteByte(',')
 			}
-			writeJSONString(&e.buf, n)
+			if err := e.str(n); err != nil {
+				return err
+			}
 			e.buf.WriteByte(':')
 			if err := e.value(fv, depth+1); err != nil {
 				return err
@@ -298,6 +305,27 @@ func (e *encoder) value(v starlark.Value, depth int) error {
 	default:
 		return fmt.Errorf("cannot encode %s as JSON", v.Type())
 	}
+	return e.check()
+}
+
+// fits refuses n more bytes that would take the output past the cap
+// before they are copied: a string far over the cap is not encoded first
+// and measured after, which would take its size again in host memory
+// beyond what the memory limit counted.
+func (e *encoder) fits(n int) error {
+	if e.max > 0 && e.buf.Len()+n > e.max {
+		return &errTooBig{e.max}
+	}
+	return nil
+}
+
+// str writes s as a JSON string within the cap (its encoding is at least
+// len(s)+2 bytes: escaping never shortens it).
+func (e *encoder) str(s string) error {
+	if err := e.fits(len(s) + 2); err != nil {
+		return err
+	}
+	writeJSONString(&e.buf, s)
 	return e.check()
 }
 

@@ -144,6 +144,11 @@
 // thread (BenchmarkCheckedOperators; `n + 1` with a number literal is not
 // checked), which is noise next to any tool call.
 //
+// The JSON encoding of a `result` or of a call's arguments is held to its
+// byte cap before each string or literal is copied, not measured after:
+// a 100 MB string over a 1 MiB maxOutputBytes is refused without taking
+// its size again (and the buffer's doubling) outside the memory limit.
+//
 // # Why a hand-written JSON parser
 //
 // Every tool result is parsed into Starlark values. Going through
