@@ -64,4 +64,18 @@
 // runtime's forced collection every two minutes, which costs a few
 // samples. With garbage collection off (GOGC=off) it checks every second
 // instead.
+//
+// # Why a quiet process hands back its free heap
+//
+// The collector keeps the pages a collection freed for the next
+// allocations and returns them to the OS only slowly, so a server that has
+// answered a burst and gone quiet keeps megabytes it does not use (about a
+// quarter of 'sluice serve --http's idle footprint). When the process
+// turns quiet — QuietSamples idle samples in a row at one P — and at
+// least TrimBytes of the heap are free, the Monitor collects and returns
+// every free page (debug.FreeOSMemory), once per quiet spell: a
+// millisecond or two of CPU when nothing else runs, and the next calls
+// fault the pages they need back in. Its own CPU is left out of the
+// samples, so a trim never counts as activity. With GOGC=off it does not
+// trim.
 package threads

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -122,6 +123,9 @@ func (m *Monitor) run() {
 		if procs != was {
 			m.apply(procs, s)
 		}
+		if m.policy.Quiet() && !gcOff && trim() {
+			read(&prev) // the trim's own CPU is no sample's
+		}
 		if sleep && !gcOff {
 			armWake(m.wake)
 			select {
@@ -133,6 +137,25 @@ func (m *Monitor) run() {
 		}
 		t.Reset(Interval)
 	}
+}
+
+// TrimBytes: a quiet process hands its heap's free pages back to the OS
+// when at least this much of it is free and resident.
+const TrimBytes = 1 << 20
+
+const heapFree = "/memory/classes/heap/free:bytes"
+
+// trim returns the heap's free pages to the OS (a collection, then a
+// scavenge of every free page) when at least TrimBytes are free, and
+// reports whether it did.
+func trim() bool {
+	ms := []metrics.Sample{{Name: heapFree}}
+	metrics.Read(ms)
+	if ms[0].Value.Kind() != metrics.KindUint64 || ms[0].Value.Uint64() < TrimBytes {
+		return false
+	}
+	debug.FreeOSMemory()
+	return true
 }
 
 // apply sets the thread count Policy decided.

@@ -47,3 +47,29 @@ func TestStartStop(t *testing.T) {
 	m.Stop()
 	m.Stop() // twice is fine
 }
+
+// TestTrim: with more than TrimBytes of the heap free, trim hands it
+// back to the OS; with little free it does nothing.
+func TestTrim(t *testing.T) {
+	garbage := make([][]byte, 0, 64)
+	for range 64 {
+		garbage = append(garbage, make([]byte, 64<<10))
+	}
+	garbage = nil
+	runtime.GC()
+	_ = garbage
+	released := func() uint64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapIdle - ms.HeapReleased
+	}
+	if !trim() {
+		t.Fatalf("trim did nothing with %d bytes free and resident", released())
+	}
+	if got := released(); got >= TrimBytes {
+		t.Fatalf("%d bytes free and resident after trim, want under %d", got, TrimBytes)
+	}
+	if trim() {
+		t.Fatal("trim ran again with nothing to hand back")
+	}
+}

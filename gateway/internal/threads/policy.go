@@ -40,6 +40,9 @@ const (
 	// under this share of one core put the monitor to sleep.
 	IdleCPU     = 0.02
 	IdleSamples = 10
+	// QuietSamples: at the low thread count, this many idle samples in a
+	// row make the process quiet (see Quiet).
+	QuietSamples = 2
 )
 
 // Policy decides the thread count from samples: Low until the process is
@@ -111,6 +114,11 @@ func (p *Policy) Next(s Sample) (procs int, sleep bool) {
 	}
 	return p.cur, false
 }
+
+// Quiet reports whether the sample Next last took made the process
+// quiet: the QuietSamples-th idle sample in a row at Low. It is true
+// once per quiet spell.
+func (p *Policy) Quiet() bool { return p.cur == p.Low && p.idle == QuietSamples }
 
 // busy: the threads are nearly saturated, or goroutines queue for them
 // while the process does real work.

@@ -152,3 +152,45 @@ func TestWaiting(t *testing.T) {
 		t.Errorf("mismatched readings: %v", got)
 	}
 }
+
+// TestPolicyQuiet: Quiet is true once per quiet spell, at the
+// QuietSamples-th idle sample in a row at the low count, and not at the
+// high count.
+func TestPolicyQuiet(t *testing.T) {
+	p := NewPolicy(1, 2)
+	idle := Sample{Wall: Interval, CPU: 0}
+	active := Sample{Wall: Interval, CPU: Interval / 4}
+	var quiet []int
+	for i := range 3 * QuietSamples {
+		p.Next(idle)
+		if p.Quiet() {
+			quiet = append(quiet, i)
+		}
+	}
+	if len(quiet) != 1 || quiet[0] != QuietSamples-1 {
+		t.Fatalf("quiet at samples %v, want only [%d]", quiet, QuietSamples-1)
+	}
+	p.Next(active)
+	if p.Quiet() {
+		t.Fatal("quiet after an active sample")
+	}
+	for range QuietSamples {
+		p.Next(idle)
+	}
+	if !p.Quiet() {
+		t.Fatal("not quiet again after a new quiet spell")
+	}
+	busy := Sample{Wall: Interval, CPU: Interval}
+	for range HotSamples {
+		p.Next(busy)
+	}
+	if p.Procs() != 2 {
+		t.Fatalf("procs %d after busy samples, want 2", p.Procs())
+	}
+	for range QuietSamples + 1 {
+		p.Next(idle)
+		if p.Quiet() {
+			t.Fatal("quiet at the high count")
+		}
+	}
+}
