@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The Review page: a server's tools compared with their reviewed baseline,
@@ -51,7 +53,7 @@ func diffLines(diff string) []diffLine {
 		case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "    ") && strings.HasSuffix(l, ":"):
 			c = "field"
 		}
-		out = append(out, diffLine{Class: c, Text: l})
+		out = append(out, diffLine{Class: c, Text: visible(l)})
 	}
 	return out
 }
@@ -183,4 +185,32 @@ func quoteAll(names []string) []string {
 		out[i] = strconv.Quote(n)
 	}
 	return out
+}
+
+// visible shows the characters of a server's text that would make a line
+// read differently from what it is as escapes: C0 and C1 controls but
+// tab, bidirectional overrides and isolates, zero-width and other
+// invisible format characters, line and paragraph separators, and invalid
+// UTF-8. html/template escapes markup, not these.
+func visible(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || (r >= 0x7f && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029:
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
