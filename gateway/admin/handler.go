@@ -141,9 +141,9 @@ var funcs = template.FuncMap{
 func prettyJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
+		return visible(string(raw))
 	}
-	return b.String()
+	return visible(b.String())
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -25,6 +25,7 @@ import (
 
 func init() {
 	funcs["difflines"] = diffLines
+	funcs["visible"] = visible
 }
 
 // diffLine is one line of a review diff with its class: hdr (a tool's
@@ -191,14 +192,15 @@ func quoteAll(names []string) []string {
 // read differently from what it is as escapes: C0 and C1 controls but
 // tab, bidirectional overrides and isolates, zero-width and other
 // invisible format characters, line and paragraph separators, and invalid
-// UTF-8. html/template escapes markup, not these.
+// UTF-8 (tab and newline stay). html/template escapes markup, not these;
+// the tools page shows descriptions through it too.
 func visible(s string) string {
 	var b strings.Builder
 	for i, r := range s {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\t':
+		case r == '\t' || r == '\n':
 			b.WriteRune(r)
 		case r < 0x20 || (r >= 0x7f && r < 0xa0):
 			fmt.Fprintf(&b, `\x%02x`, r)
