@@ -176,7 +176,7 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 		}
 	}
 	if a.cfg.Grant == GrantClientCredentials && r != nil {
-		if err := a.clientCredentialsLocked(ctx, challenge{}); err == nil {
+		if err := a.clientCredentialsLocked(ctx, challenge{}, false); err == nil {
 			return "Bearer " + a.rec.AccessToken, nil
 		}
 	}
@@ -266,7 +266,7 @@ func (a *Authorizer) challenge(ctx context.Context, status int, www []string) er
 		return nil
 	}
 	if a.cfg.Grant == GrantClientCredentials {
-		if err := a.clientCredentialsLocked(ctx, ch); err != nil {
+		if err := a.clientCredentialsLocked(ctx, ch, false); err != nil {
 			return fmt.Errorf("%w: %w", remote.ErrAuthRequired, err)
 		}
 		return nil
@@ -354,10 +354,18 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	return a.st.save(r)
 }
 
-func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge) error {
+// clientCredentialsLocked gets a client-credentials token. Unless the
+// operator asked for it (explicit: `sluice auth`), the declared
+// credentials go only to the authorization server they were first used
+// with: the remote server's metadata must not redirect them elsewhere.
+func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge, explicit bool) error {
 	d, err := a.discover(ctx, ch)
 	if err != nil {
 		return err
+	}
+	if !explicit && a.rec != nil && a.rec.Issuer != "" && d.issuer != a.rec.Issuer {
+		a.log.Info("the server names another authorization server; the declared client credentials are not sent to it", "old", a.rec.Issuer, "new", d.issuer)
+		return fmt.Errorf("%w: the server now names authorization server %s, but its declared client credentials were used with %s; sluice sends them to no other server on its own: run `sluice auth %s` to accept the new one", ErrIssuerChanged, d.issuer, a.rec.Issuer, a.cfg.Server)
 	}
 	if a.cfg.ClientID == "" {
 		return errors.New("oauth: the client_credentials grant needs a declared clientId")
@@ -439,7 +447,7 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.cfg.Grant == GrantClientCredentials {
-		return a.clientCredentialsLocked(ctx, ch)
+		return a.clientCredentialsLocked(ctx, ch, true)
 	}
 	old, _ := a.st.load()
 	d, err := a.discover(ctx, ch)

@@ -53,6 +53,17 @@
 // authorization registers afresh. The scopes stay: they are the
 // resource's.
 //
+// # Why declared client credentials stay with their authorization server
+//
+// A declared client secret (or key) is a credential at one authorization
+// server, often good for more than this resource. The client-credentials
+// grant runs without the user, and every 401 re-runs discovery from
+// metadata the remote server controls (its resource_metadata may live on
+// any origin); so once the credentials have been used with an issuer,
+// a grant that discovers another one is refused instead of posting the
+// secret there. Only `sluice auth` (the operator, on purpose) accepts the
+// new server; an in-place login would show nobody anything first.
+//
 // # Why re-authorization can run inside a request
 //
 // A step-up (403 insufficient_scope) or a moved authorization server needs

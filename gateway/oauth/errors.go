@@ -16,6 +16,11 @@ var (
 	// ErrCallback: the authorization redirect carried an error, a wrong
 	// state, or a wrong issuer.
 	ErrCallback = errors.New("oauth: authorization response refused")
+	// ErrIssuerChanged: the server's metadata names another authorization
+	// server than the one the declared client credentials were used with;
+	// only an explicit `sluice auth` sends them to the new one (never an
+	// in-place login, which shows the user nothing for this grant).
+	ErrIssuerChanged = errors.New("oauth: the authorization server changed")
 )
 
 // TokenError is an error response from a token or registration endpoint
