@@ -283,6 +283,11 @@ func (p *Plan) Apply() error {
 	if p.Already != "" {
 		return nil
 	}
+	if !p.Forgetting() {
+		if err := p.unchanged(); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(p.stateDir, "backups"), 0o700); err != nil {
 		return &FileError{Path: p.stateDir, Message: "cannot create the install state directory: " + err.Error(), Err: err}
 	}
@@ -329,6 +334,25 @@ func (p *Plan) Apply() error {
 		rf.Records = rf.Records[:len(rf.Records)-1]
 		_ = storeRecords(p.stateDir, rf)
 		return &FileError{Path: p.File, Message: "cannot write it: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// unchanged checks that the file is still what the plan was computed
+// from: the client may have rewritten it while the user read the diff,
+// and writing the planned bytes would drop that edit without a word.
+func (p *Plan) unchanged() error {
+	data, existed, err := readFile(p.File)
+	if err != nil {
+		return err
+	}
+	if existed != p.Existed || !bytes.Equal(data, p.Before) {
+		verb := "install"
+		if p.uninstall {
+			verb = "uninstall"
+		}
+		return &FileError{Path: p.File, Err: ErrChanged, Message: "changed while sluice " + verb + " was waiting to write it, so nothing was written",
+			Fix: "run sluice " + verb + " again to see the change it would make now"}
 	}
 	return nil
 }
