@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"sluice/gateway/remote"
 )
 
 const maxMetadataBytes = 256 << 10
@@ -240,6 +242,15 @@ type discovery struct {
 // issuer and PKCE checks.
 func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, error) {
 	d := &discovery{resource: canonicalResource(a.resource)}
+	if ch.ResourceMetadata != "" {
+		u, err := url.Parse(ch.ResourceMetadata)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("%w: the server's resource_metadata %q is not an http(s) URL", ErrDiscovery, shorten(ch.ResourceMetadata))
+		}
+		if a.downgrades(u) {
+			return nil, fmt.Errorf("%w: the server's resource_metadata %s is plain http behind the https server %s; whoever is on the path could name the authorization server that gets codes, tokens and client secrets (the metadata must use https)", ErrDiscovery, remote.Describe(u), d.resource)
+		}
+	}
 	var prm resourceMetadata
 	found := false
 	for _, u := range prmCandidates(a.resource, ch.ResourceMetadata) {

@@ -27,8 +27,9 @@
 //
 // # Why an https server's authorization server must be https too
 //
-// The same metadata could name a plain-http authorization server or
-// endpoint for an https server: codes, refresh tokens and client secrets
+// The same metadata (or a 401's resource_metadata, which says where that
+// metadata lives) could name a plain-http authorization server, endpoint
+// or metadata document for an https server: codes, refresh tokens and client secrets
 // would then cross the network in clear text although the declaration
 // asked for TLS. Discovery refuses that downgrade before any request to
 // the plain-http side; a server declared over http (a local one) keeps
