@@ -3,7 +3,10 @@ package clients
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -90,6 +93,70 @@ func LooksSecret(key, value string) bool {
 	return tokenShape().MatchString(v) || (opaque().MatchString(v) && digit().MatchString(v) && letter().MatchString(v))
 }
 
+// secretOutsideEnv names the first argument or url part that holds a
+// literal credential ("" when none does): a value after (or joined by =
+// to) a flag named like one, a query parameter named like one, or any
+// argument, query value or path segment with a known token shape.
+func secretOutsideEnv(args []string, rawURL string) string {
+	for i, a := range args {
+		flag, val, joined := "", a, false
+		if strings.HasPrefix(a, "-") {
+			if f, v, ok := strings.Cut(a, "="); ok {
+				flag, val, joined = f, v, true
+			}
+		} else if i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") {
+			flag = args[i-1]
+		}
+		if (joined || flag != "") && secretFlag(flag) && plausibleSecret(val) || tokenLike(val) {
+			return fmt.Sprintf("args[%d]", i)
+		}
+	}
+	u, err := url.Parse(rawURL)
+	if rawURL == "" || err != nil {
+		return ""
+	}
+	q := u.Query()
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		for _, v := range q[k] {
+			if secretName().MatchString(k) && plausibleSecret(v) || tokenLike(v) {
+				return fmt.Sprintf("the url's query parameter %q", k)
+			}
+		}
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if tokenLike(seg) {
+			return "a segment of the url's path"
+		}
+	}
+	return ""
+}
+
+// secretFlag: a flag named like a credential, not like where one is kept
+// (--token-file) or a count of something (--max-tokens).
+func secretFlag(f string) bool {
+	name := strings.TrimLeft(f, "-")
+	return secretName().MatchString(name) && !flagNotSecret().MatchString(name)
+}
+
+var flagNotSecret = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(file|path|dir|env|var|name|url|count|limit|max|min|size|type|header|prefix)`)
+})
+
+// plausibleSecret: long enough, one word, not a number, path or reference.
+func plausibleSecret(v string) bool {
+	if len(v) < 8 || strings.ContainsAny(v, " \t") || strings.HasPrefix(v, "-") || isRefOnly(v) || strings.ContainsRune("/.~", rune(v[0])) {
+		return false
+	}
+	return strings.Trim(v, "0123456789") != ""
+}
+
+func tokenLike(v string) bool {
+	for _, p := range []string{"Bearer ", "bearer ", "Basic ", "token ", "Token "} {
+		v = strings.TrimPrefix(v, p)
+	}
+	return len(v) >= 16 && tokenShape().MatchString(v)
+}
+
 func isRefOnly(v string) bool {
 	loc := refPat().FindStringIndex(v)
 	return loc != nil && loc[0] == 0 && loc[1] == len(v)
@@ -125,6 +192,13 @@ func Convert(src *Source, o ConvertOptions) []Decl {
 			d.Skip = "it declares neither a command nor a url"
 		case e.Command != "" && e.URL != "":
 			d.Skip = "it declares both a command and a url"
+		}
+		if d.Skip == "" {
+			if where := secretOutsideEnv(e.Args, e.URL); where != "" {
+				d.Skip = where + " looks like a secret, and sluice expands references only in env and headers, so importing it would copy the secret into the declaration; " +
+					"pass it through env or a header if the server reads one there, and declare the server by hand"
+				d.Args, d.URL = nil, ""
+			}
 		}
 		if d.Skip == "" && o.Taken != nil {
 			if where := o.Taken(d.ID); where != "" {

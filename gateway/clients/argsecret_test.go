@@ -1,0 +1,57 @@
+package clients
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestConvertNeverCopiesSecretsInArgsOrURL: sluice expands references only
+// in env and headers, so a credential a client passes in argv or in the
+// url's query cannot become ${env:NAME}; copying it would put it in the
+// declaration (a project file is committed and shared). Such an entry is
+// skipped with a note that names where the secret is and what to do,
+// never the value, and keeps neither the args nor the url; look-alikes that are not secrets are imported.
+func TestConvertNeverCopiesSecretsInArgsOrURL(t *testing.T) {
+	const gh, sk = "ghp_AbCdEf0123456789AbCdEf0123456789abcd", "sk-live-0123456789abcdefABCDEF"
+	file := `{"mcpServers":{
+ "flag":{"command":"npx","args":["-y","@modelcontextprotocol/server-github","--token","` + gh + `"]},
+ "flag-eq":{"command":"srv","args":["--api-key=` + sk + `"]},
+ "shaped":{"command":"srv","args":["serve","` + gh + `"]},
+ "query":{"url":"https://server.example.com/mcp?profile=dev&api_key=` + sk + `"},
+ "query-shaped":{"url":"https://server.example.com/mcp?k=` + gh + `"},
+ "path":{"url":"https://server.example.com/` + gh + `/mcp"},
+ "plain":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","--token-file","/home/me/.tok","--max-tokens","100"]},
+ "ref":{"command":"srv","args":["--token","${GITHUB_TOKEN}"]},
+ "plain-url":{"url":"https://server.example.com/mcp?profile=dev&session=1"}
+}}`
+	c, _ := Lookup("cursor")
+	src, err := Read(c, "/p/.cursor/mcp.json", []byte(file), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls := Convert(src, ConvertOptions{})
+	got := map[string]Decl{}
+	for _, d := range decls {
+		got[d.From] = d
+	}
+	for _, name := range []string{"flag", "flag-eq", "shaped", "query", "query-shaped", "path"} {
+		d, ok := got[name]
+		if !ok {
+			t.Fatalf("%s: no declaration", name)
+		}
+		if d.Skip == "" || !strings.Contains(d.Skip, "secret") {
+			t.Errorf("%s: imported with a secret in it: args %q url %q (skip %q)", name, d.Args, d.URL, d.Skip)
+		}
+	}
+	for _, name := range []string{"plain", "ref", "plain-url"} {
+		if d := got[name]; d.Skip != "" {
+			t.Errorf("%s: skipped although it holds no secret: %s", name, d.Skip)
+		}
+	}
+	b, _ := json.Marshal(decls)
+	text := string(b)
+	if strings.Contains(text, gh) || strings.Contains(text, sk) {
+		t.Fatalf("a secret reached a note or a skip reason:\n%s", text)
+	}
+}
