@@ -115,7 +115,7 @@ func New(cfg Config) (*Authorizer, error) {
 	a := &Authorizer{
 		cfg: cfg, resource: u,
 		hc:  remote.NewHTTPClient(remote.ClientOptions{AllowPrivate: cfg.AllowPrivate, TLSConfig: cfg.TLSConfig}),
-		st:  store{dir: filepath.Join(cfg.StateDir, "oauth"), server: cfg.Server, resource: canonicalResource(u)},
+		st:  store{dir: filepath.Join(cfg.StateDir, "oauth"), server: cfg.Server, resource: storeResource(u)},
 		log: cfg.Logger.With("server", cfg.Server),
 	}
 	if cfg.PrivateKey != "" {
@@ -590,6 +590,10 @@ func (a *Authorizer) probe(ctx context.Context) (challenge, error) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := a.hc.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it repeats the whole URL, query (a declared key) included
+		}
 		return challenge{}, fmt.Errorf("oauth: reaching %s: %w", remote.Describe(a.resource), err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

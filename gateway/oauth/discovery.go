@@ -197,10 +197,10 @@ func asCandidates(issuer *url.URL) []string {
 	}
 }
 
-// canonicalResource is the server URL as the resource indicator (RFC
-// 8707): scheme and host lowercased, no fragment, no trailing slash on a
-// non-root path.
-func canonicalResource(u *url.URL) string {
+// storeResource is the server URL as the token file knows it: scheme and
+// host lowercased, no fragment, no trailing slash on a non-root path. The
+// query stays: two urls that differ only there are two records.
+func storeResource(u *url.URL) string {
 	c := *u
 	c.Scheme = strings.ToLower(c.Scheme)
 	c.Host = strings.ToLower(c.Host)
@@ -211,6 +211,15 @@ func canonicalResource(u *url.URL) string {
 		c.RawPath = ""
 	}
 	return c.String()
+}
+
+// canonicalResource is the resource indicator sent to the authorization
+// server (RFC 8707): storeResource without the query, which RFC 8707 §2
+// advises against and which may hold a key meant for the server alone.
+func canonicalResource(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.ForceQuery = "", false
+	return storeResource(&c)
 }
 
 // resourceMatches reports whether the PRM's resource identifies the server:

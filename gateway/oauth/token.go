@@ -317,7 +317,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *cli
 // refresh redeems a refresh token; with rotation the answer carries a new
 // refresh token, which replaces the old one (kept when none is returned).
 func (a *Authorizer) refresh(ctx context.Context, r *record, c *client) (*oauth2.Token, error) {
-	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.RefreshToken}, "resource": {r.Resource}}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.RefreshToken}, "resource": {canonicalResource(a.resource)}}
 	aud := r.Issuer
 	if aud == "" {
 		aud = r.TokenEndpoint
