@@ -490,10 +490,15 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 			return
 		}
 		q := r.URL.Query()
+		if q.Get("state") != state {
+			// Any page the browser opens can reach this listener: a
+			// request without this login's state is not its answer, so
+			// it neither ends the login nor decides its outcome.
+			http.Error(w, "sluice: this is not the answer to the pending authorization (the state does not match)", http.StatusBadRequest)
+			return
+		}
 		res := result{}
 		switch {
-		case q.Get("state") != state:
-			res.err = fmt.Errorf("%w: the state does not match this login", ErrCallback)
 		case q.Has("iss") && q.Get("iss") != d.issuer: // RFC 9207: simple string comparison, no normalization
 			res.err = fmt.Errorf("%w: iss %q is not the authorization server %q (RFC 9207)", ErrCallback, shorten(q.Get("iss")), d.issuer)
 		case !q.Has("iss") && d.as.IssParameterSupported:

@@ -13,8 +13,9 @@ var (
 	// ErrDiscovery: the server's or the authorization server's metadata is
 	// missing, malformed, or fails a check (issuer, resource, PKCE).
 	ErrDiscovery = errors.New("oauth: discovery failed")
-	// ErrCallback: the authorization redirect carried an error, a wrong
-	// state, or a wrong issuer.
+	// ErrCallback: the authorization redirect (one with this login's
+	// state; any other request is ignored) carried an error or a wrong
+	// issuer.
 	ErrCallback = errors.New("oauth: authorization response refused")
 	// ErrIssuerChanged: the server's metadata names another authorization
 	// server than the one the declared client credentials were used with;
