@@ -475,13 +475,22 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 	}
 	// Legacy: the call outlives its POST, as on the SDK's session
 	// connection; modern: the POST is the request (the SDK propagates its
-	// cancellation).
-	base := r.Context()
-	if !modern {
-		base = context.WithoutCancel(base)
+	// cancellation). The call's context is registered once, with the
+	// POST's: that one registration stops writes to a POST the agent
+	// gives up on and, for a modern request, cancels the call. A hard
+	// shutdown reaches the call through its in-flight entry (no
+	// registration with f.hard), its end through the deferred cancel. A
+	// caller's deadline on the request keeps the registration with the
+	// request's context, so the call sees the deadline itself.
+	base := context.WithoutCancel(r.Context())
+	_, deadline := r.Context().Deadline()
+	if modern && deadline {
+		base = r.Context()
 	}
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
+	out := newFastStream(w, x, s, modern)
+	out.cancel = cancel
 	if s != nil {
 		s.mu.Lock()
 		if _, dup := s.calls[id.Raw()]; dup || s.sdk[id.Raw()] > 0 {
@@ -497,27 +506,25 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 			s.mu.Unlock()
 		}()
 	}
-	if !f.inflight.add() {
+	out.hard.cancel = cancel
+	if !f.inflight.addCancel(&out.hard) {
 		return false // shutting down: the SDK path answers as such
 	}
-	defer f.inflight.done()
-	stop := context.AfterFunc(f.hard, cancel)
-	defer stop()
+	defer f.inflight.doneCancel(&out.hard)
 
 	rid := r.Header.Get(requestIDKey) // settled by tagRequestID
 	if !validRequestID(rid) {
 		rid = f.newRequestID(nil)
 	}
-	out := newFastStream(w, x, s, modern)
 	defer out.close()
 	// A POST the agent gives up on gets nothing more written to it.
-	release := context.AfterFunc(r.Context(), out.close)
+	release := context.AfterFunc(r.Context(), out.gone)
 	defer release()
 	pr := &peer{f: f, rid: rid, reqCtx: ctx, token: token, caps: who.caps, version: version, client: who.client, out: out}
 	if s != nil {
 		pr.ss, pr.conn = s.ss, s.name
 	} else {
-		pr.conn = "session-http-" + strconv.FormatUint(x.seq.Add(1), 10)
+		pr.connSeq = x.seq.Add(1) // named by Conn when asked
 	}
 	pr.traceparent, pr.tracestate = traceContext(&p, r.Header)
 	if n := f.opts.fastTaken; n != nil {
@@ -716,6 +723,9 @@ type fastStream struct {
 	mu      sync.Mutex
 	started bool // the head of an SSE answer is written
 	done    bool // the response is written or the POST is gone
+
+	cancel context.CancelFunc // the call's
+	hard   hardLink           // the call's in-flight entry (see inflight.addCancel)
 }
 
 // The SDK's head of an SSE answer. The slices are shared by every answer:
@@ -987,6 +997,15 @@ func (o *fastStream) close() {
 	o.mu.Lock()
 	o.done = true
 	o.mu.Unlock()
+}
+
+// gone is what the POST's end does to its call: nothing more is written
+// to it, and a modern call (the POST is the request) is cancelled.
+func (o *fastStream) gone() {
+	o.close()
+	if o.modern && o.cancel != nil {
+		o.cancel()
+	}
 }
 
 // modernErrorStatus is the HTTP status the SDK gives a 2026-07-28 error

@@ -392,14 +392,9 @@ func TestHTTPFastPathCancellation(t *testing.T) {
 				}
 				var taken atomic.Int64
 				_, srv := newHTTP(t, b, &Options{Mode: ModeFlat, noFastPath: noFast, fastTaken: &taken})
-				c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + MCPPath, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cs.Close()
+				cs := sdkAgent(t, ctx, srv.URL, version)
 				cctx, ccancel := context.WithCancel(ctx)
 				errc := make(chan error, 1)
 				go func() {

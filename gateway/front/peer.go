@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +24,10 @@ type peer struct {
 	token  any
 
 	conn string // the agent connection (see Conn)
+	// connSeq, when conn is empty, names a stateless HTTP request's own
+	// connection: Conn formats it only when asked (upstream traffic
+	// routing), not on every call.
+	connSeq uint64
 	// out, when set, carries the call's notifications and requests to the
 	// agent on the HTTP fast path's response stream (httpfast.go) instead
 	// of through the SDK session.
@@ -98,7 +103,12 @@ func (p *peer) SessionID() string {
 	return ss.ID()
 }
 
-func (p *peer) Conn() string { return p.conn }
+func (p *peer) Conn() string {
+	if p.conn == "" && p.connSeq != 0 {
+		return "session-http-" + strconv.FormatUint(p.connSeq, 10)
+	}
+	return p.conn
+}
 
 func (p *peer) ClientName() string { return p.client }
 

@@ -629,6 +629,75 @@ type inflight struct {
 	n      int
 	closed bool
 	zero   chan struct{} // closed when n drops to 0 after closeAdmission
+	// calls are the in-flight calls added with their cancel (addCancel),
+	// cancelled by cancelAll; hard is set once cancelAll ran.
+	calls *hardLink
+	hard  bool
+}
+
+// hardLink is a call's entry in inflight.calls, held by the call itself
+// (no allocation per call).
+type hardLink struct {
+	cancel     context.CancelFunc
+	prev, next *hardLink
+	linked     bool
+}
+
+// addCancel is add for a call that a hard shutdown cancels through l
+// (l.cancel set): what a registration with front.hard did, on the lock
+// add takes anyway. After cancelAll, l.cancel runs at once.
+func (t *inflight) addCancel(l *hardLink) bool {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return false
+	}
+	t.n++
+	if t.hard {
+		t.mu.Unlock()
+		l.cancel()
+		return true
+	}
+	l.prev, l.next, l.linked = nil, t.calls, true
+	if t.calls != nil {
+		t.calls.prev = l
+	}
+	t.calls = l
+	t.mu.Unlock()
+	return true
+}
+
+// doneCancel is done for a call added with addCancel.
+func (t *inflight) doneCancel(l *hardLink) {
+	t.mu.Lock()
+	if l.linked {
+		if l.prev != nil {
+			l.prev.next = l.next
+		} else {
+			t.calls = l.next
+		}
+		if l.next != nil {
+			l.next.prev = l.prev
+		}
+		l.prev, l.next, l.linked = nil, nil, false
+	}
+	t.mu.Unlock()
+	t.done()
+}
+
+// cancelAll cancels every call added with addCancel, and every one added
+// from now on.
+func (t *inflight) cancelAll() {
+	t.mu.Lock()
+	t.hard = true
+	var cancels []context.CancelFunc
+	for l := t.calls; l != nil; l = l.next {
+		cancels = append(cancels, l.cancel)
+	}
+	t.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
 }
 
 func (t *inflight) add() bool {
@@ -678,14 +747,21 @@ func (f *front) drain(bound time.Duration) {
 	case <-ch:
 	case <-t.C:
 		f.log.Warn("drain bound reached; cancelling in-flight calls", "bound", bound.String())
-		f.cancelHard()
+		f.stopHard()
 		select {
 		case <-ch:
 		case <-time.After(2 * time.Second):
 			f.log.Error("calls still running after cancellation; closing anyway")
 		}
 	}
+	f.stopHard()
+}
+
+// stopHard cancels every call: those whose contexts derive from f.hard,
+// and the in-flight ones registered with f.inflight instead.
+func (f *front) stopHard() {
 	f.cancelHard()
+	f.inflight.cancelAll()
 }
 
 // ---------------------------------------------------------------------------

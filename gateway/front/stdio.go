@@ -97,7 +97,7 @@ func ServeStdio(ctx context.Context, b Backend, opts *Options, stdin io.Reader, 
 				return
 			}
 			f.log.Warn("drain bound reached after stdin EOF; cancelling in-flight calls", "bound", f.opts.ShutdownTimeout.String())
-			f.cancelHard()
+			f.stopHard()
 			if !c.waitAnswered(2 * time.Second) {
 				f.log.Warn("closing with responses still unwritten")
 			}
