@@ -551,8 +551,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p string) {
 	}
 }
 
-// masked hides the literal env and header values of user declarations
-// (the user's own file, where secrets live). A project declaration's
+// masked hides the literal env and header values and the url's query
+// values of user declarations (the user's own file, where secrets live). A project declaration's
 // values are shown as declared: its file is in the repository, and what
 // it says is exactly what trusting it means; 'sluice trust' shows the
 // same.
@@ -560,6 +560,7 @@ func masked(s []Server) []Server {
 	for i := range s {
 		if s[i].Scope != "project" {
 			s[i].Env, s[i].Headers = maskMap(s[i].Env), maskMap(s[i].Headers)
+			s[i].URL = MaskURL(s[i].URL)
 		}
 	}
 	return s

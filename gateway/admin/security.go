@@ -326,6 +326,28 @@ func Mask(v string) string {
 	return b.String()
 }
 
+// MaskURL hides the values of a url's query (Mask: literal parts as
+// four dots, references kept) and keeps everything else, parameter names
+// included: a hosted server often takes its key there.
+func MaskURL(u string) string {
+	base, rest, ok := strings.Cut(u, "?")
+	if !ok {
+		return u
+	}
+	query, frag, hasFrag := strings.Cut(rest, "#")
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
+			parts[i] = k + "=" + Mask(v)
+		}
+	}
+	out := base + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
 func maskMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil

@@ -1,0 +1,47 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+type urlBackend struct{ fakeBackend }
+
+func (u *urlBackend) Servers(context.Context) ([]Server, []string, error) {
+	return []Server{{ID: "hosted", Scope: "user", Trust: "trusted", Run: "idle", Kind: "remote",
+		URL: "https://server.example.com/mcp?profile=dev&api_key=query-s3cr3t-0123456789"}}, nil, nil
+}
+
+// TestServersHideTheURLQuery: a user declaration's url may carry a key in
+// its query (many hosted servers take one there). The dashboard and its
+// JSON API show the url with each query value hidden, as they hide
+// literal env and header values; the parameter names stay.
+func TestServersHideTheURLQuery(t *testing.T) {
+	o := Options{Backend: &urlBackend{}}
+	h, err := New(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/admin/servers", "/admin/api/servers"} {
+		w := do(h, "GET", p, loop, nil, nil)
+		body := w.Body.String()
+		if w.Code != http.StatusOK || !strings.Contains(body, "server.example.com/mcp") || !strings.Contains(body, "api_key=") {
+			t.Fatalf("GET %s: %d %s", p, w.Code, body)
+		}
+		if strings.Contains(body, "query-s3cr3t") || strings.Contains(body, "profile=dev") {
+			t.Errorf("GET %s shows the url's query values: %s", p, body)
+		}
+	}
+	for in, want := range map[string]string{
+		"https://h/mcp":                     "https://h/mcp",
+		"https://h/mcp?k=v&flag&e=":         "https://h/mcp?k=••••&flag&e=",
+		"https://h/mcp?k=${env:KEY}#frag":   "https://h/mcp?k=${env:KEY}#frag",
+		"https://h/mcp?k=a%26b&k2=x#f?k3=y": "https://h/mcp?k=••••&k2=••••#f?k3=y",
+	} {
+		if got := MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
