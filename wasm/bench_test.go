@@ -162,7 +162,7 @@ func BenchmarkCompile(b *testing.B) {
 		}
 		defer h.Close(ctx)
 		start := time.Now()
-		cm, err := h.compile(ctx, "shape", mod, [32]byte{}, true) // a built-in
+		cm, err := h.compile(ctx, "shape", mod, [32]byte{}, true, 0) // a built-in
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,18 +22,22 @@ func isBulk(misc uint32) bool {
 
 // appendWithBulkChecks appends code (a function body after its locals) to
 // out with entryCheck after every bulk instruction (isBulk), every other
-// byte as it was. It decodes every instruction (codeReader.instr); one
+// byte as it was, and counts code's block and branch instructions
+// (isBlockOrBranch). It decodes every instruction (codeReader.instr); one
 // that does not decode is refused (errBadCode) with its offset in code:
 // the compiler refuses it too. A check after a bulk instruction changes no
 // branch: the loop closes at once and takes and leaves no value.
-func appendWithBulkChecks(out, code []byte) ([]byte, int, error) {
+func appendWithBulkChecks(out, code []byte) (_ []byte, bad, blocks int, err error) {
 	r := &codeReader{b: code}
 	copied := 0
 	for r.p < len(code) {
 		at := r.p
 		op, misc := r.instr()
 		if r.err != nil {
-			return out, at, r.err
+			return out, at, blocks, r.err
+		}
+		if isBlockOrBranch(op) {
+			blocks++
 		}
 		if op == 0xfc && isBulk(misc) {
 			out = append(out, code[copied:r.p]...)
@@ -41,7 +45,13 @@ func appendWithBulkChecks(out, code []byte) ([]byte, int, error) {
 			copied = r.p
 		}
 	}
-	return append(out, code[copied:]...), 0, nil
+	return append(out, code[copied:]...), 0, blocks, nil
+}
+
+// isBlockOrBranch: block, loop, if, else, br, br_if and br_table, the
+// instructions that start basic blocks of the compiler's graph.
+func isBlockOrBranch(op byte) bool {
+	return op >= 0x02 && op <= 0x05 || op >= 0x0c && op <= 0x0e
 }
 
 // instr decodes the instruction at r.p and moves past it: its opcode and,

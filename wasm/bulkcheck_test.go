@@ -84,7 +84,7 @@ func TestBulkChecks(t *testing.T) {
 		if want == "" {
 			want = c.code
 		}
-		got, at, err := appendWithBulkChecks(nil, []byte(c.code))
+		got, at, _, err := appendWithBulkChecks(nil, []byte(c.code))
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %x (%v at %d); want %x", c.name, got, err, at, want)
 		}
@@ -114,7 +114,7 @@ func TestBulkChecksRefuse(t *testing.T) {
 		{"ref.null", "\xd0\x00", "ref.null of type 0x00", 0},
 		{"br_table", "\x0e\xff\xff\xff\xff\x0f\x00", "br_table of 4294967295 labels", 0},
 	} {
-		_, at, err := appendWithBulkChecks(nil, []byte(c.code))
+		_, at, _, err := appendWithBulkChecks(nil, []byte(c.code))
 		if !errors.Is(err, errBadCode) || !strings.Contains(err.Error(), c.want) || at != c.at {
 			t.Errorf("%s: %v at %d; want %q at %d", c.name, err, at, c.want, c.at)
 		}

@@ -83,6 +83,26 @@
 // (compileModule). Both refuse only modules the compiler would refuse too,
 // save the locals cap.
 //
+// # Why a module's compile time is bounded
+//
+// wazero v1.12.0's compiler takes time growing with the square of a
+// function's basic blocks (see maxFunctionBlocks), so a crafted module
+// of a few hundred kilobytes, all blocks and branches, compiled for
+// minutes (one of 900 KB was not done after an hour), holding up the
+// Load that sluice's startup or a filter's first use waits for. The walk
+// that puts the entry checks in therefore refuses a function of more than
+// 10,000 block and branch instructions, or of more than 2.5e8 for their
+// count times its code's bytes, with the function's index and offset
+// (ErrFunctionTooComplex): one function then compiles in a few seconds
+// at the most (the built-in Go guests are 6× and 3× under the caps). A
+// module of many such functions is bounded by a budget: CompileTimeout +
+// CompileTimeoutPerMiB × its size (10 s + 5 s per MiB by default; a 2.7
+// MB Go guest takes 3 s on one core). The compile runs on two goroutines
+// of its own, which wazero lets a context stop between functions; at the
+// budget Load returns ErrCompileBudget (in a CompileError naming the
+// filter) and the compile ends after the functions it is on, closing
+// anything it finished; Close waits for it. Built-ins are not bounded.
+//
 // # Why built-in filters run without termination checks
 //
 // Those checks (an indirect call per loop iteration, and every Go function

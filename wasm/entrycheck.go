@@ -110,10 +110,15 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 		if !entersLoop(code) {
 			scratch = append(scratch, entryCheck...)
 		}
-		var bad int
-		scratch, bad, err = appendWithBulkChecks(scratch, code)
+		var bad, blocks int
+		scratch, bad, blocks, err = appendWithBulkChecks(scratch, code)
 		if err != nil {
 			return nil, fmt.Errorf("function body %d at byte %d: instruction at byte %d: %w", i, at, base+p-len(code)+bad, err)
+		}
+		if blocks > maxFunctionBlocks || uint64(blocks)*uint64(len(code)) > maxFunctionBlockWork {
+			return nil, fmt.Errorf("function body %d at byte %d: %w: %d block and branch instructions in %d bytes of code, "+
+				"over the %d a function may have or over %d for their count times the code's bytes (the compiler's time grows with that product); "+
+				"split the function into smaller ones", i, at, ErrFunctionTooComplex, blocks, len(code), maxFunctionBlocks, uint64(maxFunctionBlockWork))
 		}
 		out = appendU32(out, uint32(locals+len(scratch)))
 		out = append(out, body[:locals]...)
@@ -124,6 +129,24 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// maxFunctionBlocks and maxFunctionBlockWork cap a function's block and
+// branch instructions (isBlockOrBranch), and their count times its code's
+// bytes: wazero v1.12.0's compiler takes time growing with the square of
+// a function's basic blocks (dominator walks, the loop nesting forest, and
+// a variable's lookup back through every block before it, once per read),
+// and it cannot be interrupted inside a function. Measured on one core of
+// a 2-core VM: 10,000 blocks in a row holding br_ifs (35 KB) 1.0 s, 10,000
+// nested blocks 1.0 s, 5,000 loops each copying a local (48 KB, a product
+// of 2.4e8) 2.7 s, 7,000 such loops 8.4 s; 32,000 branches in 112 KB more
+// than 20 s. The caps bound one function to a few seconds; the largest
+// function of the built-in Go guests has 1,639 and a product of 8.3e7,
+// a third of the cap. The compile budget (Options.CompileTimeout) bounds
+// the module as a whole.
+const (
+	maxFunctionBlocks    = 10000
+	maxFunctionBlockWork = 2.5e8
+)
 
 // errTooManyLocals: a function declares more than maxLocals locals.
 var errTooManyLocals = errors.New("more locals than a filter may declare")

@@ -19,6 +19,15 @@ var (
 	ErrInvalidSpec    = errors.New("wasm: invalid filter spec")
 	ErrFilterFailed   = errors.New("wasm: filter failed") // every per-call filter failure matches this
 	ErrModuleTooLarge = errors.New("wasm: module over the host's maxModuleBytes")
+	// ErrCompileBudget: a module from configuration did not compile
+	// within Options.CompileTimeout (+ CompileTimeoutPerMiB); wrapped by
+	// a CompileError.
+	ErrCompileBudget = errors.New("compilation over its time budget")
+	// ErrFunctionTooComplex: a function of a module from configuration
+	// has more blocks and branches than the compiler handles in bounded
+	// time (maxFunctionBlocks, maxFunctionBlockWork); wrapped by a
+	// CompileError.
+	ErrFunctionTooComplex = errors.New("function too complex to compile in bounded time")
 	// errStderrFull is what a guest's stderr write gets once the call has
 	// written maxStderrWriteBytes (the guest's fd_write then fails: EIO).
 	errStderrFull = errors.New("wasm: guest wrote over its stderr budget for one call")

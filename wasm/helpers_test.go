@@ -36,6 +36,10 @@ func newTestHost(t testing.TB, o *Options) *Host {
 		// because a loaded machine (or -race) ran a guest slowly.
 		opts.Timeout = 30 * time.Second
 	}
+	if opts.CompileTimeout == 0 {
+		// Likewise for compiling a Go guest from configuration under -race.
+		opts.CompileTimeout = 5 * time.Minute
+	}
 	h, err := NewHost(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)

@@ -18,29 +18,32 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // Defaults for Options fields left zero.
 const (
-	DefaultMaxMemoryPages      = 512 // 32 MiB
-	DefaultTimeout             = 100 * time.Millisecond
-	DefaultTimeoutPerMiB       = 2 * time.Second
-	DefaultInitTimeout         = 10 * time.Second
-	DefaultMaxCallsPerInstance = 10000
-	DefaultPoolIdleTimeout     = time.Minute
-	DefaultMaxInputBytes       = 4 << 20
-	DefaultMaxOutputBytes      = 4 << 20
-	DefaultMaxModuleBytes      = 20 << 20
-	DefaultMaxOffloadBytes     = 64 << 20
-	DefaultDisableAfter        = 5
-	DefaultDisableCoolDown     = time.Minute
-	maxErrorBytes              = 1024
-	maxLogBytes                = 4096
-	maxLogsPerCall             = 64
-	maxStderrBytes             = 4096
-	maxStderrWriteBytes        = 1 << 20 // a call's stderr writes, kept or not
-	handleMax                  = 256
+	DefaultMaxMemoryPages       = 512 // 32 MiB
+	DefaultTimeout              = 100 * time.Millisecond
+	DefaultTimeoutPerMiB        = 2 * time.Second
+	DefaultInitTimeout          = 10 * time.Second
+	DefaultCompileTimeout       = 10 * time.Second
+	DefaultCompileTimeoutPerMiB = 5 * time.Second
+	DefaultMaxCallsPerInstance  = 10000
+	DefaultPoolIdleTimeout      = time.Minute
+	DefaultMaxInputBytes        = 4 << 20
+	DefaultMaxOutputBytes       = 4 << 20
+	DefaultMaxModuleBytes       = 20 << 20
+	DefaultMaxOffloadBytes      = 64 << 20
+	DefaultDisableAfter         = 5
+	DefaultDisableCoolDown      = time.Minute
+	maxErrorBytes               = 1024
+	maxLogBytes                 = 4096
+	maxLogsPerCall              = 64
+	maxStderrBytes              = 4096
+	maxStderrWriteBytes         = 1 << 20 // a call's stderr writes, kept or not
+	handleMax                   = 256
 )
 
 // Options configures a Host. The zero value (or nil) means the documented
@@ -64,6 +67,15 @@ type Options struct {
 	TimeoutPerMiB time.Duration
 	// InitTimeout bounds instantiation + _initialize + mcpf_init. Default 10s.
 	InitTimeout time.Duration
+	// CompileTimeout and CompileTimeoutPerMiB bound the compilation of a
+	// module from configuration (a cache hit takes none of it): it is
+	// refused (CompileError wrapping ErrCompileBudget) when it has not
+	// finished within CompileTimeout + its size in MiB × CompileTimeoutPerMiB.
+	// Defaults 10s and 5s (a 2.7 MB Go guest compiles in about 3 s on one
+	// core); a negative CompileTimeoutPerMiB = a fixed budget. Built-in
+	// filters are not bounded.
+	CompileTimeout       time.Duration
+	CompileTimeoutPerMiB time.Duration
 	// PoolSize is the default number of live instances per (module, config).
 	// Default GOMAXPROCS.
 	PoolSize int
@@ -131,6 +143,12 @@ func (o *Options) withDefaults() Options {
 	if r.InitTimeout <= 0 {
 		r.InitTimeout = DefaultInitTimeout
 	}
+	if r.CompileTimeout <= 0 {
+		r.CompileTimeout = DefaultCompileTimeout
+	}
+	if r.CompileTimeoutPerMiB == 0 {
+		r.CompileTimeoutPerMiB = DefaultCompileTimeoutPerMiB
+	}
 	if r.PoolSize <= 0 {
 		r.PoolSize = runtime.GOMAXPROCS(0)
 	}
@@ -183,6 +201,10 @@ type Host struct {
 	// inflight counts the calls running on rtFast (abandoned ones
 	// included): Close waits for them before closing the runtimes.
 	inflight sync.WaitGroup
+	// compiling counts compilations, those given up on at their budget
+	// included (each ends after the function it is compiling): Close
+	// waits for them before closing the runtimes.
+	compiling sync.WaitGroup
 }
 
 // compiledKey: the same module bytes compiled for either runtime.
@@ -280,6 +302,7 @@ func (h *Host) Close(ctx context.Context) error {
 	// Calls on rtFast cannot be stopped: let them end (each is linear in
 	// its input) before their code and memory go.
 	h.inflight.Wait()
+	h.compiling.Wait()
 	for _, p := range pools {
 		p.shutdown(ctx)
 	}
@@ -410,7 +433,11 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 	}
 
 	fast := spec.Builtin != "" && h.rtFast != nil && builtinUnchecked(spec.Builtin, config)
-	cm, err := h.compile(ctx, name, mod, hash, fast)
+	var budget time.Duration
+	if spec.Builtin == "" {
+		budget = h.compileBudget(len(mod))
+	}
+	cm, err := h.compile(ctx, name, mod, hash, fast, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -449,9 +476,20 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Filter, error) {
 	return f, nil
 }
 
+// compileBudget is the time a module of size bytes from configuration
+// may take to compile (Options.CompileTimeout, CompileTimeoutPerMiB).
+func (h *Host) compileBudget(size int) time.Duration {
+	b := h.opts.CompileTimeout
+	if per := h.opts.CompileTimeoutPerMiB; per > 0 {
+		b += time.Duration(float64(per) * float64(size) / (1 << 20))
+	}
+	return b
+}
+
 // compile returns the compiled module for hash, compiling at most once per
-// Host; the wazero cache makes a restart cheap.
-func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]byte, fast bool) (*compiledModule, error) {
+// Host; the wazero cache makes a restart cheap. A budget > 0 bounds the
+// compilation (compileBounded).
+func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]byte, fast bool, budget time.Duration) (*compiledModule, error) {
 	key := compiledKey{hash: hash, fast: fast}
 	rt := h.rt
 	if fast {
@@ -478,8 +516,12 @@ func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]by
 		}
 		mod = checked
 	}
-	cm, err := compileModule(ctx, rt, mod)
+	size := len(mod)
+	cm, err := h.compileBounded(ctx, rt, mod, budget)
 	if err != nil {
+		if errors.Is(err, ErrCompileBudget) {
+			return nil, &CompileError{Filter: name, Err: fmt.Errorf("%w: not compiled within %v (%v + %v per MiB of its %d bytes); raise the filter host's compile timeout if the module is trusted, or make its functions smaller: the compiler's time grows faster than their size", err, budget, h.opts.CompileTimeout, max(h.opts.CompileTimeoutPerMiB, 0), size)}
+		}
 		if strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "exceeds limit") {
 			return nil, &MemoryLimitError{Filter: name, LimitPages: h.opts.MaxMemoryPages, Detail: "the module's declared minimum memory is over the cap: " + err.Error()}
 		}
@@ -503,6 +545,73 @@ func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]by
 	}
 	h.compiled[key] = c
 	return c, nil
+}
+
+// compileWorkers: wazero v1.12.0 checks the context between functions
+// only when it compiles with more than one goroutine.
+const compileWorkers = 2
+
+// compileBounded compiles mod, giving up after budget (none if budget <=
+// 0) with ErrCompileBudget. The compile runs on its own goroutines with
+// a context that ends at the budget; wazero checks it before each
+// function, so a compilation given up on ends after the functions it is
+// on (their cost is bounded by the structural caps of withEntryChecks),
+// and closes what it compiled if it finished anyway. Close waits for it.
+// The caller returns at the budget.
+func (h *Host) compileBounded(ctx context.Context, rt wazero.Runtime, mod []byte, budget time.Duration) (wazero.CompiledModule, error) {
+	if budget <= 0 {
+		return compileModule(ctx, rt, mod)
+	}
+	cctx, cancel := context.WithTimeout(experimental.WithCompilationWorkers(ctx, compileWorkers), budget)
+	defer cancel()
+	type result struct {
+		cm  wazero.CompiledModule
+		err error
+	}
+	var (
+		mu     sync.Mutex
+		gaveUp bool
+	)
+	done := make(chan result, 1)
+	h.compiling.Add(1)
+	go func() {
+		defer h.compiling.Done()
+		cm, err := compileModule(cctx, rt, mod)
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp {
+			if cm != nil {
+				cm.Close(context.Background())
+			}
+			return
+		}
+		done <- result{cm, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-cctx.Done():
+		mu.Lock()
+		select {
+		case r = <-done:
+		default:
+			gaveUp = true
+		}
+		mu.Unlock()
+		if gaveUp {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, ErrCompileBudget
+		}
+	}
+	if r.err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		if r.cm != nil {
+			r.cm.Close(context.Background())
+		}
+		return nil, ErrCompileBudget
+	}
+	return r.cm, r.err
 }
 
 // compileModule is rt.CompileModule, with a panic of the compiler turned
