@@ -129,7 +129,7 @@ type benchServer struct {
 	done   chan struct{}
 }
 
-func newBenchServer(b *testing.B) *benchServer {
+func newBenchServer(b testing.TB) *benchServer {
 	cr, sw, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -183,7 +183,7 @@ func (s *benchServer) close() {
 	s.sr.Close()
 }
 
-func benchClient(b *testing.B) (*Client, *benchServer) {
+func benchClient(b testing.TB) (*Client, *benchServer) {
 	s := newBenchServer(b)
 	c := NewClient(s.cr, s.cw, func() proc.Outcome {
 		s.close()

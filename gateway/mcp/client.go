@@ -1022,7 +1022,7 @@ func (c *Client) ready(op string) error {
 func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, o *CallOptions, timeout time.Duration, cancellable, checked bool) (Message, error) {
 	id := c.nextID.Add(1)
 	idText := strconv.FormatInt(id, 10)
-	cl := &call{method: method, ch: make(chan reply, 1), onProgress: o.OnProgress}
+	cl := getCall(method, o.OnProgress)
 	x := extrasFrom(ctx)
 	if !cancellable {
 		x = nil
@@ -1065,9 +1065,9 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		c.progress[cl.token] = cl
 	}
 	c.mu.Unlock()
-	defer cl.finished.Store(true)
 
 	if err := c.send(line, method, alone); err != nil {
+		cl.finished.Store(true)
 		c.unregister(idText, cl)
 		return Message{}, err
 	}
@@ -1075,8 +1075,11 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	defer putTimer(t)
 	select {
 	case r := <-cl.ch:
+		cl.finished.Store(true)
+		putCall(cl)
 		return r.msg, r.err
 	case <-ctx.Done():
+		cl.finished.Store(true)
 		code, why := CodeAborted, "cancelled by the caller"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			code, why = CodeTimeout, "caller's deadline expired"
@@ -1086,6 +1089,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		}
 		return Message{}, &Error{Code: code, Server: c.server, Op: method, Message: why, Err: ctx.Err()}
 	case <-c.done:
+		cl.finished.Store(true)
 		select {
 		case r := <-cl.ch:
 			return r.msg, r.err
@@ -1094,12 +1098,39 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		c.unregister(idText, cl)
 		return Message{}, c.closedErr(method)
 	case <-t.C:
+		cl.finished.Store(true)
 		why := "no response within " + timeout.String()
 		if c.unregister(idText, cl) && cancellable {
 			c.cancelRemote(idText, "timed out after "+timeout.String())
 		}
 		return Message{}, &Error{Code: CodeTimeout, Server: c.server, Op: method, Message: why}
 	}
+}
+
+// calls are the requests' call records and reply channels, reused. A
+// record goes back only from a call that received its reply and never
+// registered a progress token: then nothing else holds it (whoever sends
+// the reply is done with the record once the buffered send returns, and
+// no progress callback can name it). A call that gives up (cancelled,
+// timed out, client closed) leaves its record to the collector, since the
+// reader may still be about to deliver to it.
+var calls sync.Pool
+
+func getCall(method string, onProgress func(json.RawMessage)) *call {
+	if cl, ok := calls.Get().(*call); ok {
+		cl.method, cl.onProgress = method, onProgress
+		return cl
+	}
+	return &call{method: method, ch: make(chan reply, 1), onProgress: onProgress}
+}
+
+func putCall(cl *call) {
+	if cl.token != "" || cl.inflight.Load() != 0 || len(cl.ch) != 0 {
+		return
+	}
+	ch := cl.ch
+	*cl = call{ch: ch}
+	calls.Put(cl)
 }
 
 // timers are the requests' response timers, reused: since Go 1.23 a
