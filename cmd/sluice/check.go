@@ -18,7 +18,8 @@ declaration file (<project root>/.sluice/mcp.yaml) and the trust file
   file:line:col: severity: field: message (fix: ...)
 
 then each server's env as declared and the variables of yours each project
-server receives (as in 'sluice servers'), then a one-line summary. A missing
+server receives (as in 'sluice servers'; a literal value that looks like a
+secret is shown as (hidden)), then a one-line summary. A missing
 file is not an error. Nothing is launched.
 
 Flags:
@@ -49,7 +50,7 @@ func runCheck(e *env) int {
 		return code
 	}
 	defer closeFn()
-	rep := g.Servers()
+	rep := g.Servers().Masked()
 	for _, d := range rep.Diagnostics {
 		fmt.Fprintln(e.stdout, d.String())
 	}

@@ -537,7 +537,8 @@ func indent(s, p string) string {
 }
 
 // envLines renders a server's env as declared, one KEY="value" per entry
-// in key order; values are quoted so spaces and references are visible.
+// in key order; values are quoted so spaces and references are visible,
+// and a value that looks like a secret is KEY=(hidden) (gateway.MaskValue).
 func envLines(v gateway.ServerView) []string {
 	keys := make([]string, 0, len(v.Env))
 	for k := range v.Env {
@@ -546,7 +547,13 @@ func envLines(v gateway.ServerView) []string {
 	sort.Strings(keys)
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, k+"="+strconv.Quote(v.Env[k]))
+		val := gateway.MaskValue(k, v.Env[k])
+		if val == gateway.Hidden {
+			// Unquoted: it is no value the server gets.
+			out = append(out, k+"="+val)
+			continue
+		}
+		out = append(out, k+"="+strconv.Quote(val))
 	}
 	return out
 }

@@ -28,7 +28,9 @@ Servers that may not run are followed by the reason and the exact command
 that fixes it, and so are servers whose tools changed since they were
 reviewed (see 'sluice review'). Then, for every server with env, passEnv or a command that
 resolves to another path, the program it runs, each env entry as declared (a
-${env:NAME} reference is shown as that text, never as your value) and, for
+${env:NAME} reference is shown as that text, never as your value; a literal
+value that looks like a secret, by its name or its shape, is shown as
+(hidden), and so is such an argument in --json) and, for
 project servers, one line "receives your NAME" per variable of yours it gets.
 Then every expose glob of the declarations (the user file's expose: and each
 server's own) with the tools it exposes now: the tools 'sluice serve' lists
@@ -73,6 +75,7 @@ func runServers(e *env) int {
 	rep := g.Servers()
 	g.AddToolChanges(rep)
 	g.AddExposure(rep)
+	rep = rep.Masked()
 	if *asJSON {
 		if rep.Servers == nil {
 			rep.Servers = []gateway.ServerView{}

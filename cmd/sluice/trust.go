@@ -127,7 +127,7 @@ func runTrust(e *env) int {
 // gateway's value, and every gateway variable the server would receive is
 // said in plain words.
 func printPlan(w io.Writer, p *gateway.TrustPlan) {
-	v := p.Server
+	v := p.Server.Masked()
 	fmt.Fprintf(w, "Trusting project server %s\n", v.ID)
 	fmt.Fprintf(w, "  project root:  %s\n", cleanLine(p.ProjectRoot))
 	fmt.Fprintf(w, "  declared at:   %s:%d:%d\n", cleanLine(v.File), v.Line, v.Column)

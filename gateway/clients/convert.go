@@ -98,16 +98,8 @@ func LooksSecret(key, value string) bool {
 // to) a flag named like one, a query parameter named like one, or any
 // argument, query value or path segment with a known token shape.
 func secretOutsideEnv(args []string, rawURL string) string {
-	for i, a := range args {
-		flag, val, joined := "", a, false
-		if strings.HasPrefix(a, "-") {
-			if f, v, ok := strings.Cut(a, "="); ok {
-				flag, val, joined = f, v, true
-			}
-		} else if i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") {
-			flag = args[i-1]
-		}
-		if (joined || flag != "") && secretFlag(flag) && plausibleSecret(val) || tokenLike(val) {
+	for i := range args {
+		if SecretArg(args, i) {
 			return fmt.Sprintf("args[%d]", i)
 		}
 	}
@@ -118,7 +110,7 @@ func secretOutsideEnv(args []string, rawURL string) string {
 	q := u.Query()
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		for _, v := range q[k] {
-			if secretName().MatchString(k) && plausibleSecret(v) || tokenLike(v) {
+			if SecretQueryValue(k, v) {
 				return fmt.Sprintf("the url's query parameter %q", k)
 			}
 		}
@@ -129,6 +121,29 @@ func secretOutsideEnv(args []string, rawURL string) string {
 		}
 	}
 	return ""
+}
+
+// SecretArg reports whether args[i] holds a literal credential: a value
+// after (or joined by = to) a flag named like one, or a value with a
+// known token shape. It is the rule import refuses args by, and the rule
+// a declaration's args are masked by when shown.
+func SecretArg(args []string, i int) bool {
+	a := args[i]
+	flag, val, joined := "", a, false
+	if strings.HasPrefix(a, "-") {
+		if f, v, ok := strings.Cut(a, "="); ok {
+			flag, val, joined = f, v, true
+		}
+	} else if i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") {
+		flag = args[i-1]
+	}
+	return (joined || flag != "") && secretFlag(flag) && plausibleSecret(val) || tokenLike(val)
+}
+
+// SecretQueryValue reports whether the url query parameter k=v holds a
+// literal credential, by its name or its shape.
+func SecretQueryValue(k, v string) bool {
+	return secretName().MatchString(k) && plausibleSecret(v) || tokenLike(v)
 }
 
 // secretFlag: a flag named like a credential, not like where one is kept

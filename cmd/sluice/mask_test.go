@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// secretDecl declares a server whose env, args and header-free command
+// line hold literal secrets beside plain values and references.
+const secretDecl = `  leaky:
+    command: /bin/cat
+    args: [--token, ghp_abcdefghijklmnopqrstuvwxyz0123456789, "--api-key=sk-live1234567890abcdef", "postgres://me:pw1secret@db.local/x", plain-arg]
+    env:
+      GITHUB_TOKEN: ghp_abcdefghijklmnopqrstuvwxyz0123456789
+      DB_PASSWORD: hunter2pw
+      MODE: debug
+      REF: "${env:GITHUB_TOKEN}"
+`
+
+var leakedSecrets = []string{"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "sk-live1234567890abcdef", "hunter2pw", "pw1secret"}
+
+func noSecrets(t *testing.T, what string, r result) {
+	t.Helper()
+	for _, s := range leakedSecrets {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Fatalf("%s prints the literal secret %q:\n%s", what, s, r)
+		}
+	}
+}
+
+func TestCheckAndServersMaskSecretLookingValues(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + secretDecl)
+	for _, args := range [][]string{{"check"}, {"servers"}} {
+		r := sluice(t, "", args...)
+		want(t, r, exitOK, "GITHUB_TOKEN=(hidden)", "DB_PASSWORD=(hidden)", `MODE="debug"`, `REF="${env:GITHUB_TOKEN}"`)
+		noSecrets(t, args[0], r)
+	}
+	r := sluice(t, "", "servers", "--json")
+	want(t, r, exitOK)
+	noSecrets(t, "servers --json", r)
+	var rep struct {
+		Servers []struct {
+			Args []string          `json:"args"`
+			Env  map[string]string `json:"env"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Servers) != 1 {
+		t.Fatalf("servers --json: %v\n%s", err, r)
+	}
+	s := rep.Servers[0]
+	wantArgs := []string{"--token", "(hidden)", "--api-key=(hidden)", "postgres://me:(hidden)@db.local/x", "plain-arg"}
+	if strings.Join(s.Args, " ") != strings.Join(wantArgs, " ") {
+		t.Fatalf("servers --json args = %q, want %q", s.Args, wantArgs)
+	}
+	if s.Env["MODE"] != "debug" || s.Env["REF"] != "${env:GITHUB_TOKEN}" || s.Env["GITHUB_TOKEN"] != "(hidden)" {
+		t.Fatalf("servers --json env = %v", s.Env)
+	}
+}
+
+func TestTrustPlanMasksSecretLookingValues(t *testing.T) {
+	w := newWorld(t)
+	w.writeProject("servers:\n" + secretDecl)
+	r := sluice(t, "", "trust", "leaky", "--yes")
+	want(t, r, exitOK, "GITHUB_TOKEN=(hidden)", "Recorded")
+	noSecrets(t, "trust", r)
+}

@@ -1,0 +1,169 @@
+package gateway
+
+import (
+	"net/url"
+	"strings"
+
+	"sluice/gateway/clients"
+)
+
+// Hidden is what a masked value is shown as.
+const Hidden = "(hidden)"
+
+// MaskValue hides a declared value that looks like a secret, by the rule
+// 'sluice import' uses to decide which values it does not copy: by its
+// name or by its shape. A value that holds ${env:NAME} references keeps
+// them (they carry no value); only its literal parts are judged, by their
+// shape. A URL keeps everything but its password.
+func MaskValue(name, value string) string {
+	if !strings.Contains(value, "${") {
+		if clients.LooksSecret(name, value) {
+			return Hidden
+		}
+		return maskURL(value)
+	}
+	var b strings.Builder
+	rest := value
+	for rest != "" {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			b.WriteString(maskLiteral(rest))
+			break
+		}
+		end := strings.IndexByte(rest[i:], '}')
+		if end < 0 {
+			b.WriteString(maskLiteral(rest))
+			break
+		}
+		b.WriteString(maskLiteral(rest[:i]))
+		b.WriteString(rest[i : i+end+1])
+		rest = rest[i+end+1:]
+	}
+	return b.String()
+}
+
+// maskLiteral judges each word of one literal part of a value by its
+// shape alone, keeping the spaces and an auth scheme ("Bearer ") as
+// written.
+func maskLiteral(s string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			i = len(s)
+		}
+		word := s[:i]
+		if word != "" && clients.LooksSecret("", word) {
+			word = Hidden
+		} else {
+			word = maskURL(word)
+		}
+		b.WriteString(word)
+		if i < len(s) {
+			b.WriteByte(' ')
+			i++
+		}
+		s = s[i:]
+	}
+	return b.String()
+}
+
+// maskURL hides the parts of a URL that hold a literal credential, by
+// the rule import refuses a url by: the password of its user info
+// (postgres://me:pw@host/db), a query value named or shaped like a
+// secret, a path segment with a token's shape. Anything else is returned
+// as is.
+func maskURL(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	out := s
+	if u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			at := strings.Index(out, "@")
+			colon := strings.LastIndex(out[:max(at, 0)], ":")
+			if at > 0 && colon > 0 {
+				out = out[:colon+1] + Hidden + out[at:]
+			}
+		}
+	}
+	if u.RawQuery != "" {
+		q := strings.Split(u.RawQuery, "&")
+		for i, kv := range q {
+			k, v, _ := strings.Cut(kv, "=")
+			uk, err1 := url.QueryUnescape(k)
+			uv, err2 := url.QueryUnescape(v)
+			if err1 == nil && err2 == nil && clients.SecretQueryValue(uk, uv) {
+				q[i] = k + "=" + Hidden
+			}
+		}
+		out = strings.Replace(out, "?"+u.RawQuery, "?"+strings.Join(q, "&"), 1)
+	}
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		if seg != "" && clients.SecretArg([]string{seg}, 0) {
+			out = strings.Replace(out, "/"+seg, "/"+Hidden, 1)
+		}
+	}
+	return out
+}
+
+// MaskArgs hides the arguments of a command line that hold a literal
+// credential, by the rule import refuses args by (clients.SecretArg: the
+// value of a flag named like a secret, --token VALUE or --token=VALUE, or
+// a value shaped like a token), NAME=VALUE like an env entry, and the
+// credentials of a URL.
+func MaskArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch k, v, joined := strings.Cut(a, "="); {
+		case clients.SecretArg(args, i) && joined && strings.HasPrefix(a, "-"):
+			out[i] = k + "=" + Hidden
+		case clients.SecretArg(args, i):
+			out[i] = Hidden
+		case joined && !strings.HasPrefix(a, "-") && k != "" && !strings.ContainsAny(k, "/:{ ") && clients.LooksSecret(k, v):
+			out[i] = k + "=" + Hidden
+		default:
+			out[i] = maskURL(a)
+		}
+	}
+	return out
+}
+
+// Masked is v as shown to a person or printed: every env entry, header,
+// argument and URL password that looks like a secret is Hidden. v itself
+// is not changed.
+func (v ServerView) Masked() ServerView {
+	v.Env = maskMap(v.Env)
+	v.Headers = maskMap(v.Headers)
+	v.Args = MaskArgs(v.Args)
+	v.URL = maskURL(v.URL)
+	return v
+}
+
+func maskMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, val := range m {
+		out[k] = MaskValue(k, val)
+	}
+	return out
+}
+
+// Masked is r with every server Masked, for printing.
+func (r *Report) Masked() *Report {
+	c := *r
+	c.Servers = make([]ServerView, len(r.Servers))
+	for i, s := range r.Servers {
+		c.Servers[i] = s.Masked()
+	}
+	return &c
+}
