@@ -39,6 +39,12 @@ Arguments (one JSON object):
                    "quoted") and as a string otherwise (hello, a.txt, 0123).
                    Numbers keep their exact text: nothing passes through a
                    floating-point value. Split at the first '='.
+                   The tool's input schema decides when it names the key's
+                   type: where it says string, s=100 and s=true are sent as
+                   the text "100" and "true"; where it allows no string,
+                   plain text like n=abc is refused with exit 2. To send a
+                   string whatever the schema says, quote it as JSON:
+                   s='"100"'. --args is always sent exactly as given.
   --args JSON      the whole object, e.g. --args '{"path": "a.txt"}'
   --args @FILE     read the object from FILE
   --args -         read the object from stdin
@@ -111,13 +117,14 @@ func runCall(e *env) int {
 		return usageErr(e, "call", "use either --args or KEY=VALUE arguments, not both")
 	}
 	var args json.RawMessage
+	var pairs []kvArg
 	var err error
 	stdinUsed := false
 	if argsSet {
 		stdinUsed = *argsSrc == "-"
 		args, err = readArgs(*argsSrc, e.stdin)
 	} else {
-		args, err = kvArgs(kvs)
+		pairs, err = parseKV(kvs)
 	}
 	if err != nil {
 		return usageErr(e, "call", "%v", err)
@@ -130,6 +137,14 @@ func runCall(e *env) int {
 	defer closeFn()
 	ctx, cancel := interruptible()
 	defer cancel()
+	if needsSchema(pairs) {
+		if err := coerceArgs(pairs, toolSchema(ctx, g, capName)); err != nil {
+			return usageErr(e, "call", "%v", err)
+		}
+	}
+	if !argsSet {
+		args = kvObject(pairs)
+	}
 
 	req := gateway.CallRequest{Capability: capName, Arguments: args, Yes: *yes, Timeout: *timeout}
 	if !stdinUsed && isTerminal(e.stdin) && isTerminal(e.stderr) {
@@ -245,17 +260,25 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// kvArgs builds the arguments object from KEY=VALUE pairs, in order. A
-// value that parses as JSON is used as that JSON text, byte for byte;
-// anything else is a string.
-func kvArgs(kvs []string) (json.RawMessage, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	var b bytes.Buffer
+// kvArg is one KEY=VALUE argument: its key, the JSON it is sent as, and
+// the text as typed.
+type kvArg struct {
+	key, text string
+	json      []byte
+	// guessed: the value was not quoted and parsed as JSON that is no
+	// string (100, true, null, [1], {}); the tool's schema may say it is
+	// text (see coerceArgs).
+	guessed bool
+	// plain: the value is no JSON at all and is sent as a string.
+	plain bool
+}
+
+// parseKV splits KEY=VALUE pairs, in order. A value that parses as JSON
+// is used as that JSON text, byte for byte; anything else is a string.
+func parseKV(kvs []string) ([]kvArg, error) {
 	seen := map[string]bool{}
-	b.WriteByte('{')
-	for i, kv := range kvs {
+	out := make([]kvArg, 0, len(kvs))
+	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			return nil, fmt.Errorf("argument %q is not KEY=VALUE; pass tool arguments as KEY=VALUE or --args JSON", kv)
@@ -270,19 +293,178 @@ func kvArgs(kvs []string) (json.RawMessage, error) {
 			return nil, fmt.Errorf("argument %q is given twice; give each key once", k)
 		}
 		seen[k] = true
+		a := kvArg{key: k, text: v}
+		if t := strings.TrimSpace(v); t != "" && json.Valid([]byte(t)) {
+			a.json, a.guessed = []byte(t), t[0] != '"'
+		} else {
+			a.json, a.plain = jsonString(v), true
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// kvObject is the arguments object of parsed pairs, in order.
+func kvObject(as []kvArg) json.RawMessage {
+	if len(as) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, a := range as {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(jsonString(k))
+		b.Write(jsonString(a.key))
 		b.WriteByte(':')
-		if t := strings.TrimSpace(v); t != "" && json.Valid([]byte(t)) {
-			b.WriteString(t)
-		} else {
-			b.Write(jsonString(v))
-		}
+		b.Write(a.json)
 	}
 	b.WriteByte('}')
-	return json.RawMessage(b.Bytes()), nil
+	return json.RawMessage(b.Bytes())
+}
+
+// kvArgs builds the arguments object from KEY=VALUE pairs (parseKV).
+func kvArgs(kvs []string) (json.RawMessage, error) {
+	as, err := parseKV(kvs)
+	if err != nil {
+		return nil, err
+	}
+	return kvObject(as), nil
+}
+
+// jsonKindOf names the JSON type of valid JSON text t as a schema's type
+// keyword does.
+func jsonKindOf(t []byte) string {
+	switch t[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	if bytes.ContainsAny(t, ".eE") {
+		return "number"
+	}
+	return "integer"
+}
+
+// schemaTypes reads the top-level property types of a tool's input
+// schema: property name to the types its "type" keyword allows. A
+// property without a plain "type" is left out.
+func schemaTypes(schema json.RawMessage) map[string][]string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for name, p := range s.Properties {
+		var one string
+		var many []string
+		switch {
+		case json.Unmarshal(p.Type, &one) == nil && one != "":
+			out[name] = []string{one}
+		case json.Unmarshal(p.Type, &many) == nil && len(many) > 0:
+			out[name] = many
+		}
+	}
+	return out
+}
+
+func allows(types []string, kind string) bool {
+	for _, t := range types {
+		if t == kind || (t == "number" && kind == "integer") {
+			return true
+		}
+	}
+	return false
+}
+
+// coerceArgs fits KEY=VALUE arguments to the tool's input schema the way
+// they were meant: an unquoted value that parsed as JSON (s=100) is sent
+// as the text typed when the schema says the property is a string and
+// does not allow what it parsed as. A value that is plain text where the
+// schema allows no string (n=abc for a number) is an error that says how
+// to write it.
+func coerceArgs(as []kvArg, schema json.RawMessage) error {
+	types := schemaTypes(schema)
+	for i, a := range as {
+		want, ok := types[a.key]
+		if !ok {
+			continue
+		}
+		kind := jsonKindOf(a.json)
+		switch {
+		case allows(want, kind):
+		case a.guessed && allows(want, "string"):
+			as[i].json, as[i].guessed = jsonString(a.text), false
+		case a.plain:
+			return fmt.Errorf("argument %s=%s: the tool's input schema says %s is %s, not a string; write it as JSON (like %s=%s), or pass the object with --args",
+				a.key, a.text, a.key, typeText(want), a.key, example(want))
+		}
+	}
+	return nil
+}
+
+// needsSchema reports whether some KEY=VALUE value was guessed at: only
+// then is the tool's schema looked up.
+func needsSchema(as []kvArg) bool {
+	for _, a := range as {
+		if a.guessed || a.plain {
+			return true
+		}
+	}
+	return false
+}
+
+// toolSchema is the capability's input schema from the live listing or
+// the recorded catalog; without either, a trusted server is listed once
+// (as 'sluice refresh SERVER' would). nil when it cannot be had: the call
+// then goes as typed and reports its own errors.
+func toolSchema(ctx context.Context, g *gateway.Gateway, capName string) json.RawMessage {
+	d, err := g.Describe(ctx, capName)
+	if gateway.KindOf(err) == gateway.KindMissing {
+		if server, _, ok := gateway.SplitCapability(capName); ok {
+			if _, ferr := g.Find(ctx, gateway.FindRequest{Server: server, Refresh: true, Limit: 1}); ferr == nil {
+				d, err = g.Describe(ctx, capName)
+			}
+		}
+	}
+	if err != nil {
+		return nil
+	}
+	return d.InputSchema
+}
+
+func typeText(types []string) string {
+	if len(types) == 1 {
+		return "a " + types[0]
+	}
+	return "one of " + strings.Join(types, ", ")
+}
+
+func example(types []string) string {
+	switch types[0] {
+	case "integer":
+		return "42"
+	case "number":
+		return "1.5"
+	case "boolean":
+		return "true"
+	case "array":
+		return `'["x"]'`
+	case "object":
+		return `'{"a":1}'`
+	}
+	return "null"
 }
 
 func jsonString(s string) []byte {
