@@ -151,6 +151,39 @@ func (g *Gateway) clientSources(req ImportRequest, root string) ([]*clients.Sour
 	return srcs, read, nil
 }
 
+// insideProject refuses a project file that resolves (through a symlink
+// the repository ships as .sluice or .sluice/mcp.yaml) outside the project
+// root: written there, the repository's servers would not be project
+// declarations — in the user file they are trusted by authorship and
+// launch without 'sluice trust'.
+func insideProject(root, file string) error {
+	croot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		croot = filepath.Clean(root)
+	}
+	p, rest := file, ""
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			p = filepath.Join(r, rest)
+			break
+		}
+		if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return &Error{Kind: KindBadInput, Message: fmt.Sprintf("the project file %s goes through the symlink %s, which leads nowhere; sluice writes project declarations only to a file inside the project", file, p)}
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+	if p != croot && !strings.HasPrefix(p, croot+string(filepath.Separator)) {
+		return &Error{Kind: KindBadInput, Message: fmt.Sprintf("the project file %s resolves to %s, outside the project %s (through a symlink); sluice writes project declarations only inside the project, since anywhere else they would not be project servers that wait for 'sluice trust' (remove the link, or import without --project)", file, p, croot)}
+	}
+	return nil
+}
+
 // Import reads client configs and turns their servers into declarations
 // for the user file (or, with Project, the project file). Without Write it
 // only says what it would add. Secrets are never copied: they become
@@ -167,6 +200,9 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 	}
 	if req.Project {
 		target, scope = filepath.Join(root, config.ProjectDirName, config.ProjectFileName), config.ScopeProject
+		if err := insideProject(root, target); err != nil {
+			return nil, err
+		}
 	}
 	srcs, read, err := g.clientSources(req, root)
 	if err != nil {
