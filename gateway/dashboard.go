@@ -343,7 +343,7 @@ func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, er
 				s.RecordedAt = *f.RecordedAt
 			}
 		}
-		s.StderrTail = b.g.stderrTail(v.ID)
+		s.StderrTail = b.g.redactedTail(ctx, b.g.stderrTail(v.ID))
 		if tc := v.ToolChange; tc != nil {
 			s.ToolChange, s.Held = tc.Summary, tc.Held
 		}
@@ -379,6 +379,26 @@ func (g *Gateway) stderrTail(id string) string {
 		return me.StderrTail
 	}
 	return ""
+}
+
+// redactedTail is a stderr tail as the dashboard may show it: through
+// the redaction filters, as the same lines relayed to the log are (a
+// server that prints a secret while it fails must not put it on a page).
+// A tail that cannot be redacted is withheld.
+func (g *Gateway) redactedTail(ctx context.Context, tail string) string {
+	if tail == "" {
+		return ""
+	}
+	obj, _ := json.Marshal(map[string]string{"stderr": tail})
+	out, err := g.RedactLog(ctx, obj)
+	var v struct{ Stderr string }
+	if err == nil {
+		err = json.Unmarshal(out, &v)
+	}
+	if err != nil {
+		return "(the stderr tail is withheld: its redaction failed)"
+	}
+	return v.Stderr
 }
 
 func (b *dashBackend) TrustPrompt(_ context.Context, id string) (*admin.TrustOffer, error) {
