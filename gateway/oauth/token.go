@@ -28,6 +28,9 @@ import (
 
 const maxTokenResponseBytes = 64 << 10
 
+// maxExpiresIn caps a token's announced lifetime (ten years, in seconds).
+const maxExpiresIn = 10 * 365 * 24 * 3600
+
 // Token endpoint authentication methods.
 const (
 	methodNone   = "none"
@@ -230,7 +233,9 @@ func (a *Authorizer) post(ctx context.Context, endpoint, aud string, c *client, 
 	}
 	t := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: "Bearer", RefreshToken: tr.RefreshToken}
 	if n, err := tr.ExpiresIn.Int64(); err == nil && n > 0 {
-		t.Expiry = time.Now().Add(time.Duration(n) * time.Second)
+		// Capped: a lifetime past a Duration's range would wrap into
+		// the past and make every request refresh again.
+		t.Expiry = time.Now().Add(time.Duration(min(n, maxExpiresIn)) * time.Second)
 	}
 	return t, tr.Scope, nil
 }
