@@ -21,13 +21,15 @@ func isBulk(misc uint32) bool {
 }
 
 // appendWithBulkChecks appends code (a function body after its locals) to
-// out with entryCheck after every bulk instruction (isBulk), every other
+// out with entryCheck after every bulk instruction (isBulk), after every
+// call of one of the module's imports functions (the first indexes) and
+// after every call_indirect (a table may hold an import), every other
 // byte as it was, and counts code's block and branch instructions
 // (isBlockOrBranch). It decodes every instruction (codeReader.instr); one
 // that does not decode is refused (errBadCode) with its offset in code:
 // the compiler refuses it too. A check after a bulk instruction changes no
 // branch: the loop closes at once and takes and leaves no value.
-func appendWithBulkChecks(out, code []byte) (_ []byte, bad, blocks int, err error) {
+func appendWithBulkChecks(out, code []byte, imports uint32) (_ []byte, bad, blocks int, err error) {
 	r := &codeReader{b: code}
 	copied := 0
 	for r.p < len(code) {
@@ -39,13 +41,20 @@ func appendWithBulkChecks(out, code []byte) (_ []byte, bad, blocks int, err erro
 		if isBlockOrBranch(op) {
 			blocks++
 		}
-		if op == 0xfc && isBulk(misc) {
+		if op == 0xfc && isBulk(misc) || op == 0x11 || op == 0x10 && callsImport(code[at+1:], imports) {
 			out = append(out, code[copied:r.p]...)
 			out = append(out, entryCheck...)
 			copied = r.p
 		}
 	}
 	return append(out, code[copied:]...), 0, blocks, nil
+}
+
+// callsImport: the index of a call (its immediate, imm) names one of the
+// module's first imports functions: its imports.
+func callsImport(imm []byte, imports uint32) bool {
+	f, _, err := readU32(imm)
+	return err == nil && f < imports
 }
 
 // isBlockOrBranch: block, loop, if, else, br, br_if and br_table, the

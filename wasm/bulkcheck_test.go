@@ -47,6 +47,16 @@ func TestBulkStraightLineStopped(t *testing.T) {
 	}
 }
 
+// TestHostCallChecks: an entryCheck follows each call of an imported
+// function (the first indexes), none a call of a defined one.
+func TestHostCallChecks(t *testing.T) {
+	check := string(entryCheck)
+	got, _, _, err := appendWithBulkChecks(nil, []byte("\x10\x00\x10\x81\x01\x10\x82\x01\x1a"), 130)
+	if want := "\x10\x00" + check + "\x10\x81\x01" + check + "\x10\x82\x01\x1a"; err != nil || string(got) != want {
+		t.Fatalf("%x (%v); want %x", got, err, want)
+	}
+}
+
 // TestBulkChecks: an entryCheck follows each bulk memory and table
 // instruction and nothing else; bytes that look like one inside another
 // instruction's immediates are left alone.
@@ -74,7 +84,7 @@ func TestBulkChecks(t *testing.T) {
 		{"load lane", "\xfd\x54\x00\x00\xfc\xfd\x5b\x03\xfc\x0b\xfc\x0b", ""},
 		{"simd one byte", "\xfd\x80\x01\xfd\xfc\xfc\x0b\x00", "\xfd\x80\x01\xfd\xfc\xfc\x0b\x00" + check},
 		{"br_table", "\x0e\x02\xfc\x0b\x00\xfc\x0b\x0b", ""},
-		{"call_indirect", "\x11\xfc\x0b\x00\x0b", ""},
+		{"call_indirect", "\x11\xfc\x0b\x00\x0b", "\x11\xfc\x0b\x00" + check + "\x0b"},
 		{"select t", "\x1c\x01\x7f\x1c\x01\x63\x70\xfc\x0b\x00", "\x1c\x01\x7f\x1c\x01\x63\x70\xfc\x0b\x00" + check},
 		{"block types", "\x02\x40\x03\x7f\x04\x63\x70\x02\xe3\x7f\xfc\x0b\x02\x80\x80\x80\x80\x80\xfc\x0b\x00", "\x02\x40\x03\x7f\x04\x63\x70\x02\xe3\x7f\xfc\x0b\x02\x80\x80\x80\x80\x80\xfc\x0b\x00" + check},
 		{"indexes", "\x20\xfc\x0b\x23\xfc\x0b\x25\xfc\x0b\x10\xfc\x0b\xd2\xfc\x0b\x3f\x00\x40\x00\x0c\x00\x0d\x00", ""},
@@ -84,7 +94,7 @@ func TestBulkChecks(t *testing.T) {
 		if want == "" {
 			want = c.code
 		}
-		got, at, _, err := appendWithBulkChecks(nil, []byte(c.code))
+		got, at, _, err := appendWithBulkChecks(nil, []byte(c.code), 0)
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %x (%v at %d); want %x", c.name, got, err, at, want)
 		}
@@ -114,7 +124,7 @@ func TestBulkChecksRefuse(t *testing.T) {
 		{"ref.null", "\xd0\x00", "ref.null of type 0x00", 0},
 		{"br_table", "\x0e\xff\xff\xff\xff\x0f\x00", "br_table of 4294967295 labels", 0},
 	} {
-		_, at, _, err := appendWithBulkChecks(nil, []byte(c.code))
+		_, at, _, err := appendWithBulkChecks(nil, []byte(c.code), 0)
 		if !errors.Is(err, errBadCode) || !strings.Contains(err.Error(), c.want) || at != c.at {
 			t.Errorf("%s: %v at %d; want %q at %d", c.name, err, at, c.want, c.at)
 		}

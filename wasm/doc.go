@@ -62,13 +62,30 @@
 // SIMD opcodes are one byte to it), and refuses a body it cannot decode,
 // or an opcode outside those features, with the instruction's offset (the
 // compiler would refuse it too). A call now overruns its deadline by at
-// most one bulk instruction: a memory is at most MaxMemoryPages (32 MiB by
-// default, 4 GiB at the most one can configure), a data segment at most
-// the module, a table at most 2^20 elements (8 MiB), so one instruction
-// is milliseconds of memset by default (at the memory bandwidth of
-// gigabytes a second), about a second at the 4 GiB cap. memory.grow and
+// most one bulk instruction (or one host call, below): a memory is at
+// most MaxMemoryPages (32 MiB by default, 4 GiB at the most one can
+// configure), a data segment at most the module, a table at most 2^20
+// elements (8 MiB), so one instruction is milliseconds of memset by
+// default (at the memory bandwidth of gigabytes a second), about a second
+// at the 4 GiB cap. memory.grow and
 // table.grow are bounded the same way and in total, by the caps. The check
 // costs one call out per bulk instruction, nothing beside the memmove.
+//
+// # Why a loop follows every call of an import
+//
+// A host function passes no termination check either (only guest
+// functions start with one), so straight-line code of 100 calls of WASI
+// random_get filling a 32 MiB memory (more than 100 ms each here), or
+// 500 of them through a table, ran more than a minute past a 50 ms
+// deadline. The rewrite therefore also puts the empty loop after each
+// call of an imported function (the first function indexes) and after
+// each call_indirect (a table may hold an import). A call now overruns
+// its deadline by at most one host call: mcpf's functions do work
+// bounded by MaxInputBytes, MaxOutputBytes or one offload (Options.Offload
+// is the host's own code), WASI's by the guest's memory (random_get of
+// all of it: over 100 ms at the 32 MiB default, proportionally more at a
+// larger MaxMemoryPages). A loop of host calls already passed a check at
+// each iteration.
 //
 // # Why a module's counts are checked before it is compiled
 //
@@ -88,7 +105,7 @@
 // wazero v1.12.0's compiler takes time growing with the square of a
 // function's basic blocks (see maxFunctionBlocks), so a crafted module
 // of a few hundred kilobytes, all blocks and branches, compiled for
-// minutes (one of 900 KB was not done after an hour), holding up the
+// minutes (one of 900 KB was seen never to finish), holding up the
 // Load that sluice's startup or a filter's first use waits for. The walk
 // that puts the entry checks in therefore refuses a function of more than
 // 10,000 block and branch instructions, or of more than 2.5e8 for their

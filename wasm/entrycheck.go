@@ -33,6 +33,7 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 	}
 	out := make([]byte, 0, len(mod)+64)
 	out = append(out, mod[:8]...)
+	imports := uint32(0) // imported functions: the first function indexes
 	for p := 8; p < len(mod); {
 		id := mod[p]
 		size, n, err := readU32(mod[p+1:])
@@ -48,6 +49,9 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 			if err := checkSection(id, body); err != nil {
 				return nil, fmt.Errorf("section %d at byte %d: %w", id, p, err)
 			}
+			if id == 2 {
+				imports = importedFunctions(body)
+			}
 			if id == 4 {
 				tables, err := tablesCapped(body, start)
 				if err != nil {
@@ -60,7 +64,7 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 				out = append(out, mod[p:start+int(size)]...)
 			}
 		} else {
-			code, err := codeWithEntryChecks(body, start)
+			code, err := codeWithEntryChecks(body, start, imports)
 			if err != nil {
 				return nil, err
 			}
@@ -75,7 +79,7 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 
 // codeWithEntryChecks rewrites the contents of a code section that starts
 // at byte base of the module (for errors).
-func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
+func codeWithEntryChecks(sec []byte, base int, imports uint32) ([]byte, error) {
 	count, n, err := readU32(sec)
 	if err != nil {
 		return nil, fmt.Errorf("code section at byte %d: function count: %w: %v", base, errCount, err)
@@ -111,7 +115,7 @@ func codeWithEntryChecks(sec []byte, base int) ([]byte, error) {
 			scratch = append(scratch, entryCheck...)
 		}
 		var bad, blocks int
-		scratch, bad, blocks, err = appendWithBulkChecks(scratch, code)
+		scratch, bad, blocks, err = appendWithBulkChecks(scratch, code, imports)
 		if err != nil {
 			return nil, fmt.Errorf("function body %d at byte %d: instruction at byte %d: %w", i, at, base+p-len(code)+bad, err)
 		}

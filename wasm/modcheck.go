@@ -90,6 +90,39 @@ func checkSection(id byte, sec []byte) error {
 	return r.err
 }
 
+// importedFunctions counts the function imports of an import section
+// that checkSection accepted (on a malformed one, those before the fault:
+// the compiler refuses the module anyway).
+func importedFunctions(sec []byte) uint32 {
+	r := &modReader{b: sec}
+	funcs := uint32(0)
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		r.name()
+		r.name()
+		switch r.byte() {
+		case 0:
+			r.u32()
+			if r.err == nil {
+				funcs++
+			}
+		case 4:
+			r.byte()
+			r.u32()
+		case 1:
+			r.valType()
+			r.limits()
+		case 2:
+			r.limits()
+		case 3:
+			r.valType()
+			r.byte()
+		default:
+			r.stop()
+		}
+	}
+	return funcs
+}
+
 // checkElement walks one element segment (the eight forms of the
 // reference-types proposal).
 func checkElement(r *modReader) {
