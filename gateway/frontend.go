@@ -362,7 +362,11 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 	}
 	cr := CallRequest{Capability: req.Capability, Arguments: req.Arguments}
 	if p != nil {
-		cr.OnProgress = f.progressTo(ctx, p, req.Capability)
+		if front.ProgressWanted(p) {
+			// Without it the upstream request carries no progressToken:
+			// no progress would reach an agent that asked for none.
+			cr.OnProgress = f.progressTo(ctx, p, req.Capability)
+		}
 		cr.Approve = f.approver(p)
 	}
 	res, err := f.g.Call(ctx, cr)

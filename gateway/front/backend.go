@@ -176,6 +176,17 @@ type Event struct {
 	to *mcp.ServerSession
 }
 
+// ProgressWanted reports whether progress reported to p can reach the
+// agent, so a backend need not ask an upstream for progress nobody
+// receives. It is true unless p says otherwise (a Peer may implement
+// WantsProgress() bool).
+func ProgressWanted(p Peer) bool {
+	if w, ok := p.(interface{ WantsProgress() bool }); ok {
+		return w.WantsProgress()
+	}
+	return true
+}
+
 // Peer is the calling agent, as seen from one request. It lets the backend
 // report progress, send log messages and ask the agent's client for input
 // (approvals, forwarded sampling and elicitation). Every method is bounded:

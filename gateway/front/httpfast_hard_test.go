@@ -135,3 +135,21 @@ func sdkAgent(t *testing.T, ctx context.Context, url, version string) *mcp.Clien
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
+
+// TestPeerWantsProgress: progress can reach the agent when it sent a
+// token, or when the call runs under the bridge (a retry may bring one);
+// not otherwise, and a Peer that does not say is taken to want it.
+func TestPeerWantsProgress(t *testing.T) {
+	if (&peer{}).WantsProgress() {
+		t.Error("a peer without a progressToken wants progress")
+	}
+	if !(&peer{token: float64(1)}).WantsProgress() {
+		t.Error("a peer with a progressToken does not want progress")
+	}
+	if !(&peer{job: &job{}}).WantsProgress() {
+		t.Error("a bridged peer does not want progress")
+	}
+	if !ProgressWanted(struct{ Peer }{}) {
+		t.Error("a Peer that does not say is taken to want no progress")
+	}
+}

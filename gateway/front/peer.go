@@ -168,6 +168,17 @@ func (p *peer) Progress(ctx context.Context, progress, total float64, message st
 	return ss.NotifyProgress(reqCtx, params)
 }
 
+// WantsProgress reports whether progress can reach the agent: it sent a
+// progressToken, or the call runs under the input_required bridge (a
+// retry may bring one). See ProgressWanted.
+func (p *peer) WantsProgress() bool {
+	if p.job != nil {
+		return true
+	}
+	_, _, token := p.current()
+	return token != nil
+}
+
 func (p *peer) Log(ctx context.Context, level, logger string, data json.RawMessage) error {
 	reqCtx, ss, _ := p.current()
 	if ss == nil && p.out == nil {
