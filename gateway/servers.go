@@ -223,6 +223,9 @@ func (g *Gateway) serverIn(l *config.Loaded, st *trust.State, id string) (Server
 	}
 	d, ok := l.Server(id)
 	if !ok {
+		if err := notLoadedErr(l, id); err != nil {
+			return ServerView{}, err
+		}
 		sc := g.scopeOf(l)
 		known := make([]string, 0, len(l.Servers))
 		for _, s := range l.Servers {
@@ -240,6 +243,37 @@ func (g *Gateway) serverIn(l *config.Loaded, st *trust.State, id string) (Server
 		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: Remedy{Step: StepServers}}
 	}
 	return g.view(d, l, st), nil
+}
+
+// notLoadedErr is the error for a server id that is declared but was not
+// loaded because its declaration has errors: it names the first error,
+// where it is and its fix (nil when no error concerns id).
+func notLoadedErr(l *config.Loaded, id string) error {
+	var first *config.Diagnostic
+	n := 0
+	for i, d := range l.Diagnostics {
+		if d.Severity != config.SeverityError || (d.Field != "servers."+id && !strings.HasPrefix(d.Field, "servers."+id+".")) {
+			continue
+		}
+		if first == nil {
+			first = &l.Diagnostics[i]
+		}
+		n++
+	}
+	if first == nil {
+		return nil
+	}
+	at := fmt.Sprintf("%s:%d:%d", first.File, first.Line, first.Column)
+	msg := fmt.Sprintf("server %q is declared but not loaded: its declaration has an error at %s: %s: %s", id, at, first.Field, first.Message)
+	if n > 1 {
+		msg += fmt.Sprintf(" (and %d more errors)", n-1)
+	}
+	fix := first.Fix
+	if fix == "" {
+		fix = "correct " + first.Field
+	}
+	return &Error{Kind: KindBadInput, Server: id, Message: msg,
+		Remedy: Remedy{Before: fix + " at " + at + ", then run 'sluice check'", Step: StepUser}}
 }
 
 // untrustedErr is the refusal for a server that may not run.

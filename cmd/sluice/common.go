@@ -290,6 +290,13 @@ const profileHelp = `  --profile NAME only what profile NAME (profiles: in the u
 // none); an undeclared profile is refused.
 func openGatewayProfile(e *env, cmd, project, profile string) (*gateway.Gateway, func(), int, bool) {
 	lockStderr(e)
+	if project != "" {
+		if fi, err := os.Stat(project); err != nil {
+			return nil, nil, usageErr(e, cmd, "--project %s: %v; pass the project root, the directory that holds .sluice/mcp.yaml", project, errors.Unwrap(err)), false
+		} else if !fi.IsDir() {
+			return nil, nil, usageErr(e, cmd, "--project %s is a file, not a directory; pass the project root, the directory that holds .sluice/mcp.yaml", project), false
+		}
+	}
 	level := logLevel(e.stderr)
 	lh := newLogHandler(e.stderr, level)
 	opts := &gateway.Options{

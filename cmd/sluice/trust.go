@@ -96,6 +96,9 @@ func runTrust(e *env) int {
 	if len(pos) != 1 {
 		return usageErr(e, "trust", "want exactly one server id, got %d arguments", len(pos))
 	}
+	if looksLikePath(pos[0]) {
+		return usageErr(e, "trust", "%q is a path, not a server id: trust takes the id a project file declares under servers: (see 'sluice servers'); pick the project with --project DIR", pos[0])
+	}
 	safeOutput(e, false)
 	g, closeFn, code, ok := openGateway(e, "trust", *project)
 	if !ok {
@@ -120,6 +123,12 @@ func runTrust(e *env) int {
 	fmt.Fprintf(e.stdout, "Recorded: %s is trusted in %s with action class %s (digest %s) in %s\n",
 		plan.Server.ID, plan.ProjectRoot, classText(plan.ActionClass), shortDigest(plan.Server.Digest), plan.TrustFile)
 	return exitOK
+}
+
+// looksLikePath reports whether a server id argument is a path instead:
+// a server id never holds a slash or a dot alone.
+func looksLikePath(s string) bool {
+	return s == "." || s == ".." || strings.ContainsAny(s, `/\`) || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
 }
 
 // printPlan shows what trust is about to record. Env values are shown as
@@ -208,6 +217,9 @@ func runUntrust(e *env) int {
 	}
 	if len(pos) != 1 {
 		return usageErr(e, "untrust", "want exactly one server id, got %d arguments", len(pos))
+	}
+	if looksLikePath(pos[0]) {
+		return usageErr(e, "untrust", "%q is a path, not a server id: untrust takes the id a project file declares under servers: (see 'sluice servers'); pick the project with --project DIR", pos[0])
 	}
 	g, closeFn, code, ok := openGateway(e, "untrust", *project)
 	if !ok {
