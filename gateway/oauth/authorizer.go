@@ -364,6 +364,13 @@ func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge, 
 		return err
 	}
 	if !explicit && a.rec != nil && a.rec.Issuer != "" && d.issuer != a.rec.Issuer {
+		// `sluice auth` in another process may have accepted the new
+		// server since: the token file then names it.
+		if disk, err := a.st.load(); err == nil && disk != nil && disk.Issuer == d.issuer {
+			a.rec = disk
+		}
+	}
+	if !explicit && a.rec != nil && a.rec.Issuer != "" && d.issuer != a.rec.Issuer {
 		a.log.Info("the server names another authorization server; the declared client credentials are not sent to it", "old", a.rec.Issuer, "new", d.issuer)
 		return fmt.Errorf("%w: the server now names authorization server %s, but its declared client credentials were used with %s; sluice sends them to no other server on its own: run `sluice auth %s` to accept the new one", ErrIssuerChanged, d.issuer, a.rec.Issuer, a.cfg.Server)
 	}

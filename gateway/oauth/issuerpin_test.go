@@ -122,3 +122,66 @@ func TestClientCredentialsStayWithTheirAuthorizationServer(t *testing.T) {
 		t.Fatalf("Authorization after accepting the new server: %q, %v", h, err)
 	}
 }
+
+// TestAcceptedAuthorizationServerReachesRunningGateway: the refusal's
+// remedy is `sluice auth`, run in another process while the gateway keeps
+// running. Once that login has accepted the new authorization server (the
+// token file names it), the running gateway must use it too, even when
+// the token that login got has expired since: it must not stay pinned to
+// the old server until restarted.
+func TestAcceptedAuthorizationServerReachesRunningGateway(t *testing.T) {
+	legit, moved := newPinAS(t), newPinAS(t)
+	var mu sync.Mutex
+	current := legit.srv.URL
+	resource := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		as := current
+		mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"authorization_servers":["` + as + `"]}`))
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer resource.Close()
+
+	cfg := Config{Server: "s", URL: resource.URL + "/mcp", StateDir: t.TempDir(), AllowPrivate: true,
+		Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "machine-secret"}
+	gw, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := gw.Login(ctx, LoginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	current = moved.srv.URL
+	mu.Unlock()
+	if err := gw.Challenge(ctx, http.StatusUnauthorized, []string{`Bearer`}); !errors.Is(err, ErrIssuerChanged) {
+		t.Fatalf("challenge after the move: %v; want ErrIssuerChanged", err)
+	}
+
+	// `sluice auth s`: another process, same state directory.
+	cli, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Login(ctx, LoginOptions{}); err != nil {
+		t.Fatalf("explicit login at the new server: %v", err)
+	}
+	before := moved.secrets.Load()
+	// The token pinAS issues is already within expirySkew: the gateway
+	// cannot just adopt it and must ask the accepted server again.
+	if err := gw.Challenge(ctx, http.StatusUnauthorized, []string{`Bearer`}); err != nil {
+		t.Fatalf("challenge after `sluice auth` accepted the new server: %v", err)
+	}
+	if moved.secrets.Load() != before+1 {
+		t.Fatalf("the running gateway asked the accepted server %d times, want 1", moved.secrets.Load()-before)
+	}
+	if h, err := gw.Authorization(ctx); err != nil || !strings.HasPrefix(h, "Bearer tok-") {
+		t.Fatalf("Authorization after accepting the new server: %q, %v", h, err)
+	}
+}
