@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -65,6 +66,13 @@ func init() {
 		summary: "print the version",
 		help:    "Usage: sluice version\n\nPrints the version of this sluice binary.\n",
 		run: func(e *env) int {
+			pos, code, ok := flagsOrExit(e, "version", flag.NewFlagSet("version", flag.ContinueOnError))
+			if !ok {
+				return code
+			}
+			if len(pos) > 0 {
+				return usageErr(e, "version", "unexpected argument %q; version takes no arguments", pos[0])
+			}
 			fmt.Fprintf(e.stdout, "sluice %s\n", versionString())
 			return exitOK
 		},
