@@ -98,7 +98,11 @@
 // checks each such count against the bytes left in its section and caps a
 // function's locals at 50,000; a compiler panic becomes a CompileError
 // (compileModule). Both refuse only modules the compiler would refuse too,
-// save the locals cap.
+// save the locals cap. A function body that does not decode is reported
+// only once every later body and section has passed these caps, so a
+// module is refused for a count before anything compiles it, whatever
+// precedes the count (fuzzed: FuzzWithEntryChecks compiles every module
+// the walk refuses for another reason).
 //
 // # Why a module's compile time is bounded
 //

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
@@ -34,6 +35,12 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 	out := make([]byte, 0, len(mod)+64)
 	out = append(out, mod[:8]...)
 	imports := uint32(0) // imported functions: the first function indexes
+	// A fault in the code section that is not a cap (an instruction that
+	// does not decode) is reported after the later sections are checked:
+	// a cap is refused whatever comes before it, so no module is ever
+	// compiled with one (the compiler allocates by a count before it
+	// validates the code).
+	var codeErr error
 	for p := 8; p < len(mod); {
 		id := mod[p]
 		size, n, err := readU32(mod[p+1:])
@@ -65,8 +72,11 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 			}
 		} else {
 			code, err := codeWithEntryChecks(body, start, imports)
-			if err != nil {
+			if err != nil && isCapError(err) {
 				return nil, err
+			}
+			if err != nil && codeErr == nil {
+				codeErr = err
 			}
 			out = append(out, id)
 			out = appendU32(out, uint32(len(code)))
@@ -74,7 +84,17 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 		}
 		p = start + int(size)
 	}
+	if codeErr != nil {
+		return nil, codeErr
+	}
 	return out, nil
+}
+
+// isCapError: err is one of the caps the walk enforces so that a module
+// cannot make the compiler allocate by a huge count (errCount), or take
+// unbounded time (errTooManyLocals, ErrFunctionTooComplex).
+func isCapError(err error) bool {
+	return errors.Is(err, errCount) || errors.Is(err, errTooManyLocals) || errors.Is(err, ErrFunctionTooComplex)
 }
 
 // codeWithEntryChecks rewrites the contents of a code section that starts
@@ -92,6 +112,7 @@ func codeWithEntryChecks(sec []byte, base int, imports uint32) ([]byte, error) {
 	out := make([]byte, 0, len(sec)+int(count)*(len(entryCheck)+1))
 	out = appendU32(out, count)
 	var scratch []byte // a body's code with its checks
+	var first error    // the first fault that is not a cap: the later bodies' caps are checked first
 	p := n
 	for i := uint32(0); i < count; i++ {
 		at := base + p
@@ -107,7 +128,12 @@ func codeWithEntryChecks(sec []byte, base int, imports uint32) ([]byte, error) {
 		p += int(size)
 		locals, err := localsLen(body)
 		if err != nil {
-			return nil, fmt.Errorf("function body %d at byte %d: locals: %w", i, at, err)
+			err = fmt.Errorf("function body %d at byte %d: locals: %w", i, at, err)
+			if isCapError(err) {
+				return nil, err
+			}
+			first = cmp.Or(first, err)
+			continue
 		}
 		code := body[locals:]
 		scratch = scratch[:0]
@@ -117,16 +143,22 @@ func codeWithEntryChecks(sec []byte, base int, imports uint32) ([]byte, error) {
 		var bad, blocks int
 		scratch, bad, blocks, err = appendWithBulkChecks(scratch, code, imports)
 		if err != nil {
-			return nil, fmt.Errorf("function body %d at byte %d: instruction at byte %d: %w", i, at, base+p-len(code)+bad, err)
+			first = cmp.Or(first, fmt.Errorf("function body %d at byte %d: instruction at byte %d: %w", i, at, base+p-len(code)+bad, err))
 		}
 		if blocks > maxFunctionBlocks || uint64(blocks)*uint64(len(code)) > maxFunctionBlockWork {
 			return nil, fmt.Errorf("function body %d at byte %d: %w: %d block and branch instructions in %d bytes of code, "+
 				"over the %d a function may have or over %d for their count times the code's bytes (the compiler's time grows with that product); "+
 				"split the function into smaller ones", i, at, ErrFunctionTooComplex, blocks, len(code), maxFunctionBlocks, uint64(maxFunctionBlockWork))
 		}
+		if first != nil {
+			continue
+		}
 		out = appendU32(out, uint32(locals+len(scratch)))
 		out = append(out, body[:locals]...)
 		out = append(out, scratch...)
+	}
+	if first != nil {
+		return nil, first
 	}
 	if p != len(sec) {
 		return nil, fmt.Errorf("code section at byte %d: %d bytes after its last function body", base, len(sec)-p)

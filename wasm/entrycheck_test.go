@@ -219,8 +219,9 @@ func FuzzWithEntryChecks(f *testing.F) {
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, mod []byte) {
 		rewritten, rerr := withEntryChecks(mod)
-		if errors.Is(rerr, errCount) || errors.Is(rerr, errTooManyLocals) {
-			// Compiling it could take gigabytes (TestCountsBounded);
+		if isCapError(rerr) {
+			// Compiling it could take gigabytes (TestCountsBounded) or
+			// minutes (TestComplexFunctionRefused);
 			// TestCommittedModulesPass checks that real modules pass.
 			return
 		}
@@ -447,4 +448,36 @@ func committedModules(t *testing.T) map[string][]byte {
 // features of the Host's.
 func newCheckedRuntime(ctx context.Context) wazero.Runtime {
 	return wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
+}
+
+// TestCapsCheckedPastAFault: a count or complexity cap is refused even
+// when a function body before it holds an instruction that does not
+// decode, so no module with one is ever compiled (the fuzz harness
+// compiles whatever the rewrite refuses for another reason, and the
+// compiler allocates by a data or name count before it validates code).
+func TestCapsCheckedPastAFault(t *testing.T) {
+	hdr := "\x00asm\x01\x00\x00\x00"
+	sec := func(id byte, body string) string { return string(wasmSection(nil, id, []byte(body))) }
+	bad := "\x03\x00\xff\x0b" // a body: no locals, opcode 0xff, end
+	for _, c := range []struct {
+		name string
+		mod  string
+		want error
+	}{
+		{"data count", hdr + sec(1, "\x01\x60\x00\x00") + sec(3, "\x01\x00") + sec(10, "\x01"+bad) + sec(11, "\xff\xff\xff\xff\x0f"), errCount},
+		{"locals", hdr + sec(1, "\x01\x60\x00\x00") + sec(3, "\x02\x00\x00") + sec(10, "\x02"+bad+"\x06\x01\xff\xff\x03\x7f\x0b"), errTooManyLocals},
+	} {
+		_, err := withEntryChecks([]byte(c.mod))
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v; want %v", c.name, err, c.want)
+		}
+	}
+	// A bad body before a function over the block caps.
+	code := cat(bytes.Repeat([]byte{0x02, 0x40, opLocalGet, 0, 0x0d, 0, opEnd}, maxFunctionBlocks/2+1), []byte{opEnd})
+	body := cat([]byte{1, 1, tI32}, code)
+	csec := cat([]byte{2}, []byte(bad), appendU32(nil, uint32(len(body))), body)
+	mod := cat([]byte(hdr+sec(1, "\x01\x60\x00\x00")+sec(3, "\x02\x00\x00")), wasmSection(nil, 10, csec))
+	if _, err := withEntryChecks(mod); !errors.Is(err, ErrFunctionTooComplex) {
+		t.Errorf("blocks: %v; want ErrFunctionTooComplex", err)
+	}
 }
