@@ -225,7 +225,8 @@ type Edit struct {
 	After   []byte
 	Created bool // the file does not exist yet
 
-	servers []Server // what After declares
+	servers []Server     // what After declares
+	diags   []Diagnostic // After's diagnostics
 }
 
 // Changed reports whether writing the edit would change anything.
@@ -305,7 +306,7 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	if added := newErrors(beforeDiags, afterDiags); len(added) > 0 {
 		return nil, &EditError{File: t.File, Message: "the change is refused: the file would not load as intended", Diagnostics: added}
 	}
-	e.servers = servers
+	e.servers, e.diags = servers, afterDiags
 	return e, nil
 }
 
@@ -335,6 +336,17 @@ func (e *Edit) checkProgram(id string) ([]Diagnostic, error) {
 			return nil, &EditError{File: t.File, Message: "the change is refused: " + why + ", which is not allowed"}
 		}
 		return nil, nil
+	}
+	// The declaration has an error the edit did not fix (a relative
+	// command, a bad env key): it does not load, before or after.
+	var errs []Diagnostic
+	for _, d := range e.diags {
+		if d.Severity == SeverityError && (d.Field == serverField(id) || strings.HasPrefix(d.Field, serverField(id)+".")) {
+			errs = append(errs, d)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, &EditError{File: t.File, Message: fmt.Sprintf("the change is refused: server %s would still not load, its declaration has an error this change does not fix; fix it first (a command with 'sluice update %s -- COMMAND [ARGS...]', anything else in the file)", id, id), Diagnostics: errs}
 	}
 	return nil, &EditError{File: t.File, Message: fmt.Sprintf("internal: server %s is not in the edited file", id)}
 }
