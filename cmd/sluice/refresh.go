@@ -98,6 +98,10 @@ func runRefresh(e *env) int {
 		}
 		for _, id := range pos {
 			if !known[id] {
+				if d, ok := declError(rep, id); ok {
+					fmt.Fprintf(e.stderr, "sluice refresh: server %q is declared but not loaded: its declaration has an error:\n  %s\n  fix it, then run 'sluice check'\n", id, cleanLine(d.String()))
+					return exitUsage
+				}
 				msg := fmt.Sprintf("no server %q is declared", id)
 				if near := gateway.Suggest(id, all); near != "" {
 					msg += "; did you mean " + near + "?"
@@ -267,4 +271,15 @@ func printRefresh(e *env, out []refreshed) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d refreshed, %d failed, %d skipped\n", counts["refreshed"], counts["failed"], counts["skipped"])
+}
+
+// declError is the first error of server id's declaration in rep (ok
+// false when it has none).
+func declError(rep *gateway.Report, id string) (gateway.Diagnostic, bool) {
+	for _, d := range rep.Diagnostics {
+		if d.Severity == "error" && (d.Field == "servers."+id || strings.HasPrefix(d.Field, "servers."+id+".")) {
+			return d, true
+		}
+	}
+	return gateway.Diagnostic{}, false
 }

@@ -43,3 +43,10 @@ func TestTrustOfAPathOrAMissingProjectIsABadArgument(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRefreshOfAServerThatDoesNotLoadNamesItsError(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n  gh:\n    command: ./x\n")
+	r := sluice(t, "", "refresh", "gh")
+	want(t, r, exitUsage, `server "gh" is declared but not loaded`, filepath.Join(w.home, "mcp.yaml")+":3:14", `relative command path "./x"`, "fix: use an absolute path", "sluice check")
+}
