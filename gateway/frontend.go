@@ -207,13 +207,19 @@ func (f *frontend) Instructions() string {
 			continue
 		}
 		c, err := catalog.Load(f.g.cacheDir, f.g.catalogIdentity(v.decl), nil)
-		if err != nil || strings.TrimSpace(c.Server.Instructions) == "" {
+		if err != nil {
+			continue
+		}
+		// Model-facing text from the server, so held like its tools: a
+		// changed text waits for review (the reviewed one is relayed).
+		text := f.g.reviewedInstructions(v, c.Server.Instructions)
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
 		// Upstream text in the agent's initialize answer: redacted like
 		// everything else the server says, before it is cut (a cut
 		// secret may no longer look like one).
-		red, err := f.g.RedactText(context.Background(), Capability(v.ID, "instructions"), strings.Join(strings.Fields(c.Server.Instructions), " "))
+		red, err := f.g.RedactText(context.Background(), Capability(v.ID, "instructions"), strings.Join(strings.Fields(text), " "))
 		if err != nil {
 			f.log.Warn("leaving out a server's instructions the redaction filters could not clear", "server", v.ID, "error", errMessage(err))
 			continue

@@ -25,7 +25,10 @@ import (
 // withheld everywhere — call, find, describe, flat and code mode — until a
 // person runs 'sluice review SERVER --accept'. The first listing of a
 // server is its baseline; trusting a project server clears its baseline so
-// the first listing after trust is the one recorded.
+// the first listing after trust is the one recorded. The baseline also
+// records the server's instructions text, which every agent's initialize
+// answer carries: under hold a changed text is shown by review and agents
+// get the reviewed one until the change is accepted.
 
 // ToolChange is a server's listing compared with its baseline, as the CLI
 // and find show it.
@@ -36,6 +39,9 @@ type ToolChange struct {
 	Renamed []catalog.Rename `json:"renamed,omitempty"` // same definition, new name
 	Changed []string         `json:"changed,omitempty"` // same name, new definition
 	Held    []string         `json:"held,omitempty"`    // withheld until reviewed
+	// Instructions is set when the server's instructions text is not the
+	// reviewed one (review shows both; under hold agents get the reviewed).
+	Instructions bool `json:"instructionsChanged,omitempty"`
 	// Unreadable is set when the baseline file cannot be read: every
 	// tool is held, since nothing reviewed is known.
 	Unreadable string `json:"unreadable,omitempty"`
@@ -447,10 +453,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// recordBaseline runs after every listing of declaration d: the first
+// recordBaseline runs after every listing of declaration d (its tools
+// raws and the instructions text of its initialize answer): the first
 // listing becomes the baseline, onToolChange: accept makes every listing
 // the baseline, and a change under hold or warn is logged once per set.
-func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
+func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage, instructions string) {
 	if d.CLI != nil {
 		return
 	}
@@ -465,40 +472,90 @@ func (g *Gateway) recordBaseline(d config.Server, raws []json.RawMessage) {
 		return
 	default:
 		b = g.upgradeBaseline(d, b, raws)
+		if b.Instructions == nil {
+			// Recorded before baselines bound instructions: the text
+			// listed now is the one agents were already given.
+			nb := *b
+			nb.Instructions = &instructions
+			if err := g.storeBaseline(id, &nb); err != nil {
+				g.log.Warn("could not record the server's instructions in its tool baseline", "server", d.ID, "error", err.Error())
+			} else {
+				b = &nb
+			}
+		}
 		var sums []catalog.Sum
 		for _, r := range raws {
 			sums = append(sums, catalog.SumOf(r))
 		}
 		ch := catalog.Compare(b, sums)
-		if ch.None() {
+		instrChanged := b.InstructionsChanged(instructions)
+		if ch.None() && !instrChanged {
 			return
 		}
 		if d.ToolChangePolicy() != config.ToolChangeAccept {
+			key := ch.Set
+			if instrChanged {
+				key += "\x00" + instructions
+			}
 			tc := &g.toolChanges
 			tc.mu.Lock()
-			seen := tc.warned[d.ID] == ch.Set
+			seen := tc.warned[d.ID] == key
 			if tc.warned == nil {
 				tc.warned = map[string]string{}
 			}
-			tc.warned[d.ID] = ch.Set
+			tc.warned[d.ID] = key
 			tc.mu.Unlock()
 			if !seen {
-				h := &toolHold{policy: d.ToolChangePolicy(), change: ch, held: map[string]bool{}}
-				if h.policy == config.ToolChangeHold {
-					for _, n := range ch.Held() {
-						h.held[n] = true
+				if !ch.None() {
+					h := &toolHold{policy: d.ToolChangePolicy(), change: ch, held: map[string]bool{}}
+					if h.policy == config.ToolChangeHold {
+						for _, n := range ch.Held() {
+							h.held[n] = true
+						}
 					}
+					g.log.Warn("server tools changed since review", "server", d.ID, "change", h.summary(), "review", "sluice review "+d.ID)
 				}
-				g.log.Warn("server tools changed since review", "server", d.ID, "change", h.summary(), "review", "sluice review "+d.ID)
+				if instrChanged {
+					g.log.Warn("server instructions changed since review", "server", d.ID, "change", instructionsSummary(d.ToolChangePolicy()), "review", "sluice review "+d.ID)
+				}
 			}
 			return
 		}
 		origin = catalog.OriginPolicy
 	}
-	nb := catalog.NewBaseline(id, raws, origin, g.opts.now())
+	nb := catalog.NewBaseline(id, raws, origin, g.opts.now()).WithInstructions(instructions)
 	if err := g.storeBaseline(id, nb); err != nil {
 		g.log.Warn("could not record the tool baseline", "server", d.ID, "error", err.Error())
 	}
+}
+
+// instructionsSummary is the line a review and the log give for changed
+// server instructions under policy.
+func instructionsSummary(policy string) string {
+	s := "the server's instructions changed since they were reviewed"
+	if policy == config.ToolChangeWarn {
+		return s + " (onToolChange: warn, so agents get the new text)"
+	}
+	return s + "; agents get the reviewed text until the change is reviewed"
+}
+
+// reviewedInstructions is the instructions text of server v an agent may
+// read, given the text its catalog recorded: under onToolChange: hold the
+// reviewed text while the recorded one differs from it.
+func (g *Gateway) reviewedInstructions(v ServerView, recorded string) string {
+	if v.decl.CLI != nil || v.decl.ToolChangePolicy() != config.ToolChangeHold {
+		return recorded
+	}
+	b, err := g.baseline(v.decl)
+	switch {
+	case errors.Is(err, catalog.ErrNoBaseline):
+		return recorded // the next listing records it as the baseline
+	case err != nil:
+		return "" // nothing reviewed is known: every tool is held, and so is this
+	case b.InstructionsChanged(recorded):
+		return *b.Instructions
+	}
+	return recorded
 }
 
 // upgradeBaseline brings b, d's baseline in an older format, to the
@@ -527,7 +584,16 @@ func (g *Gateway) AddToolChanges(rep *Report) {
 			continue
 		}
 		l := g.known(v)
-		rep.Servers[i].ToolChange = l.hold.view(v.ID)
+		tc := l.hold.view(v.ID)
+		if l.hold != nil && l.hold.baseline.InstructionsChanged(g.recordedInstructions(v, l)) {
+			if tc == nil {
+				tc = &ToolChange{Policy: v.decl.ToolChangePolicy(), Summary: instructionsSummary(v.decl.ToolChangePolicy())}
+			} else {
+				tc.Summary += "; " + instructionsSummary(tc.Policy)
+			}
+			tc.Instructions = true
+		}
+		rep.Servers[i].ToolChange = tc
 	}
 }
 
@@ -583,7 +649,18 @@ func (g *Gateway) reviewTools(server string, accept bool, want string) (*Review,
 	if l.hold != nil {
 		base = l.hold.baseline
 	}
-	r.Digest = reviewDigest(&v.decl, base, l.hold != nil && l.hold.unreadable != "", raws)
+	instructions := g.recordedInstructions(v, l)
+	instrChanged := base.InstructionsChanged(instructions)
+	if instrChanged {
+		if r.Change == nil {
+			r.Change = &ToolChange{Policy: v.decl.ToolChangePolicy()}
+			r.Change.Summary = instructionsSummary(r.Change.Policy)
+		} else {
+			r.Change.Summary += "; " + instructionsSummary(r.Change.Policy)
+		}
+		r.Change.Instructions = true
+	}
+	r.Digest = reviewDigest(&v.decl, base, l.hold != nil && l.hold.unreadable != "", raws, instructions)
 	if want != "" && want != r.Digest {
 		return r, reviewChangedErr(server)
 	}
@@ -591,18 +668,35 @@ func (g *Gateway) reviewTools(server string, accept bool, want string) (*Review,
 		r.Baseline = l.hold.baseline.Origin
 		r.Reviewed = l.hold.baseline.ReviewedAt.Format("2006-01-02 15:04:05Z")
 		r.Diff = catalog.Diff(l.hold.baseline, raws)
+		if instrChanged {
+			r.Diff += catalog.InstructionsDiff(*l.hold.baseline.Instructions, instructions)
+		}
 	} else if l.hold != nil {
 		r.Diff = catalog.Diff(nil, raws)
 	}
-	if accept && (l.hold == nil || l.hold.active()) {
+	if accept && (l.hold == nil || l.hold.active() || instrChanged) {
 		id := g.catalogIdentity(v.decl)
-		nb := catalog.NewBaseline(id, raws, catalog.OriginReview, g.opts.now())
+		nb := catalog.NewBaseline(id, raws, catalog.OriginReview, g.opts.now()).WithInstructions(instructions)
 		if err := g.storeBaseline(id, nb); err != nil {
 			return r, &Error{Kind: KindGateway, Server: server, Message: "cannot record the reviewed tool baseline: " + err.Error(), Err: err}
 		}
 		r.Accepted = true
 	}
 	return r, nil
+}
+
+// recordedInstructions is the instructions text of server v's listing l:
+// the recorded catalog's (a live listing's session recorded its catalog
+// when it listed).
+func (g *Gateway) recordedInstructions(v ServerView, l listing) string {
+	if l.prov == ProvCached {
+		return l.server.Instructions
+	}
+	c, err := catalog.Load(g.cacheDir, g.catalogIdentity(v.decl), nil)
+	if err != nil {
+		return ""
+	}
+	return c.Server.Instructions
 }
 
 // explainHeld turns an error that shows a script naming a held, removed or

@@ -25,7 +25,7 @@ import (
 // hash of the listing shown. The baseline outlives declaration changes on
 // purpose, so without the declaration a review shown for one command would
 // be accepted for another that lists the same tools.
-func reviewDigest(decl *config.Server, b *catalog.Baseline, unreadable bool, listing []json.RawMessage) string {
+func reviewDigest(decl *config.Server, b *catalog.Baseline, unreadable bool, listing []json.RawMessage, instructions string) string {
 	base := "none"
 	switch {
 	case unreadable:
@@ -38,7 +38,11 @@ func reviewDigest(decl *config.Server, b *catalog.Baseline, unreadable bool, lis
 		sums = append(sums, catalog.SumOf(raw))
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "sluice-review-v2\ndeclaration %s\nprogram %q\nbaseline %s\nlisting %s\n", decl.Digest, decl.Program, base, catalog.SetHash(sums))
+	reviewed := "none"
+	if b != nil && b.Instructions != nil {
+		reviewed = fmt.Sprintf("%x", sha256.Sum256([]byte(*b.Instructions)))
+	}
+	fmt.Fprintf(h, "sluice-review-v2\ndeclaration %s\nprogram %q\nbaseline %s\nlisting %s\ninstructions %s %x\n", decl.Digest, decl.Program, base, catalog.SetHash(sums), reviewed, sha256.Sum256([]byte(instructions)))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 

@@ -294,7 +294,7 @@ func (g *Gateway) recordCatalog(d config.Server, c *mcp.Client, tl *mcp.ToolList
 	if !catalog.Store(g.cacheDir, cat, nil) {
 		g.log.Warn("could not record the tool catalog", "server", d.ID, "dir", g.cacheDir)
 	}
-	g.recordBaseline(d, cat.Tools)
+	g.recordBaseline(d, cat.Tools, cat.Server.Instructions)
 }
 
 // prefixWriter prefixes each write (one stderr line) with the server id.

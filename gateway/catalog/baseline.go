@@ -42,6 +42,23 @@ type Baseline struct {
 	ReviewedAt time.Time      `json:"reviewedAt"`
 	// UpgradedFrom is the format this baseline was upgraded from (0: none).
 	UpgradedFrom int `json:"upgradedFrom,omitempty"`
+	// Instructions is the server's reviewed instructions text (its
+	// initialize answer's), relayed to agents in place of any other text
+	// the server gives until a person reviews it. nil: recorded before
+	// baselines bound instructions; the next listing records them.
+	Instructions *string `json:"instructions,omitempty"`
+}
+
+// InstructionsChanged reports whether now differs from the reviewed
+// instructions. A baseline that never recorded them reports no change.
+func (b *Baseline) InstructionsChanged(now string) bool {
+	return b != nil && b.Instructions != nil && *b.Instructions != now
+}
+
+// WithInstructions sets the reviewed instructions text and returns b.
+func (b *Baseline) WithInstructions(s string) *Baseline {
+	b.Instructions = &s
+	return b
 }
 
 // BaselineTool is one reviewed tool.
@@ -210,7 +227,7 @@ func (b *Baseline) Upgrade(listing []json.RawMessage) *Baseline {
 			listed[s.Name] = raw
 		}
 	}
-	nb := &Baseline{Format: BaselineFormat, Identity: b.Identity, Origin: b.Origin, ReviewedAt: b.ReviewedAt, UpgradedFrom: b.Format, Tools: make([]BaselineTool, 0, len(b.Tools))}
+	nb := &Baseline{Format: BaselineFormat, Identity: b.Identity, Origin: b.Origin, ReviewedAt: b.ReviewedAt, UpgradedFrom: b.Format, Instructions: b.Instructions, Tools: make([]BaselineTool, 0, len(b.Tools))}
 	sums := make([]Sum, 0, len(b.Tools))
 	for _, t := range b.Tools {
 		adopted := false

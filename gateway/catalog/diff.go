@@ -143,3 +143,10 @@ func lineDiff(a, b []string) []string {
 	}
 	return out
 }
+
+// InstructionsDiff is the review lines of a server's instructions text
+// changed from reviewed to now, each text quoted: control and invisible
+// characters show as escapes, and a newline cannot forge a diff line.
+func InstructionsDiff(reviewed, now string) string {
+	return fmt.Sprintf("changed  (server instructions)\n  - %q\n  + %q\n", reviewed, now)
+}

@@ -63,6 +63,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	huge := fs.Int("huge-bytes", 0, "size of the huge tool's text (default 1 MiB) and of -mode huge padding (default 6 MiB)")
 	name := fs.String("name", "", "serverInfo.name (default mcpfixture)")
 	toolsFile := fs.String("tools-file", "", "a JSON array of extra tool definitions to list, read at every tools/list")
+	instructionsFile := fs.String("instructions-file", "", "a file holding the instructions text, read at every handshake")
 	sleeper := fs.Bool("sleeper", false, "run as the grandchild: ignore SIGTERM/SIGINT/SIGHUP and sleep")
 	sleep := fs.Duration("sleep", 5*time.Minute, "how long a grandchild sleeps")
 	readyFD := fs.Int("ready-fd", 0, "grandchild: fd to report readiness on (internal)")
@@ -93,7 +94,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge, ToolsFile: *toolsFile}
+	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge, ToolsFile: *toolsFile, InstructionsFile: *instructionsFile}
 	if _, err := readToolsFile(*toolsFile); err != nil {
 		fmt.Fprintf(stderr, "mcpfixture: -tools-file: %v\n", err)
 		return 2

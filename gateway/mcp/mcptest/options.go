@@ -131,6 +131,10 @@ type Options struct {
 	// says mid-session (then call list_changed). Calling one answers
 	// "NAME called".
 	ToolsFile string
+	// InstructionsFile names a file whose text is the handshake's
+	// instructions, read again at every handshake, so a test can change
+	// what the server tells agents between sessions.
+	InstructionsFile string
 	// PageSize pages tools/list; 0 = one page (2 when ModePaginated is set).
 	PageSize int
 	// Delay is added before every response; ModeSlow defaults it to 2s.

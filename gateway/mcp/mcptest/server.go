@@ -563,6 +563,11 @@ func (s *server) discover(env envelope, meta map[string]json.RawMessage) (bool, 
 // key in it.
 func (s *server) instructions() string {
 	const text = "Test fixture for sluice. Call echo, add, slow, huge and friends."
+	if s.opts.InstructionsFile != "" {
+		if b, err := os.ReadFile(s.opts.InstructionsFile); err == nil {
+			return string(b)
+		}
+	}
 	if s.opts.Has(ModeLeaky) {
 		return text + " Its keys look like " + LeakKey + "."
 	}
