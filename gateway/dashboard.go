@@ -396,6 +396,7 @@ func (g *Gateway) redactedTail(ctx context.Context, tail string) string {
 		err = json.Unmarshal(out, &v)
 	}
 	if err != nil {
+		g.log.Warn("the dashboard withholds a server's stderr tail the redaction filters could not clear", "error", errMessage(err))
 		return "(the stderr tail is withheld: its redaction failed)"
 	}
 	return v.Stderr

@@ -16,13 +16,14 @@ func TestDashboardStderrTailIsRedacted(t *testing.T) {
 	// The fixture's fatal line stands for a secret: an extra pattern of
 	// builtin:redact matches it.
 	w.writeUser("servers:\n" + fixture(t, "dies", "-mode", "exit-at-start") +
-		"filters:\n  - module: builtin:redact\n    stage: result\n    config: {patterns: [\"refusing to start\"]}\n")
+		"filters:\n  - module: builtin:redact\n    stage: result\n    timeoutMs: 30000\n    config: {patterns: [\"refusing to start\"]}\n")
 	g := w.open()
 	_, err := g.Find(ctx(t), FindRequest{Server: "dies", Refresh: true})
 	var ge *Error
 	if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "refusing to start") {
 		t.Fatalf("the server did not fail with its stderr kept: %v", err)
 	}
+	// compileCtx: the redaction filter compiles into a cold cache here.
 	servers, _, err := (&dashBackend{g: g}).Servers(compileCtx(t))
 	if err != nil {
 		t.Fatal(err)
