@@ -306,9 +306,10 @@ const maxTableElements = 1 << 20
 // tablesCapped returns the contents of a table section (at byte base of
 // the module) with every table's maximum at most maxTableElements, so
 // table.grow past it fails (-1) like memory.grow past the memory cap; a
-// declared minimum over it is refused. A section with any table in a form
-// other than a one-byte reference type and limits 0x00/0x01 is copied as
-// it is, for the compiler to judge.
+// declared minimum over it is refused, and so is a table in a form other
+// than a one-byte reference type and limits 0x00/0x01 (the compiler takes
+// some: an initializer, a typed reference). A section that does not
+// parse is copied as it is, for the compiler to refuse.
 func tablesCapped(sec []byte, base int) ([]byte, error) {
 	count, p, err := readU32(sec)
 	if err != nil || uint64(count) > uint64(len(sec)-p)/3 {
@@ -316,8 +317,14 @@ func tablesCapped(sec []byte, base int) ([]byte, error) {
 	}
 	out := appendU32(make([]byte, 0, len(sec)+int(count)*5), count)
 	for i := uint32(0); i < count; i++ {
-		if p+2 > len(sec) || (sec[p] != 0x70 && sec[p] != 0x6f) || sec[p+1] > 1 {
-			return sec, nil
+		if p+2 > len(sec) {
+			return sec, nil // the compiler refuses it
+		}
+		if (sec[p] != 0x70 && sec[p] != 0x6f) || sec[p+1] > 1 {
+			// wazero v1.12.0 accepts a table with an initializer (0x40
+			// 0x00 ...) and a typed reference table (0x63/0x64): neither
+			// could be capped, so neither is taken.
+			return nil, fmt.Errorf("table section at byte %d: table %d is encoded as 0x%02x 0x%02x, a form whose size a filter's cap cannot check; declare a funcref (0x70) or externref (0x6f) table with plain limits", base, i, sec[p], sec[p+1])
 		}
 		typ, flag := sec[p], sec[p+1]
 		p += 2

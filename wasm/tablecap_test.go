@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,5 +101,20 @@ func TestStartRecursionStopped(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("a start function recursing forever was not stopped a minute after the initialisation deadline")
+	}
+}
+
+// TestTableFormsCapped: a table in a form the cap cannot rewrite (an
+// initializer, a typed reference; wazero v1.12.0 compiles both) is
+// refused rather than taken uncapped.
+func TestTableFormsCapped(t *testing.T) {
+	for name, tab := range map[string]string{
+		"initializer":     "\x01\x40\x00\x70\x00\x01\xd0\x70\x0b",
+		"typed reference": "\x01\x63\x70\x00\x01",
+	} {
+		_, err := withEntryChecks(rawFilter([]byte(tab), 1, 0, i32c(0)))
+		if err == nil || !strings.Contains(err.Error(), "funcref (0x70) or externref (0x6f) table") {
+			t.Errorf("%s: %v; want the table refused", name, err)
+		}
 	}
 }
