@@ -102,7 +102,7 @@ func TestProjectPathCannotRedirectCommand(t *testing.T) {
 	r := sluiceProc(t, "", "check")
 	want(t, r, exitFailure, projFile+":5:11: error: servers.web.env.PATH: a project declaration may not set PATH")
 	r = sluiceProc(t, "", "trust", "web")
-	want(t, r, exitUsage, `no server "web" is declared`)
+	want(t, r, exitUsage, `server "web" is declared but not loaded`, projFile+":5:11", "servers.web.env.PATH")
 	r = sluiceProc(t, "", "call", "web__anything")
 	if r.code == exitOK {
 		t.Fatalf("call succeeded:\n%s", r)
@@ -187,7 +187,7 @@ func TestInlineCodeAndDisguisedShellsAreRefused(t *testing.T) {
 		projFile+":9:14: error: servers.fd.command: command \"find\" with -exec runs other commands",
 		"servers.hp.command: "+filepath.Join(bin, "helper")+" is a symlink to")
 	for _, id := range []string{"py", "nd", "fd", "hp"} {
-		want(t, sluiceProc(t, "", "trust", id), exitUsage, "no server \""+id+"\" is declared")
+		want(t, sluiceProc(t, "", "trust", id), exitUsage, "server \""+id+"\" is declared but not loaded", "servers."+id+".command")
 		if r := sluiceProc(t, "", "call", id+"__x"); r.code == exitOK {
 			t.Fatalf("call %s succeeded:\n%s", id, r)
 		}
