@@ -138,8 +138,13 @@ func MaskArgs(args []string) []string {
 
 // Masked is v as shown to a person or printed: every env entry, header,
 // argument and URL password that looks like a secret is Hidden. v itself
-// is not changed.
+// is not changed. A project server is not masked: its values come from
+// the repository, not from the user, and hiding them would let the
+// repository choose what a person reviewing it cannot see.
 func (v ServerView) Masked() ServerView {
+	if v.Scope == "project" {
+		return v
+	}
 	v.Env = maskMap(v.Env)
 	v.Headers = maskMap(v.Headers)
 	v.Args = MaskArgs(v.Args)

@@ -543,9 +543,10 @@ func indent(s, p string) string {
 	return p + strings.ReplaceAll(s, "\n", "\n"+p)
 }
 
-// envLines renders a server's env as declared, one KEY="value" per entry
-// in key order; values are quoted so spaces and references are visible,
-// and a value that looks like a secret is KEY=(hidden) (gateway.MaskValue).
+// envLines renders a server's env as given, one KEY="value" per entry
+// in key order; values are quoted so spaces and references are visible. A
+// value Masked hid is KEY=(hidden), unquoted: it is no value the server
+// gets.
 func envLines(v gateway.ServerView) []string {
 	keys := make([]string, 0, len(v.Env))
 	for k := range v.Env {
@@ -554,13 +555,11 @@ func envLines(v gateway.ServerView) []string {
 	sort.Strings(keys)
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
-		val := gateway.MaskValue(k, v.Env[k])
-		if val == gateway.Hidden {
-			// Unquoted: it is no value the server gets.
+		if val := v.Env[k]; val == gateway.Hidden {
 			out = append(out, k+"="+val)
-			continue
+		} else {
+			out = append(out, k+"="+strconv.Quote(val))
 		}
-		out = append(out, k+"="+strconv.Quote(val))
 	}
 	return out
 }

@@ -59,10 +59,18 @@ func TestCheckAndServersMaskSecretLookingValues(t *testing.T) {
 	}
 }
 
-func TestTrustPlanMasksSecretLookingValues(t *testing.T) {
+// TestTrustPlanShowsEveryValue: the trust plan and the listing of a
+// project server hide nothing: its values come from the repository, and a
+// value hidden there would be one the repository chose to keep from the
+// person trusting it.
+func TestTrustPlanShowsEveryValue(t *testing.T) {
 	w := newWorld(t)
 	w.writeProject("servers:\n" + secretDecl)
 	r := sluice(t, "", "trust", "leaky", "--yes")
-	want(t, r, exitOK, "GITHUB_TOKEN=(hidden)", "Recorded")
-	noSecrets(t, "trust", r)
+	want(t, r, exitOK, `GITHUB_TOKEN="ghp_abcdefghijklmnopqrstuvwxyz0123456789"`, "sk-live1234567890abcdef", "Recorded")
+	if strings.Contains(r.stdout+r.stderr, "(hidden)") {
+		t.Fatalf("the trust plan hides a value the project server would receive:\n%s", r)
+	}
+	r = sluice(t, "", "servers")
+	want(t, r, exitOK, `DB_PASSWORD="hunter2pw"`)
 }

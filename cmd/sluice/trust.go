@@ -136,7 +136,9 @@ func looksLikePath(s string) bool {
 // gateway's value, and every gateway variable the server would receive is
 // said in plain words.
 func printPlan(w io.Writer, p *gateway.TrustPlan) {
-	v := p.Server.Masked()
+	// Unmasked: a person trusting a project server sees every value it
+	// would receive (they come from the repository, not from the user).
+	v := p.Server
 	fmt.Fprintf(w, "Trusting project server %s\n", v.ID)
 	fmt.Fprintf(w, "  project root:  %s\n", cleanLine(p.ProjectRoot))
 	fmt.Fprintf(w, "  declared at:   %s:%d:%d\n", cleanLine(v.File), v.Line, v.Column)
