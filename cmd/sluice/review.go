@@ -147,7 +147,14 @@ func printReview(e *env, r *gateway.Review) {
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, "Held tools stay uncallable until you accept: sluice review %s --accept\n", r.Server)
+	held := "Held tools stay uncallable"
+	switch {
+	case r.Change.Instructions && len(r.Change.Held) == 0:
+		held = "Agents get the reviewed instructions"
+	case r.Change.Instructions:
+		held = "Held tools stay uncallable and agents get the reviewed instructions"
+	}
+	fmt.Fprintf(w, "%s until you accept: sluice review %s --accept\n", held, r.Server)
 }
 
 // diffStyle colours one line of a review diff: a tool's heading bold, a
