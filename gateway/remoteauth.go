@@ -32,7 +32,7 @@ func (g *Gateway) authorizer(d config.Server, headers http.Header) (*oauth.Autho
 		}
 		cfg.ClientID, cfg.ClientSecret, cfg.PrivateKey = o.ClientID, secrets["clientSecret"], secrets["privateKey"]
 		cfg.Scopes, cfg.Grant, cfg.TokenAuthMethod = o.Scopes, o.Grant, o.TokenAuthMethod
-		cfg.ClientMetadataURL, cfg.RedirectPort = o.ClientMetadataURL, o.RedirectPort
+		cfg.ClientMetadataURL, cfg.RedirectPort, cfg.Issuer = o.ClientMetadataURL, o.RedirectPort, o.Issuer
 	}
 	if ra := g.opts.Reauthorize; ra != nil && ra.Open != nil {
 		id, open := d.ID, ra.Open

@@ -58,11 +58,17 @@ type OAuth struct {
 	PrivateKey        string   // private_key_jwt: PEM, as written (a reference, usually)
 	ClientMetadataURL string   // an https URL serving this client's metadata document (CIMD)
 	RedirectPort      int      // loopback port for the authorization redirect; 0 = any free port
+	// Issuer pins the authorization server: its issuer identifier
+	// exactly as its metadata states it (RFC 8414 §3.3). "" = whichever
+	// authorization server the remote server's metadata names. With a
+	// pin, discovery refuses any other, on first use and every time
+	// after: codes, tokens and declared client secrets go nowhere else.
+	Issuer string
 }
 
 var remoteOnlyKeys = []string{"url", "headers", "transport", "oauth", "allowPrivate"}
 
-var oauthKeys = []string{"clientId", "clientSecret", "scopes", "grant", "tokenAuthMethod", "privateKey", "clientMetadataUrl", "redirectPort"}
+var oauthKeys = []string{"clientId", "clientSecret", "scopes", "grant", "tokenAuthMethod", "privateKey", "clientMetadataUrl", "redirectPort", "issuer"}
 
 // headers the transport or HTTP itself sets; a declaration may not.
 var reservedHeaders = map[string]bool{
@@ -138,6 +144,21 @@ func (p *parser) remoteBlock(s *Server, pairs []kv, dup map[string]bool, field s
 	}
 	if s.URL == "" && p.errors == 0 {
 		p.errf(urlKV.v, joinField(field, "url"), "write an absolute http:// or https:// URL", "url is empty")
+	}
+	if o := s.OAuth; o != nil && o.Issuer != "" && strings.HasPrefix(strings.ToLower(s.URL), "https:") && !strings.HasPrefix(strings.ToLower(o.Issuer), "https:") {
+		n := urlKV.v
+		for _, f := range pairs {
+			if f.key == "oauth" {
+				n = f.v
+				for i := 0; i+1 < len(f.v.Content); i += 2 {
+					if f.v.Content[i].Value == "issuer" {
+						n = f.v.Content[i+1]
+					}
+				}
+			}
+		}
+		p.errf(n, joinField(field, "oauth.issuer"), "write the https issuer; sluice never sends an https server's codes and tokens over plain http", "issuer %q is plain http for an https server", truncate(o.Issuer, 80))
+		o.Issuer = ""
 	}
 	return true
 }
@@ -300,6 +321,18 @@ func (p *parser) oauth(n *yaml.Node, field string) *OAuth {
 			if v, ok := p.integer(f.v, ff, 1024, 65535); ok {
 				o.RedirectPort = int(v)
 			}
+		case "issuer":
+			if v, ok := p.str(f.v, ff, MaxURLBytes); ok {
+				u, err := url.Parse(v)
+				switch {
+				case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Opaque != "":
+					p.errf(f.v, ff, "write the authorization server's issuer URL exactly as its metadata states it, e.g. https://auth.example.com", "issuer %q is not an absolute http(s) URL", truncate(v, 80))
+				case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(v, "#"):
+					p.errf(f.v, ff, "remove the user:password@, query and fragment; an issuer identifier has none (RFC 8414 §2)", "issuer %q has userinfo, a query or a fragment", truncate(v, 80))
+				default:
+					o.Issuer = v
+				}
+			}
 		default:
 			p.unknown(f.k, field, f.key, oauthKeys)
 		}
@@ -361,6 +394,11 @@ func (s *Server) encRemote(b []byte, name string) []byte {
 		b = binary.AppendUvarint(b, uint64(len(o.Scopes)))
 		for _, sc := range o.Scopes {
 			b = str(b, sc)
+		}
+		if o.Issuer != "" {
+			// only when set: a declaration without a pin keeps the
+			// digest (and trust) it had before the field existed
+			b = str(str(b, "issuer"), o.Issuer)
 		}
 	}
 	return b

@@ -48,6 +48,7 @@ type Config struct {
 	TokenAuthMethod   string      // "" = chosen from the server's metadata
 	ClientMetadataURL string      // https URL of this client's metadata document (CIMD)
 	RedirectPort      int         // loopback redirect port; 0 = any free port
+	Issuer            string      // the declared authorization server (its exact issuer); "" = the one discovered
 	StateDir          string      // tokens live in StateDir/oauth
 	AllowPrivate      bool        // the SSRF guard's opt-out, as for the server itself
 	TLSConfig         *tls.Config // nil: the system roots (tests trust their own certificate)
@@ -145,12 +146,29 @@ func (a *Authorizer) loadLocked() (*record, error) {
 	if a.rec != nil {
 		return a.rec, nil
 	}
-	r, err := a.st.load()
+	r, err := a.load()
 	if err != nil {
 		return nil, err
 	}
 	a.rec = r
 	return r, nil
+}
+
+// load reads the token file through pinned.
+func (a *Authorizer) load() (*record, error) {
+	r, err := a.st.load()
+	return a.pinned(r), err
+}
+
+// pinned is r, or nil when the declaration pins another authorization
+// server than the one r's tokens (and refresh endpoint) belong to: a
+// token file written before the pin must not keep refreshing there with
+// the declared secret.
+func (a *Authorizer) pinned(r *record) *record {
+	if r != nil && a.cfg.Issuer != "" && r.Issuer != a.cfg.Issuer {
+		return nil
+	}
+	return r
 }
 
 func valid(r *record) bool {
@@ -217,7 +235,7 @@ func (a *Authorizer) loginInPlace(ctx context.Context, www []string, seen string
 	r := a.rec
 	fresh := valid(r) && r.AccessToken != seen
 	if r == nil {
-		r, _ = a.st.load()
+		r, _ = a.load()
 	}
 	a.mu.Unlock()
 	if fresh {
@@ -261,7 +279,7 @@ func (a *Authorizer) challenge(ctx context.Context, status int, www []string) er
 		return err
 	}
 	stepUp := status == http.StatusForbidden && ch.Error == "insufficient_scope"
-	if disk, err := a.st.load(); err == nil && valid(disk) && (r == nil || disk.AccessToken != r.AccessToken) && !stepUp {
+	if disk, err := a.load(); err == nil && valid(disk) && (r == nil || disk.AccessToken != r.AccessToken) && !stepUp {
 		a.rec = disk // authorized (or refreshed) by another process since
 		return nil
 	}
@@ -330,7 +348,7 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	disk, err := a.st.load()
+	disk, err := a.load()
 	if err != nil {
 		return err
 	}
@@ -366,7 +384,7 @@ func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge, 
 	if !explicit && a.rec != nil && a.rec.Issuer != "" && d.issuer != a.rec.Issuer {
 		// `sluice auth` in another process may have accepted the new
 		// server since: the token file then names it.
-		if disk, err := a.st.load(); err == nil && disk != nil && disk.Issuer == d.issuer {
+		if disk, err := a.load(); err == nil && disk != nil && disk.Issuer == d.issuer {
 			a.rec = disk
 		}
 	}
@@ -410,7 +428,7 @@ type Status struct {
 func (a *Authorizer) Status() (Status, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r, err := a.st.load()
+	r, err := a.load()
 	if err != nil || r == nil {
 		return Status{}, err
 	}
@@ -456,7 +474,7 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 	if a.cfg.Grant == GrantClientCredentials {
 		return a.clientCredentialsLocked(ctx, ch, true)
 	}
-	old, _ := a.st.load()
+	old, _ := a.load()
 	d, err := a.discover(ctx, ch)
 	if err != nil {
 		return err

@@ -284,8 +284,19 @@ func (a *Authorizer) discover(ctx context.Context, ch challenge) (*discovery, er
 		if len(issuers) == 0 {
 			return nil, fmt.Errorf("%w: the protected resource metadata lists no authorization_servers", ErrDiscovery)
 		}
+	} else if a.cfg.Issuer != "" {
+		issuers = []string{a.cfg.Issuer} // no metadata to contradict the declaration
 	} else {
 		issuers = []string{a.resource.Scheme + "://" + a.resource.Host}
+	}
+	if pin := a.cfg.Issuer; pin != "" {
+		// The declaration names the authorization server: the metadata
+		// may list it among others, never replace it.
+		i := slices.Index(issuers, pin)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: the server names authorization server %s, but its declaration pins oauth.issuer %s; sluice sends codes, tokens and client credentials to no other (if the server moved on purpose, change oauth.issuer)", ErrIssuerMismatch, shorten(strings.Join(issuers, ", ")), pin)
+		}
+		issuers = []string{pin}
 	}
 	issuer, err := url.Parse(issuers[0])
 	if err != nil || (issuer.Scheme != "https" && issuer.Scheme != "http") || issuer.Host == "" {

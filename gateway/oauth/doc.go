@@ -65,6 +65,18 @@
 // secret there. Only `sluice auth` (the operator, on purpose) accepts the
 // new server; an in-place login would show nobody anything first.
 //
+// # Why a declaration can pin its authorization server
+//
+// Without a pin, the first use trusts whichever authorization server the
+// remote server's metadata names: the first client-credentials grant
+// posts the declared secret there before any issuer has been seen. The
+// declaration's oauth.issuer (Config.Issuer) is the issuer identifier the
+// operator expects; discovery picks it from the metadata's list or
+// refuses (ErrIssuerMismatch), on first use, on every rediscovery and
+// in `sluice auth` alike, and a token file from another issuer is not
+// used (neither presented nor refreshed). The comparison is exact, as
+// RFC 8414 §3.3 requires of the metadata itself.
+//
 // # Why re-authorization can run inside a request
 //
 // A step-up (403 insufficient_scope) or a moved authorization server needs

@@ -22,6 +22,10 @@ var (
 	// only an explicit `sluice auth` sends them to the new one (never an
 	// in-place login, which shows the user nothing for this grant).
 	ErrIssuerChanged = errors.New("oauth: the authorization server changed")
+	// ErrIssuerMismatch: the server's metadata names another
+	// authorization server than the declaration's oauth.issuer; nothing
+	// is sent to it, not even by `sluice auth`.
+	ErrIssuerMismatch = errors.New("oauth: not the declared authorization server")
 )
 
 // TokenError is an error response from a token or registration endpoint
