@@ -515,15 +515,24 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 			return
 		}
 		q := r.URL.Query()
-		if q.Get("state") != state {
+		res := result{}
+		switch {
+		case q.Get("state") == state:
+		case statelessRefusal(r, d):
+			// Some authorization servers leave the state out of a
+			// refusal. Waiting for the timeout would help nobody: a
+			// browser's own navigation that can only end the login
+			// (never complete it) is taken as the refusal.
+			res.err = fmt.Errorf("%w: %s %s (the redirect carried no state; the user or the authorization server refused)", ErrCallback, shorten(q.Get("error")), shorten(q.Get("error_description")))
+		default:
 			// Any page the browser opens can reach this listener: a
 			// request without this login's state is not its answer, so
 			// it neither ends the login nor decides its outcome.
 			http.Error(w, "sluice: this is not the answer to the pending authorization (the state does not match)", http.StatusBadRequest)
 			return
 		}
-		res := result{}
 		switch {
+		case res.err != nil:
 		case q.Has("iss") && q.Get("iss") != d.issuer: // RFC 9207: simple string comparison, no normalization
 			res.err = fmt.Errorf("%w: iss %q is not the authorization server %q (RFC 9207)", ErrCallback, shorten(q.Get("iss")), d.issuer)
 		case !q.Has("iss") && d.as.IssParameterSupported:
@@ -580,6 +589,46 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 	}
 	a.rec = r
 	return a.st.save(r)
+}
+
+// statelessRefusal reports whether a redirect without any state is an
+// authorization server's refusal (RFC 6749 §4.1.2.1 wants the state
+// echoed, yet some leave it out): a GET with an error code and no code,
+// an iss matching the issuer where one is sent or promised (RFC 9207),
+// and, where the browser says how it fetched (Fetch Metadata), a
+// top-level navigation. A page's hidden request (an image, a fetch, a
+// frame) is no such navigation, and a wrong state is never a refusal:
+// the authorization server echoes the state it got or none. What passes
+// can only end the login with an error, never complete it.
+func statelessRefusal(r *http.Request, d *discovery) bool {
+	q := r.URL.Query()
+	if r.Method != http.MethodGet || q.Has("state") || q.Has("code") || !errorCode(q.Get("error")) {
+		return false
+	}
+	if (q.Has("iss") || d.as.IssParameterSupported) && q.Get("iss") != d.issuer {
+		return false
+	}
+	if m := r.Header.Get("Sec-Fetch-Mode"); m != "" && m != "navigate" {
+		return false
+	}
+	if dest := r.Header.Get("Sec-Fetch-Dest"); dest != "" && dest != "document" {
+		return false
+	}
+	return true
+}
+
+// errorCode reports whether s is an RFC 6749 error code: 1 to 64
+// characters of %x20-21 / %x23-5B / %x5D-7E.
+func errorCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // identity picks the client: declared, else a Client ID Metadata Document

@@ -14,7 +14,8 @@ var (
 	// missing, malformed, or fails a check (issuer, resource, PKCE).
 	ErrDiscovery = errors.New("oauth: discovery failed")
 	// ErrCallback: the authorization redirect (one with this login's
-	// state; any other request is ignored) carried an error or a wrong
+	// state, or a browser navigation without any state that can only
+	// refuse; any other request is ignored) carried an error or a wrong
 	// issuer.
 	ErrCallback = errors.New("oauth: authorization response refused")
 	// ErrIssuerChanged: the server's metadata names another authorization
