@@ -22,9 +22,12 @@ Serves the dashboard at http://ADDR/admin/ (default 127.0.0.1:8765) without
 serving MCP: servers and their trust, tools (search, describe, call, code
 mode), filters, offloaded results. It answers loopback clients only unless
 --admin-remote is given, and asks for a token once: the one given
-(--token-file or SLUICE_TOKEN), else one made for this process, whose login
-link (ADDR/admin/login#token=...) is printed on stderr only. Ends on SIGTERM
-or SIGINT.
+(--token-file or SLUICE_TOKEN), else one made for this process. The login
+link of a token made for the process (ADDR/admin/login#token=...) is
+printed on stderr when stderr is a terminal; otherwise (a service manager,
+a log file) it is written to <state dir>/dashboard-PID.login, readable by
+you only and removed when the process ends, and stderr names that file.
+Ends on SIGTERM or SIGINT.
 
 Flags:
   --admin-remote      allow a non-loopback ADDR and clients (needs a token)
@@ -80,23 +83,16 @@ func runDashboard(e *env) int {
 	if err != nil {
 		return reportErr(e.stderr, "dashboard", err)
 	}
+	dl := &dashLogin{stateDir: g.StateDir(), terminal: isTerminal(e.stderr)}
+	defer dl.done()
 	err = gateway.Dashboard(context.Background(), g, gateway.DashboardOptions{Addr: addr, Remote: *remote, Token: token, PlanText: planText, Version: versionString(),
 		OnListen: func(base, login string) {
-			fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/%s\n", base, loginNote(login))
+			fmt.Fprintf(e.stderr, "sluice dashboard: %s/admin/%s\n", base, dl.note(login))
 		}})
 	if err != nil {
 		return reportErr(e.stderr, "dashboard", err)
 	}
 	return exitOK
-}
-
-// loginNote tells the operator, on standard error only, how to log in to
-// a dashboard whose token sluice made for this process.
-func loginNote(login string) string {
-	if login == "" {
-		return ""
-	}
-	return " (log in: " + login + " — a token made for this process, shown here only)"
 }
 
 // planText is the trust prompt as 'sluice trust' prints it, for the

@@ -28,9 +28,22 @@ type dash struct {
 }
 
 // dashLoginLine is the dashboard line serve and dashboard print on
-// stderr; its login link is there when the token was made for the
-// process.
-var dashLoginLine = regexp.MustCompile(`(?:sluice serve: dashboard at|sluice dashboard:) (http://[^/ ]+)/admin/(?: \(log in: (\S+) )?`)
+// stderr; when the token was made for the process it has the login link
+// (stderr is a terminal) or the file that holds it (it is not).
+var dashLoginLine = regexp.MustCompile(`(?:sluice serve: dashboard at|sluice dashboard:) (http://[^/ ]+)/admin/(?: \(log in: (\S+) | \(log in with the link in (\S+?), )?`)
+
+// lineLogin is the login link of a dashboard line's match: printed, or
+// read from the file it names ("" = none).
+func lineLogin(m []string) string {
+	if m[2] != "" || m[3] == "" {
+		return m[2]
+	}
+	b, err := os.ReadFile(m[3])
+	if err != nil {
+		return "unreadable login file: " + err.Error()
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
 
 // dashLogins maps a dashboard's host:port to the login link its process
 // printed (only dashboards without an operator's token have one).
@@ -43,8 +56,8 @@ func noteDashboardLine(line string) bool {
 	if m == nil {
 		return false
 	}
-	if m[2] != "" {
-		dashLogins.Store(strings.TrimPrefix(m[1], "http://"), m[2])
+	if link := lineLogin(m); link != "" {
+		dashLogins.Store(strings.TrimPrefix(m[1], "http://"), link)
 	}
 	return true
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -39,7 +43,7 @@ func startDashboardCmd(t *testing.T) (addr, link string, stdout, stderr *syncBuf
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			if m := dashLoginLine.FindStringSubmatch(line); m != nil {
 				noteDashboardLine(line)
-				return strings.TrimPrefix(m[1], "http://"), m[2], stdout, stderr, stop
+				return strings.TrimPrefix(m[1], "http://"), lineLogin(m), stdout, stderr, stop
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -122,14 +126,32 @@ func TestDashboardPerProcessToken(t *testing.T) {
 	if resp, _ := other.post("/admin/login", url.Values{"token": {tok}, "_csrf": {other.csrf}}, false); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the first process's token opened the second: %d", resp.StatusCode)
 	}
+	// stderr is a pipe (as an MCP client's log is): the link is in a
+	// file only the user can read, named on stderr, gone at the end.
+	file := filepath.Join(w.state, "sluice", "dashboard-"+strconv.Itoa(pidOf(t, stderr))+".login")
+	if !strings.Contains(stderr.String(), "log in with the link in "+file+",") {
+		t.Errorf("stderr does not name the login file %s:\n%s", file, stderr)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("login file %s: %v %v, want mode 0600", file, fi, err)
+	}
 	stop2()
 	stop()
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("the login file outlived its process: %v", err)
+	}
+	if strings.Contains(stdout.String(), tok) || strings.Contains(stderr.String(), tok) {
+		t.Errorf("the token reached stdout or stderr:\n%s\n%s", stdout, stderr)
+	}
+}
 
-	// stderr only, and only in the dashboard line.
-	if strings.Contains(stdout.String(), tok) {
-		t.Errorf("the token reached stdout:\n%s", stdout)
+// pidOf is the pid in the name of the login file a dashboard line names.
+func pidOf(t *testing.T, stderr *syncBuffer) int {
+	t.Helper()
+	m := regexp.MustCompile(`dashboard-(\d+)\.login`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no login file named on stderr:\n%s", stderr)
 	}
-	if n := strings.Count(stderr.String(), tok); n != 1 {
-		t.Errorf("the token is on stderr %d times, want once (the login line):\n%s", n, stderr)
-	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

@@ -83,8 +83,13 @@ Dashboard: with --http the dashboard is served under http://ADDR/admin/ on
 the same listener; --admin ADDR serves it on its own loopback address (with
 stdio too). It answers loopback clients only, even with --allow-remote,
 unless --admin-remote is given, and asks for a token once: the one given
-(--token-file, SLUICE_TOKEN), else one made for this process, whose login
-link (ADDR/admin/login#token=...) is printed on stderr only.
+(--token-file, SLUICE_TOKEN), else one made for this process. The login
+link of a token made for the process (ADDR/admin/login#token=...) is
+printed on stderr only when stderr is a terminal. An MCP client keeps
+sluice's stderr in its logs, so otherwise the link is written to
+<state dir>/dashboard-PID.login (readable by you only, removed when the
+process ends) and stderr names that file: open it with
+'cat FILE' and paste the link into the browser.
 
 Profiles: --profile NAME serves only what profiles.NAME in the user config
 exposes (its servers, and of their tools those matching its capability
@@ -347,10 +352,12 @@ func runServe(e *env) int {
 		return usageErr(e, "serve", "--admin-remote applies to a dashboard: add --http ADDR or --admin ADDR")
 	}
 	if *httpAddr != "" || *adminAddr != "" {
+		dl := &dashLogin{stateDir: g.StateDir(), terminal: isTerminal(e.stderr)}
+		defer dl.done()
 		so.Dashboard = &gateway.DashboardOptions{Addr: *adminAddr, Remote: *adminRemote, Token: token, PlanText: planText,
 			ApprovalTimeout: *approvalTimeout, Version: versionString(),
 			OnListen: func(base, login string) {
-				fmt.Fprintf(e.stderr, "sluice serve: dashboard at %s/admin/%s\n", base, loginNote(login))
+				fmt.Fprintf(e.stderr, "sluice serve: dashboard at %s/admin/%s\n", base, dl.note(login))
 			}}
 	}
 	if err := gateway.Serve(context.Background(), g, so); err != nil {
