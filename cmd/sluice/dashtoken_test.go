@@ -2,12 +2,12 @@ package main
 
 import (
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
