@@ -46,6 +46,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -137,10 +138,29 @@ type Attr struct {
 	Value any
 }
 
+// MaxText bounds a span's name and each string attribute, in bytes. They
+// carry what an agent or a server sent (a capability name, a request id):
+// a span holds them until exported, and the batch queue holds thousands
+// of spans.
+const MaxText = 256
+
+// bound cuts s to MaxText bytes at a UTF-8 boundary, marking the cut.
+func bound(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	const mark = "…"
+	n := MaxText - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
+}
+
 func (a Attr) otel() attribute.KeyValue {
 	switch v := a.Value.(type) {
 	case string:
-		return attribute.String(a.Key, v)
+		return attribute.String(a.Key, bound(v))
 	case bool:
 		return attribute.Bool(a.Key, v)
 	case int:
@@ -148,7 +168,7 @@ func (a Attr) otel() attribute.KeyValue {
 	case int64:
 		return attribute.Int64(a.Key, v)
 	}
-	return attribute.String(a.Key, fmt.Sprint(a.Value))
+	return attribute.String(a.Key, bound(fmt.Sprint(a.Value)))
 }
 
 // Kinds of span.
@@ -178,7 +198,7 @@ func (t *Tracer) Start(ctx context.Context, name string, kind int, attrs ...Attr
 	for i, a := range attrs {
 		kv[i] = a.otel()
 	}
-	ctx, s := t.t.Start(ctx, name, oteltrace.WithSpanKind(k), oteltrace.WithAttributes(kv...))
+	ctx, s := t.t.Start(ctx, bound(name), oteltrace.WithSpanKind(k), oteltrace.WithAttributes(kv...))
 	return ctx, &Span{s: s}
 }
 

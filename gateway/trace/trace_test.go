@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -135,5 +136,44 @@ func BenchmarkSpanOff(b *testing.B) {
 		c, s := tr.Start(ctx, "tools/call", KindServer)
 		s.End(nil)
 		_ = c
+	}
+}
+
+// TestSpanTextIsBounded: a span's name and string attributes carry what
+// an agent sent (the capability of a call, before it is validated); a
+// span holds them until the batch is exported, so each is bounded, cut
+// at a character boundary.
+func TestSpanTextIsBounded(t *testing.T) {
+	rcv := &receiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL}
+	tr, err := Open(&Options{Getenv: func(k string) string { return env[k] }, Synchronous: true})
+	if err != nil || tr == nil {
+		t.Fatal(tr, err)
+	}
+	huge := "é" + strings.Repeat("x", 1<<20)
+	_, sp := tr.Start(context.Background(), "tools/call "+huge, KindServer, Attr{"gen_ai.tool.name", huge})
+	sp.Set(Attr{"sluice.other", huge}, Attr{"sluice.n", 3})
+	sp.End(nil)
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.spans) != 1 {
+		t.Fatalf("want 1 span, got %d", len(rcv.spans))
+	}
+	s := rcv.spans[0]
+	if len(s.Name) > MaxText || !strings.HasPrefix(s.Name, "tools/call é") || !utf8.ValidString(s.Name) {
+		t.Fatalf("span name is %d bytes (cap %d), valid UTF-8 %v", len(s.Name), MaxText, utf8.ValidString(s.Name))
+	}
+	for _, a := range s.Attributes {
+		if v := a.GetValue().GetStringValue(); len(v) > MaxText || !utf8.ValidString(v) {
+			t.Fatalf("attribute %s is %d bytes (cap %d)", a.Key, len(v), MaxText)
+		}
+	}
+	if len(s.Attributes) != 3 {
+		t.Fatalf("attributes: %v", s.Attributes)
 	}
 }
