@@ -314,11 +314,25 @@ func (a *Authorizer) challenge(ctx context.Context, status int, www []string) er
 	if stepUp && ch.Scope != "" {
 		hint = fmt.Sprintf(" (the server asks for scope %q)", ch.Scope)
 		if r != nil {
-			r.Scopes = union(r.Scopes, strings.Fields(ch.Scope))
+			u := union(r.Scopes, strings.Fields(ch.Scope))
+			if err := scopeGrowth(r.Scopes, u); err != nil {
+				return fmt.Errorf("%w: %w", remote.ErrAuthRequired, err)
+			}
+			r.Scopes = u
 			_ = a.st.save(r)
 		}
 	}
 	return fmt.Errorf("%w: %w%s; run `sluice auth %s`", remote.ErrAuthRequired, ErrLoginRequired, hint, a.cfg.Server)
+}
+
+// scopeGrowth refuses a step-up that would grow the recorded scopes past
+// maxRecordedScopes: a server asking for ever new scopes on each refusal
+// would otherwise grow the token file with every request.
+func scopeGrowth(old, grown []string) error {
+	if len(grown) > maxRecordedScopes && len(grown) > len(old) {
+		return fmt.Errorf("oauth: the server asks for more scopes than sluice records (%d in all, over the cap of %d); it keeps asking for new ones, so sluice asks for none of them", len(grown), maxRecordedScopes)
+	}
+	return nil
 }
 
 func subset(a, b []string) bool {
@@ -396,7 +410,11 @@ func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge, 
 		return errors.New("oauth: the client_credentials grant needs a declared clientId")
 	}
 	if a.rec != nil && ch.Scope != "" {
-		d.scopes = union(a.rec.Scopes, d.scopes)
+		u := union(a.rec.Scopes, d.scopes)
+		if err := scopeGrowth(a.rec.Scopes, u); err != nil {
+			return err
+		}
+		d.scopes = u
 	}
 	c := &client{id: a.cfg.ClientID, secret: a.cfg.ClientSecret,
 		method: chooseMethod(a.cfg.TokenAuthMethod, d.as.TokenEndpointAuthMethodsSupported, a.cfg.ClientSecret != "", a.key != nil)}

@@ -64,10 +64,41 @@ func parseBearer(h string) (challenge, bool) {
 		}
 		params, _ := parseParams(s[sp:])
 		c.ResourceMetadata = params["resource_metadata"]
-		c.Scope = params["scope"]
+		c.Scope = challengeScope(params["scope"])
 		c.Error = params["error"]
 		return c, true
 	}
+}
+
+// Bounds on scopes taken from a remote server: its challenge is recorded
+// for the next authorization, and every refusal may ask for more.
+const (
+	maxChallengeScopes = 32  // scopes in one challenge
+	maxScopeBytes      = 256 // bytes in one scope
+	maxRecordedScopes  = 64  // scopes a step-up may grow the recorded set to
+)
+
+// challengeScope is a challenge's scope when it is a list of at most
+// maxChallengeScopes scope tokens (RFC 6749 §3.3: %x21 / %x23-5B /
+// %x5D-7E) of at most maxScopeBytes each, "" otherwise: a scope is sent
+// to the authorization server and recorded in the token file, so anything
+// else is not taken from the server.
+func challengeScope(s string) string {
+	f := strings.Fields(s)
+	if len(f) > maxChallengeScopes {
+		return ""
+	}
+	for _, tok := range f {
+		if len(tok) > maxScopeBytes {
+			return ""
+		}
+		for i := 0; i < len(tok); i++ {
+			if c := tok[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+				return ""
+			}
+		}
+	}
+	return strings.Join(f, " ")
 }
 
 // parseParams reads auth-params until something that is not k=v; it

@@ -518,7 +518,9 @@ func TestParseChallenges(t *testing.T) {
 		{[]string{`Basic realm="x", Bearer error="insufficient_scope", scope=write`}, challenge{Scope: "write", Error: "insufficient_scope"}, true},
 		{[]string{`Basic realm="x"`}, challenge{}, false},
 		{[]string{`Bearer`}, challenge{}, true},
-		{[]string{`bearer scope="a \"q\""`}, challenge{Scope: `a "q"`}, true},
+		{[]string{`bearer scope="a \b"`}, challenge{Scope: `a b`}, true},
+		{[]string{`bearer scope="a \"q\""`}, challenge{}, true}, // a quote is no scope token: nothing is taken
+		{[]string{`Bearer scope="a  b	c"`}, challenge{Scope: `a b c`}, true},
 	}
 	for _, tc := range cases {
 		got, ok := parseChallenges(tc.in)
