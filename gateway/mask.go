@@ -148,8 +148,52 @@ func (v ServerView) Masked() ServerView {
 	v.Env = maskMap(v.Env)
 	v.Headers = maskMap(v.Headers)
 	v.Args = MaskArgs(v.Args)
-	v.URL = maskURL(v.URL)
+	v.URL = maskServerURL(v.URL)
 	return v
+}
+
+// maskServerURL is a remote server's url as shown: its password and the
+// value of every query parameter hidden, whatever it looks like (a hosted
+// server often takes its key there, and a short key has no shape to tell
+// it by), the names kept; a value that is only ${env:NAME} references is
+// kept too, as it holds no secret.
+func maskServerURL(s string) string {
+	s = maskURL(s)
+	base, rest, ok := strings.Cut(s, "?")
+	if !ok {
+		return s
+	}
+	query, frag, hasFrag := strings.Cut(rest, "#")
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" || v == Hidden {
+			continue
+		}
+		if uv, err := url.QueryUnescape(v); err != nil || !refsOnly(uv) {
+			parts[i] = k + "=" + Hidden
+		}
+	}
+	out := base + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// refsOnly reports whether v is made of ${...} references alone.
+func refsOnly(v string) bool {
+	for v != "" {
+		if !strings.HasPrefix(v, "${") {
+			return false
+		}
+		end := strings.IndexByte(v, '}')
+		if end < 0 {
+			return false
+		}
+		v = v[end+1:]
+	}
+	return true
 }
 
 func maskMap(m map[string]string) map[string]string {

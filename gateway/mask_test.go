@@ -31,3 +31,21 @@ func TestMaskValueHidesSecretsAndKeepsReferences(t *testing.T) {
 		t.Fatal("MaskArgs changed its input")
 	}
 }
+
+func TestMaskServerURLHidesEveryQueryValue(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://h.example/mcp", "https://h.example/mcp"},
+		{"https://h.example/mcp?key=abc123", "https://h.example/mcp?key=" + Hidden},
+		{"https://h.example/mcp?page=2&api_key=abcdef123456", "https://h.example/mcp?page=" + Hidden + "&api_key=" + Hidden},
+		{"https://h.example/mcp?key=${env:KEY}&flag", "https://h.example/mcp?key=${env:KEY}&flag"},
+		{"https://h.example/mcp?key=x${env:KEY}", "https://h.example/mcp?key=" + Hidden},
+		{"https://me:pw@h.example/mcp?k=v", "https://me:" + Hidden + "@h.example/mcp?k=" + Hidden},
+	} {
+		if got := (ServerView{URL: c.in, Scope: "user"}).Masked().URL; got != c.want {
+			t.Errorf("Masked URL of %q = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := (ServerView{URL: "https://h.example/mcp?key=abc123", Scope: "project"}).Masked().URL; got != "https://h.example/mcp?key=abc123" {
+		t.Errorf("a project server's url is masked: %q", got)
+	}
+}

@@ -74,3 +74,34 @@ func TestTrustPlanShowsEveryValue(t *testing.T) {
 	r = sluice(t, "", "servers")
 	want(t, r, exitOK, `DB_PASSWORD="hunter2pw"`)
 }
+
+// TestRemoteURLQueryStaysOutOfCheckAndServers: a remote server's url often
+// carries its key in the query; check's errors and the listings show the
+// parameter names only, whether the key looks like one or not.
+func TestRemoteURLQueryStaysOutOfCheckAndServers(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser(`servers:
+  good:
+    url: "https://mcp.example/mcp?api_key=k1short&team=t7"
+  badscheme:
+    url: "ftp://mcp.example/mcp?api_key=k2short"
+  badhost:
+    url: "https://mcp exa/mcp?key=k3short"
+  userinfo:
+    url: "https://me:pw4short@mcp.example/mcp?key=k5short"
+`)
+	keys := []string{"k1short", "t7", "k2short", "k3short", "pw4short", "k5short"}
+	for _, args := range [][]string{{"check"}, {"servers"}, {"servers", "--json"}} {
+		r := sluice(t, "", args...)
+		for _, k := range keys {
+			if strings.Contains(r.stdout+r.stderr, k) {
+				t.Errorf("sluice %v shows the query value %q:\n%s", args, k, r)
+			}
+		}
+		if !strings.Contains(r.stdout+r.stderr, "api_key=") {
+			t.Errorf("sluice %v does not name the query parameter:\n%s", args, r)
+		}
+	}
+	r := sluice(t, "", "check")
+	want(t, r, exitFailure, `URL "ftp://mcp.example/mcp?api_key=…" refused: scheme ftp is not http or https`)
+}

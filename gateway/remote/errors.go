@@ -32,7 +32,7 @@ var (
 
 // URLError reports a server URL refused before any connection is made.
 type URLError struct {
-	URL    string // the URL as given, with any userinfo removed
+	URL    string // the URL as given, with any userinfo removed and query values hidden
 	Reason string
 }
 

@@ -117,26 +117,29 @@ func CheckURL(raw string) (*url.URL, error) {
 	switch u.Scheme {
 	case "http", "https":
 	case "":
-		return nil, &URLError{URL: raw, Reason: "it is not absolute; write http:// or https://"}
+		return nil, &URLError{URL: redactURL(raw), Reason: "it is not absolute; write http:// or https://"}
 	default:
-		return nil, &URLError{URL: raw, Reason: "scheme " + u.Scheme + " is not http or https"}
+		return nil, &URLError{URL: redactURL(raw), Reason: "scheme " + u.Scheme + " is not http or https"}
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return nil, &URLError{URL: raw, Reason: "it has no host"}
+		return nil, &URLError{URL: redactURL(raw), Reason: "it has no host"}
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return nil, &URLError{URL: raw, Reason: "it has a #fragment"}
+		return nil, &URLError{URL: redactURL(raw), Reason: "it has a #fragment"}
 	}
 	if p := u.Port(); p != "" {
 		var n int
 		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 65535 {
-			return nil, &URLError{URL: raw, Reason: "port " + p + " is out of range"}
+			return nil, &URLError{URL: redactURL(raw), Reason: "port " + p + " is out of range"}
 		}
 	}
 	return u, nil
 }
 
-// redactURL drops userinfo from a URL that failed to parse or carries it.
+// redactURL drops userinfo from a URL that failed to parse or carries it,
+// and hides the values of its query (a hosted server often takes its key
+// there; the names stay, to tell which parameter is meant): the URL of an
+// error message, which reaches logs and terminals.
 func redactURL(raw string) string {
 	if i := strings.Index(raw, "://"); i >= 0 {
 		rest := raw[i+3:]
@@ -145,8 +148,23 @@ func redactURL(raw string) string {
 			end = len(rest)
 		}
 		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-			return raw[:i+3] + "…@" + rest[at+1:]
+			raw = raw[:i+3] + "…@" + rest[at+1:]
 		}
+	}
+	base, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw
+	}
+	query, _, hasFrag := strings.Cut(query, "#")
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
+			parts[i] = k + "=…"
+		}
+	}
+	raw = base + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		raw += "#…"
 	}
 	return raw
 }
