@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"sluice/gateway"
@@ -124,6 +127,22 @@ Exit status:
 	})
 }
 
+// importFileProblem says what is wrong with import's FILE before its
+// client is guessed from its name ("" = nothing): a guess about a file
+// that is not there would send the user to --from for nothing.
+func importFileProblem(file string) string {
+	st, err := os.Stat(file)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Sprintf("%s: no such file; give the path of a client's MCP config (e.g. ~/.cursor/mcp.json, .mcp.json; 'sluice help import' lists them), or leave FILE out to read every client file found", file)
+	case err != nil:
+		return fmt.Sprintf("cannot read %s: %v", file, err)
+	case st.IsDir():
+		return fmt.Sprintf("%s is a directory; give the path of a client's MCP config file in it (e.g. %s)", file, filepath.Join(file, "mcp.json"))
+	}
+	return ""
+}
+
 func runImport(e *env) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	from := fs.String("from", "", "")
@@ -137,6 +156,12 @@ func runImport(e *env) int {
 	}
 	if len(pos) > 1 {
 		return usageErr(e, "import", "want at most one FILE, got %d arguments", len(pos))
+	}
+	if len(pos) == 1 {
+		if msg := importFileProblem(pos[0]); msg != "" {
+			fmt.Fprintf(e.stderr, "sluice import: %s\n", msg)
+			return exitUsage
+		}
 	}
 	safeOutput(e, *asJSON)
 	g, closeFn, code, ok := openGateway(e, "import", "")

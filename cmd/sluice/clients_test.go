@@ -228,3 +228,20 @@ func TestDidYouMean(t *testing.T) {
 	want(t, sluice(t, "", "find", "--server", "fy"), exitUsage, "did you mean fx?")
 	want(t, sluice(t, "", "call", "fx__ecoh", "text=x"), exitUsage, "did you mean fx__echo?")
 }
+
+// TestImportFileThatIsNotThere: a FILE that does not exist, or is a
+// directory, is said to be so (with how to go on), with or without --from
+// and --json, before its client is guessed from its name.
+func TestImportFileThatIsNotThere(t *testing.T) {
+	w := newWorld(t)
+	missing := filepath.Join(w.root, "nope", "mcp.json")
+	for _, args := range [][]string{{"import", missing}, {"import", "--json", missing}, {"import", "--from", "cursor", missing}} {
+		r := sluiceProc(t, "", args...)
+		want(t, r, exitUsage, "sluice import: "+missing+": no such file; give the path of a client's MCP config", "leave FILE out")
+		if r.stdout != "" || strings.Contains(r.stderr, "cannot tell which client") {
+			t.Errorf("sluice %v:\n%s", args, r)
+		}
+	}
+	r := sluiceProc(t, "", "import", w.root)
+	want(t, r, exitUsage, "sluice import: "+w.root+" is a directory; give the path of a client's MCP config file in it")
+}
