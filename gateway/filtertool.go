@@ -241,7 +241,7 @@ func newFilterTester(ctx context.Context, req FilterTestRequest) (*filterTester,
 		}
 	}
 	start := time.Now()
-	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: func(data []byte) (string, error) {
+	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: func(_ context.Context, data []byte) (string, error) {
 		n := t.offloads.Add(1)
 		t.offloaded.Add(int64(len(data)))
 		return fmt.Sprintf("test-offload-%d", n), nil

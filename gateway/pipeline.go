@@ -572,7 +572,7 @@ func (s *filterSet) hostFor(ctx context.Context) (*wasm.Host, error) {
 		}
 		prepareCompileCache(cache, builtins)
 	}
-	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: p.store.Put, Logger: p.log})
+	h, err := wasm.NewHost(ctx, &wasm.Options{CacheDir: cache, Offload: p.store.PutContext, Logger: p.log})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {

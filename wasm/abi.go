@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math/rand"
 	"strings"
 	"sync"
 
@@ -74,6 +75,7 @@ type callState struct {
 	offloaded  int
 	maxOffload int
 	finder     *keyFinder // input_find's last keyword list, kept across calls
+	random     *rand.Rand // random_get's source, kept across calls
 	found      []byte     // input_find's record buffer
 	// gate is held by every mcpf host function while it runs; abandoned
 	// (set under it when a call that cannot be stopped overruns its
@@ -375,9 +377,11 @@ func (h *Host) linkMCPF(ctx context.Context, rt wazero.Runtime) error {
 			return
 		}
 		data := readMem(m, ptr, n, "offload_put") // a view: valid only during the callback
-		handle, err := h.opts.Offload(data)
+		stopAtDeadline(ctx)
+		handle, err := h.opts.Offload(ctx, data)
 		if err != nil || len(handle) == 0 || len(handle) > handleMax {
 			if err != nil {
+				stopAtDeadline(ctx) // a put cut short by the deadline ends the call as the deadline does
 				h.logger.Warn("filter offload failed", "filter", s.filter, "err", err)
 			}
 			st[0] = api.EncodeI32(rcRefused)

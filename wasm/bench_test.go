@@ -25,6 +25,9 @@ func proseResult(n int) []byte {
 
 func nopOffload([]byte) (string, error) { return "r-0123456789abcdef", nil }
 
+// nopHostOffload is nopOffload as an Options.Offload.
+func nopHostOffload(_ context.Context, b []byte) (string, error) { return nopOffload(b) }
+
 // nsPerOp times fn over at least 200ms and 10 runs (testing.Benchmark
 // cannot be nested inside a running benchmark) and returns the median of 5
 // such batches' per-op times.
@@ -52,7 +55,7 @@ func nsPerOp(fn func()) float64 {
 // collector. x-native-cpu compares the process CPU time used while each
 // side's calls ran (the steadier figure on a loaded machine).
 func BenchmarkShape(b *testing.B) {
-	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 1})
+	h := newTestHost(b, &Options{Offload: nopHostOffload, Timeout: 10 * time.Second, PoolSize: 1})
 	f := mustLoad(b, h, Spec{Builtin: "shape"})
 	ctx := context.Background()
 	// The gateway vouches for its input (Meta.ValidInput: every upstream
@@ -118,7 +121,7 @@ func BenchmarkShape(b *testing.B) {
 // mcpf_init + call + close) against a pooled instance, for the Go shape guest
 // and the WAT upper guest. x-pooled = fresh / pooled.
 func BenchmarkInstance(b *testing.B) {
-	h := newTestHost(b, &Options{Offload: nopOffload, Timeout: 10 * time.Second, PoolSize: 2}) // one pooled instance + one fresh slot
+	h := newTestHost(b, &Options{Offload: nopHostOffload, Timeout: 10 * time.Second, PoolSize: 2}) // one pooled instance + one fresh slot
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -321,7 +324,7 @@ func BenchmarkEntryChecks(b *testing.B) {
 		defer func() { noEntryChecks = false }()
 		// A compilation cache of its own: wazero would find the other
 		// side's code under the same digest otherwise.
-		return mustLoad(b, newTestHost(b, &Options{CacheDir: b.TempDir(), Offload: nopOffload, Timeout: 60 * time.Second, PoolSize: 1, CheckBuiltins: true}), spec)
+		return mustLoad(b, newTestHost(b, &Options{CacheDir: b.TempDir(), Offload: nopHostOffload, Timeout: 60 * time.Second, PoolSize: 1, CheckBuiltins: true}), spec)
 	}
 	for _, c := range []struct {
 		name string

@@ -80,12 +80,30 @@
 // deadline. The rewrite therefore also puts the empty loop after each
 // call of an imported function (the first function indexes) and after
 // each call_indirect (a table may hold an import). A call now overruns
-// its deadline by at most one host call: mcpf's functions do work
-// bounded by MaxInputBytes, MaxOutputBytes or one offload (Options.Offload
-// is the host's own code), WASI's by the guest's memory (random_get of
-// all of it: over 100 ms at the 32 MiB default, proportionally more at a
-// larger MaxMemoryPages). A loop of host calls already passed a check at
+// its deadline by at most one host call, and a host call's own work is
+// bounded (next section). A loop of host calls already passed a check at
 // each iteration.
+//
+// # Why some WASI functions are sluice's own
+//
+// A host call's work was bounded only by the guest's memory: one
+// random_get, fd_write (four million empty buffers) or poll_oneoff
+// (700,000 subscriptions) over a 32 MiB memory took 70–175 ms each, four
+// times that at 128 MiB, seconds at the 4 GiB cap, none of it interruptible,
+// and one offload_put wrote up to MaxOffloadBytes to disk with no deadline.
+// So random_get is sluice's (wasi.go): it fills randomChunk bytes at a
+// time and checks the deadline before each (same deterministic stream as
+// wazero's default); poll_oneoff is sluice's, answering as wazero does for
+// a filter's three files and clocks that do not sleep, capped at
+// maxPollSubscriptions (EINVAL above); fd_write stays wazero's, but every
+// write to stdout (now counted and discarded) or stderr counts at least
+// stderrWriteCost against the call's budget, so it fails after a few
+// thousand buffers. Options.Offload gets the call's context, which ends at
+// its deadline (OffloadStore.PutContext writes a MiB at a time and gives up
+// leaving nothing behind), and a put cut short ends the call as its
+// deadline. mcpf's other functions do work bounded by MaxInputBytes (which
+// the deadline grows with), MaxOutputBytes or small caps (error, log,
+// input_find's keys); the remaining WASI functions do constant work.
 //
 // # Why a module's counts are checked before it is compiled
 //

@@ -91,7 +91,7 @@ type offloadRecorder struct {
 	last  []byte
 }
 
-func (o *offloadRecorder) put(data []byte) (string, error) {
+func (o *offloadRecorder) put(_ context.Context, data []byte) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.calls++

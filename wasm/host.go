@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -107,10 +108,13 @@ type Options struct {
 	// Offload, when set, backs the offload_put import: it receives the bytes
 	// a guest hands over and returns an opaque handle (1..256 bytes). data is
 	// a view of guest memory, valid only during the callback: copy it to keep
-	// it. It runs on the calling goroutine inside the call's deadline, and
-	// must be safe for concurrent use. nil = offload_put reports
-	// "unavailable" to guests.
-	Offload func(data []byte) (handle string, err error)
+	// it. It runs on the calling goroutine inside the call's deadline:
+	// ctx ends at that deadline, and Offload must then stop soon and
+	// return an error (OffloadStore.PutContext writes in pieces and checks
+	// ctx between them), since the guest's call cannot be stopped while
+	// it runs. It must be safe for concurrent use. nil = offload_put
+	// reports "unavailable" to guests.
+	Offload func(ctx context.Context, data []byte) (handle string, err error)
 	// MaxOffloadBytes caps the bytes one call may offload. Default 64 MiB.
 	MaxOffloadBytes int
 	// Logger receives guest log lines (mcpf.log) and guest stderr on
@@ -205,6 +209,8 @@ type Host struct {
 	// included (each ends after the function it is compiling): Close
 	// waits for them before closing the runtimes.
 	compiling sync.WaitGroup
+	// randomBytes counts the bytes random_get produced (for tests).
+	randomBytes atomic.Int64
 }
 
 // compiledKey: the same module bytes compiled for either runtime.
@@ -276,7 +282,7 @@ func (h *Host) newRuntime(ctx context.Context, checked bool, dir string) (wazero
 		cfg = cfg.WithCompilationCache(c)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+	if err := h.linkWASI(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm: linking WASI: %w", err)
 	}

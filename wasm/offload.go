@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -177,6 +178,19 @@ func (s *OffloadStore) path(h string) string { return filepath.Join(s.dir, h+off
 // Put stores data and returns its handle. Expired results are removed and,
 // if needed, the oldest ones evicted to stay under the quota.
 func (s *OffloadStore) Put(data []byte) (string, error) {
+	return s.PutContext(context.Background(), data)
+}
+
+// offloadWriteChunk is how much PutContext writes between two checks of
+// its context.
+const offloadWriteChunk = 1 << 20
+
+// PutContext is Put, given up when ctx ends: the data is written
+// offloadWriteChunk bytes at a time, ctx checked before each, and a put
+// given up leaves nothing behind (its temporary file is removed) and
+// returns ctx's error. It fits Options.Offload, whose ctx ends at the
+// filter call's deadline.
+func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, error) {
 	if int64(len(data)) > s.quota {
 		return "", fmt.Errorf("%w: %d bytes, quota %d", ErrQuotaExceeded, len(data), s.quota)
 	}
@@ -187,6 +201,9 @@ func (s *OffloadStore) Put(data []byte) (string, error) {
 	h := "r-" + hex.EncodeToString(rnd[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil { // before evicting anything for it
+		return "", err
+	}
 	if err := s.makeRoom(int64(len(data))); err != nil {
 		return "", err
 	}
@@ -195,7 +212,15 @@ func (s *OffloadStore) Put(data []byte) (string, error) {
 		return "", fmt.Errorf("wasm: offload store: %w", err)
 	}
 	name := tmp.Name()
-	_, werr := tmp.Write(data)
+	var werr error
+	for rest := data; werr == nil && len(rest) > 0; {
+		if werr = ctx.Err(); werr != nil {
+			break
+		}
+		k := min(len(rest), offloadWriteChunk)
+		_, werr = tmp.Write(rest[:k])
+		rest = rest[k:]
+	}
 	var mod time.Time
 	if werr == nil {
 		var fi os.FileInfo

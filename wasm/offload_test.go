@@ -110,7 +110,7 @@ func TestShapeWithOffloadStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newTestHost(t, &Options{Offload: s.Put})
+	h := newTestHost(t, &Options{Offload: s.PutContext})
 	f := mustLoad(t, h, Spec{Builtin: "shape"})
 	in := proseResult(100 << 10)
 	out, err := f.Run(context.Background(), in, Meta{})

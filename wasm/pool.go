@@ -142,7 +142,7 @@ func (p *pool) instantiateSlot(ctx context.Context, filter string) (*instance, e
 	in.state.maxOffload = h.opts.MaxOffloadBytes
 	ictx, cancel := context.WithTimeout(context.WithValue(ctx, stateKey{}, &in.state), h.opts.InitTimeout)
 	defer cancel()
-	cfg := wazero.NewModuleConfig().WithName("").WithStderr(in.stderr).WithStartFunctions()
+	cfg := wazero.NewModuleConfig().WithName("").WithStdout(stdoutSink{in.stderr}).WithStderr(in.stderr).WithStartFunctions()
 	if p.cm.hasStart {
 		cfg = cfg.WithStartFunctions("_initialize")
 	}
@@ -469,18 +469,30 @@ type tailBuffer struct {
 	b       []byte
 }
 
+// charge counts p against the budget, at least stderrWriteCost however
+// short p is (so that fd_write's buffers, millions of them empty, are
+// bounded too), and returns the part of p within it. Called with t.mu held.
+func (t *tailBuffer) charge(p []byte) ([]byte, error) {
+	if t.budget <= 0 {
+		return p, nil
+	}
+	if t.written >= t.budget {
+		return nil, errStderrFull
+	}
+	var err error
+	if len(p) > t.budget-t.written {
+		p, err = p[:t.budget-t.written], errStderrFull
+	}
+	t.written += max(len(p), stderrWriteCost)
+	return p, err
+}
+
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var err error
-	if t.budget > 0 {
-		if t.written >= t.budget {
-			return 0, errStderrFull
-		}
-		if len(p) > t.budget-t.written {
-			p, err = p[:t.budget-t.written], errStderrFull
-		}
-		t.written += len(p)
+	p, err := t.charge(p)
+	if p == nil {
+		return 0, err
 	}
 	// Only the last max bytes are ever kept, so only they are copied: a
 	// guest's one fd_write of a whole memory, many times over, costs a
@@ -493,6 +505,18 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}
 	t.b = append(t.b, p...)
+	return len(p), err
+}
+
+// stdoutSink is a guest's stdout: discarded, but counted against the
+// call's stderr budget (a write of no bytes as stderrWriteCost), so that
+// one fd_write of millions of buffers ends early on stdout too.
+type stdoutSink struct{ t *tailBuffer }
+
+func (s stdoutSink) Write(p []byte) (int, error) {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	p, err := s.t.charge(p)
 	return len(p), err
 }
 

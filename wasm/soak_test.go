@@ -33,7 +33,7 @@ func TestSoakMemoryFlat(t *testing.T) {
 		}
 		calls = n
 	}
-	h := newTestHost(t, &Options{Offload: nopOffload, PoolSize: 1, MaxCallsPerInstance: 1 << 30, Timeout: 10 * time.Second, DisableAfter: -1})
+	h := newTestHost(t, &Options{Offload: nopHostOffload, PoolSize: 1, MaxCallsPerInstance: 1 << 30, Timeout: 10 * time.Second, DisableAfter: -1})
 	f := mustLoad(t, h, Spec{Builtin: "shape", Config: json.RawMessage(`{"budgetBytes":1024}`)})
 	in := proseResult(3000) // shaped on every call: allocation on every call
 	ctx := context.Background()

@@ -238,7 +238,7 @@ func FuzzBuiltinShape(f *testing.F) {
 	f.Add(proseResult(8<<10), uint16(1024))
 	f.Add(mcpResult(6<<10, `,"structuredContent":{"a":1},"_meta":{"k":"v"}`), uint16(2000))
 	f.Add([]byte(`{"content":[{"type":"resource","resource":{"uri":"x","text":"`+strings.Repeat("zé\\n", 900)+`"}},{"type":"text","text":"note"}]}`), uint16(1500))
-	h := newTestHost(f, &Options{DisableAfter: -1, Offload: nopOffload})
+	h := newTestHost(f, &Options{DisableAfter: -1, Offload: nopHostOffload})
 	// A few budgets, loaded before fuzzing starts: a Go guest's first
 	// load takes long enough on a busy machine for the fuzzer to take
 	// the worker for hung.
