@@ -66,6 +66,7 @@ func failureText(err error) string {
 		cfg   *wasm.ConfigError
 		over  *wasm.OverrunError
 		comp  *wasm.CompileError
+		lim   *wasm.LimitError
 		abi   *wasm.ABIVersionError
 		imprt *wasm.ForbiddenImportError
 	)
@@ -87,6 +88,9 @@ func failureText(err error) string {
 		return fmt.Sprintf("ran past its %v deadline; its result is dropped and this server's results are withheld until that call finishes", tmo.Timeout)
 	case errors.As(err, &tmo):
 		return fmt.Sprintf("ran past its %v deadline and was stopped", tmo.Timeout)
+	case errors.As(err, &mem) && mem.Pages == 0:
+		// At load: the module asks for more than the cap before it runs.
+		return fmt.Sprintf("failed to load: its module declares more memory than the cap of %d pages (%d MiB); declare less initial memory in the module (its memory section)", mem.LimitPages, mem.LimitPages/16)
 	case errors.As(err, &mem):
 		return fmt.Sprintf("ran out of memory (cap %d pages)", mem.LimitPages)
 	case errors.As(err, &rep):
@@ -99,6 +103,10 @@ func failureText(err error) string {
 		return fmt.Sprintf("wrote more than %d bytes of output", big.Limit)
 	case errors.As(err, &cfg):
 		return "failed to load: it rejected its config"
+	case errors.As(err, &lim):
+		// Valid WebAssembly, maybe, but over a cap: say which and how to
+		// fix it (the text is sluice's own: numbers, never module names).
+		return "failed to load: its module was refused by a cap on filter modules: " + lim.Error()
 	case errors.As(err, &comp):
 		return "failed to load: the module is not valid WebAssembly"
 	case errors.As(err, &abi):

@@ -56,10 +56,17 @@ func TestComplexFunctionRefused(t *testing.T) {
 		if !errors.As(err, &ce) || !errors.Is(err, ErrFunctionTooComplex) {
 			t.Fatalf("%s: %v; want a CompileError wrapping ErrFunctionTooComplex", c.name, err)
 		}
-		for _, want := range []string{"filters/" + c.name + ".wasm", "function body 1", "split the function"} {
+		var lim *LimitError
+		if !errors.As(err, &lim) || lim.Function != 1 || lim.Offset <= 0 {
+			t.Fatalf("%s: %#v; want a LimitError naming function 1 and its offset", c.name, lim)
+		}
+		for _, want := range []string{"filters/" + c.name + ".wasm", "module refused", "too many blocks and branches", "function 1, its body at byte", "split the function"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: %q does not say %q", c.name, err, want)
 			}
+		}
+		if strings.Contains(err.Error(), "does not compile") {
+			t.Errorf("%s: %q says the module does not compile; it is valid, refused by a cap", c.name, err)
 		}
 	}
 	f := mustLoad(t, h, Spec{Name: "under", Module: flatBranches(maxFunctionBlocks / 4)})
@@ -79,10 +86,19 @@ func TestCompileBudget(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, ErrCompileBudget) {
 		t.Fatalf("%v; want a CompileError wrapping ErrCompileBudget", err)
 	}
-	for _, want := range []string{"filters/slow.wasm", "compile timeout"} {
+	var lim *LimitError
+	if !errors.As(err, &lim) {
+		t.Fatalf("%v; want a LimitError", err)
+	}
+	// The fix named is one a declaration can apply: no setting of a
+	// filter's declaration reaches the compile budget.
+	for _, want := range []string{"filters/slow.wasm", "module refused", "too long to compile", "make the module smaller or split it"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
+	}
+	if strings.Contains(err.Error(), "compile timeout") {
+		t.Errorf("%q names a compile timeout no declaration can set", err)
 	}
 	f := mustLoad(t, h, Spec{Builtin: "shape"})
 	f.Close(ctx)

@@ -91,10 +91,11 @@ func withEntryChecks(mod []byte) ([]byte, error) {
 }
 
 // isCapError: err is one of the caps the walk enforces so that a module
-// cannot make the compiler allocate by a huge count (errCount), or take
-// unbounded time (errTooManyLocals, ErrFunctionTooComplex).
+// cannot make the compiler allocate by a huge count (errCount), take
+// unbounded time (errTooManyLocals, ErrFunctionTooComplex) or grow a
+// table past its cap (ErrTableTooLarge).
 func isCapError(err error) bool {
-	return errors.Is(err, errCount) || errors.Is(err, errTooManyLocals) || errors.Is(err, ErrFunctionTooComplex)
+	return errors.Is(err, errCount) || errors.Is(err, errTooManyLocals) || errors.Is(err, ErrFunctionTooComplex) || errors.Is(err, ErrTableTooLarge)
 }
 
 // codeWithEntryChecks rewrites the contents of a code section that starts
@@ -128,6 +129,10 @@ func codeWithEntryChecks(sec []byte, base int, imports uint32) ([]byte, error) {
 		p += int(size)
 		locals, err := localsLen(body)
 		if err != nil {
+			if errors.Is(err, errTooManyLocals) {
+				return nil, &LimitError{Limit: "a function with too many locals", Function: int(imports + i), Offset: at,
+					Detail: err.Error(), Fix: "split the function, or keep fewer values in locals at once", Err: err}
+			}
 			err = fmt.Errorf("function body %d at byte %d: locals: %w", i, at, err)
 			if isCapError(err) {
 				return nil, err
@@ -146,9 +151,10 @@ func codeWithEntryChecks(sec []byte, base int, imports uint32) ([]byte, error) {
 			first = cmp.Or(first, fmt.Errorf("function body %d at byte %d: instruction at byte %d: %w", i, at, base+p-len(code)+bad, err))
 		}
 		if blocks > maxFunctionBlocks || uint64(blocks)*uint64(len(code)) > maxFunctionBlockWork {
-			return nil, fmt.Errorf("function body %d at byte %d: %w: %d block and branch instructions in %d bytes of code, "+
-				"over the %d a function may have or over %d for their count times the code's bytes (the compiler's time grows with that product); "+
-				"split the function into smaller ones", i, at, ErrFunctionTooComplex, blocks, len(code), maxFunctionBlocks, uint64(maxFunctionBlockWork))
+			return nil, &LimitError{Limit: "a function with too many blocks and branches to compile in bounded time", Function: int(imports + i), Offset: at,
+				Detail: fmt.Sprintf("%d block and branch instructions in %d bytes of code, over the %d a function may have or over %d for their count times the code's bytes (the compiler's time grows with that product)",
+					blocks, len(code), maxFunctionBlocks, uint64(maxFunctionBlockWork)),
+				Fix: "split the function into smaller ones (most compilers do with less inlining or optimisation for size)", Err: ErrFunctionTooComplex}
 		}
 		if first != nil {
 			continue
@@ -324,7 +330,9 @@ func tablesCapped(sec []byte, base int) ([]byte, error) {
 			// wazero v1.12.0 accepts a table with an initializer (0x40
 			// 0x00 ...) and a typed reference table (0x63/0x64): neither
 			// could be capped, so neither is taken.
-			return nil, fmt.Errorf("table section at byte %d: table %d is encoded as 0x%02x 0x%02x, a form whose size a filter's cap cannot check; declare a funcref (0x70) or externref (0x6f) table with plain limits", base, i, sec[p], sec[p+1])
+			return nil, &LimitError{Limit: fmt.Sprintf("table %d in a form whose size a filter's cap cannot check", i), Function: -1, Offset: base,
+				Detail: fmt.Sprintf("encoded as 0x%02x 0x%02x", sec[p], sec[p+1]),
+				Fix:    "declare a funcref (0x70) or externref (0x6f) table with plain limits", Err: ErrTableTooLarge}
 		}
 		typ, flag := sec[p], sec[p+1]
 		p += 2
@@ -343,7 +351,9 @@ func tablesCapped(sec []byte, base int) ([]byte, error) {
 			hi = min(hi, m)
 		}
 		if lo > maxTableElements {
-			return nil, fmt.Errorf("table section at byte %d: table %d declares %d elements, over the %d a filter's table may have", base, i, lo, maxTableElements)
+			return nil, &LimitError{Limit: fmt.Sprintf("table %d over a filter's table size", i), Function: -1, Offset: base,
+				Detail: fmt.Sprintf("it declares at least %d elements, over the %d a filter's table may have", lo, maxTableElements),
+				Fix:    "declare a smaller table (toolchains size it by the module's function count)", Err: ErrTableTooLarge}
 		}
 		if hi < lo {
 			return sec, nil // invalid: the compiler says so

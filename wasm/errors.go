@@ -28,6 +28,10 @@ var (
 	// time (maxFunctionBlocks, maxFunctionBlockWork); wrapped by a
 	// CompileError.
 	ErrFunctionTooComplex = errors.New("function too complex to compile in bounded time")
+	// ErrTableTooLarge: a table of a module from configuration declares
+	// more elements than a filter's table may have (maxTableElements), or
+	// is in a form whose size cannot be capped; wrapped by a LimitError.
+	ErrTableTooLarge = errors.New("table over a filter's cap")
 	// errStderrFull is what a guest's stderr write gets once the call has
 	// written maxStderrWriteBytes (the guest's fd_write then fails: EIO).
 	errStderrFull = errors.New("wasm: guest wrote over its stderr budget for one call")
@@ -167,7 +171,7 @@ func (e *MemoryLimitError) Error() string {
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}
-	return s + "; raise maxMemoryPages or reduce the filter's memory use"
+	return s + "; reduce the filter's memory use (the cap is the filter host's Options.MaxMemoryPages, 512 pages unless set)"
 }
 func (e *MemoryLimitError) Is(t error) bool { return t == ErrFilterFailed }
 
@@ -207,15 +211,63 @@ func (e *ForbiddenImportError) Error() string {
 	return fmt.Sprintf("wasm: filter %q imports %s.%s: %s", e.Filter, e.Module, e.Name, r)
 }
 
-// CompileError: the module bytes are not a valid WebAssembly module.
+// CompileError: the module bytes are not a valid WebAssembly module, or
+// (Err is a *LimitError) one that a cap on modules from configuration
+// refuses.
 type CompileError struct {
 	Filter string
 	Err    error
 }
 
 func (e *CompileError) Error() string {
+	var lim *LimitError
+	if errors.As(e.Err, &lim) {
+		return fmt.Sprintf("wasm: filter %q: module refused: %v", e.Filter, e.Err)
+	}
 	return fmt.Sprintf("wasm: filter %q: module does not compile: %v", e.Filter, e.Err)
 }
+
+// LimitError: a module from configuration, valid WebAssembly or not, is
+// refused by a cap sluice puts on what it compiles and runs (a function's
+// blocks and branches or locals, a table's size or form, the compile
+// time). Wrapped by a CompileError. Its text is sluice's own (numbers
+// and offsets, never the module's names), so it may be shown to a model.
+type LimitError struct {
+	// Limit says what was refused, e.g. "a function with too many
+	// blocks and branches".
+	Limit string
+	// Function is the index of the function refused (imports count),
+	// -1 when the cap is not about one function.
+	Function int
+	// Offset is the byte offset in the module of what was refused (a
+	// function body, a section), -1 when none.
+	Offset int
+	// Detail gives the numbers against the cap.
+	Detail string
+	// Fix says how to make the module acceptable.
+	Fix string
+	// Err is the cap's sentinel (ErrFunctionTooComplex, ErrCompileBudget,
+	// ErrTableTooLarge, ...).
+	Err error
+}
+
+func (e *LimitError) Error() string {
+	s := e.Limit
+	switch {
+	case e.Function >= 0 && e.Offset >= 0:
+		s += fmt.Sprintf(" (function %d, its body at byte %d)", e.Function, e.Offset)
+	case e.Offset >= 0:
+		s += fmt.Sprintf(" (at byte %d)", e.Offset)
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return s
+}
+func (e *LimitError) Unwrap() error { return e.Err }
 func (e *CompileError) Unwrap() error { return e.Err }
 
 // ConfigError: mcpf_init rejected the filter's config at load.

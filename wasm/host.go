@@ -526,7 +526,10 @@ func (h *Host) compile(ctx context.Context, name string, mod []byte, hash [32]by
 	cm, err := h.compileBounded(ctx, rt, mod, budget)
 	if err != nil {
 		if errors.Is(err, ErrCompileBudget) {
-			return nil, &CompileError{Filter: name, Err: fmt.Errorf("%w: not compiled within %v (%v + %v per MiB of its %d bytes); raise the filter host's compile timeout if the module is trusted, or make its functions smaller: the compiler's time grows faster than their size", err, budget, h.opts.CompileTimeout, max(h.opts.CompileTimeoutPerMiB, 0), size)}
+			return nil, &CompileError{Filter: name, Err: &LimitError{Limit: "a module that takes too long to compile", Function: -1, Offset: -1,
+				Detail: fmt.Sprintf("not compiled within its budget of %v (%v + %v per MiB of its %d bytes)", budget, h.opts.CompileTimeout, max(h.opts.CompileTimeoutPerMiB, 0), size),
+				Fix:    "make the module smaller or split it into several filters, with smaller functions (the compiler's time grows faster than a function's size); a module that once compiled within the budget loads from the compilation cache",
+				Err:    err}}
 		}
 		if strings.Contains(err.Error(), "over limit") || strings.Contains(err.Error(), "exceeds limit") {
 			return nil, &MemoryLimitError{Filter: name, LimitPages: h.opts.MaxMemoryPages, Detail: "the module's declared minimum memory is over the cap: " + err.Error()}
