@@ -100,6 +100,11 @@ func (s store) save(r *record) error {
 	if err != nil {
 		return err
 	}
+	if len(b) > maxStoreBytes {
+		// load would refuse it: writing it would lose the stored
+		// authorization for one that can never be read back.
+		return fmt.Errorf("oauth: the authorization of server %s is %d bytes, over the token file's cap of %d (the authorization server's tokens are too large); nothing was stored", s.server, len(b), maxStoreBytes)
+	}
 	// Temp file, fsync, rename, directory fsync; on Windows the rename
 	// is retried while a reader holds the token file open.
 	return files.WriteAtomic(s.file(), b, 0o600)
