@@ -99,7 +99,10 @@ func (d Diagnostic) String() string {
 	var b strings.Builder
 	b.WriteString(d.File)
 	if d.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", d.Line, d.Column)
+		fmt.Fprintf(&b, ":%d", d.Line)
+		if d.Column > 0 {
+			fmt.Fprintf(&b, ":%d", d.Column)
+		}
 	}
 	fmt.Fprintf(&b, ": %s: ", d.Severity)
 	if d.Field != "" {

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -133,13 +135,13 @@ func Parse(data []byte, file string, scope Scope, base string) (servers []Server
 		if errors.Is(err, io.EOF) {
 			return []Server{}, Settings{}, p.diags
 		}
-		p.syntax(err)
+		p.syntax(err, data)
 		return nil, Settings{}, p.diags
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			p.syntax(err)
+			p.syntax(err, data)
 		} else {
 			p.errf(&extra, "", "keep a single YAML document (remove the extra ---)", "file holds more than one YAML document; it contributes nothing")
 		}
@@ -186,16 +188,78 @@ func Parse(data []byte, file string, scope Scope, base string) (servers []Server
 	return servers, settings, p.diags
 }
 
-var yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+var yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
 
-func (p *parser) syntax(err error) {
-	msg := err.Error()
-	line := 0
+// yamlParserProblems are the problems the YAML library's parser (not its
+// scanner) reports. The library gives a parser error's line 0-based (and
+// a scanner error's 1-based), and no column for either.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected '-' indicator",
+	"did not find expected <document start>", "did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found undefined tag handle",
+}
+
+// syntax reports a YAML syntax error at file:line:col: the line the
+// library names (made 1-based), and the column where the line shows the
+// cause (a tab, a character no token starts with), else no column.
+func (p *parser) syntax(err error, data []byte) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1 // the library names no line for the first one
 	if m := yamlLineRe().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+		if slices.Contains(yamlParserProblems, msg) {
+			line++ // 0-based
+		}
 	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	p.add(SeverityError, &yaml.Node{Line: line}, "", "YAML syntax error: "+msg+"; the file contributes nothing", "fix the YAML syntax")
+	fix := "fix the YAML syntax"
+	switch msg {
+	case "did not find expected key", "did not find expected '-' indicator":
+		fix = "the block that starts on this line has a line below it indented differently from its other entries; indent its keys (or - items) alike, with spaces"
+	case "did not find expected ',' or ']'":
+		fix = "close the [ list that starts on this line with ], or quote a value that holds , [ ] { or }"
+	case "did not find expected ',' or '}'":
+		fix = "close the { mapping that starts on this line with }, or quote a value that holds , [ ] { or }"
+	case "found unexpected end of stream":
+		fix = "close the quoted string that starts on this line"
+	case "mapping values are not allowed in this context":
+		fix = "quote the value on this line: it holds \": \" (or put the key on a line of its own)"
+	}
+	n := &yaml.Node{Line: line}
+	if text, ok := lineOf(data, line); ok {
+		switch {
+		case strings.Contains(msg, "tab character") || strings.Contains(msg, "cannot start any token") && strings.Contains(text, "\t"):
+			if i := strings.IndexByte(text, '\t'); i >= 0 {
+				n.Column = utf8.RuneCountInString(text[:i]) + 1
+				fix = "indent with spaces: YAML does not allow tabs in indentation"
+			}
+		case strings.Contains(msg, "cannot start any token"):
+			if i := strings.IndexAny(text, "@`"); i >= 0 {
+				n.Column = utf8.RuneCountInString(text[:i]) + 1
+				fix = "quote the value: a plain YAML value cannot start with @ or `"
+			}
+		}
+	}
+	p.add(SeverityError, n, "", "YAML syntax error: "+msg+"; the file contributes nothing", fix)
+}
+
+// lineOf is line n (1-based) of data, without its line break.
+func lineOf(data []byte, n int) (string, bool) {
+	if n < 1 {
+		return "", false
+	}
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return "", false
+		}
+		data = data[j+1:]
+	}
+	if j := bytes.IndexByte(data, '\n'); j >= 0 {
+		data = data[:j]
+	}
+	return strings.TrimSuffix(string(data), "\r"), true
 }
 
 func kindOf(n *yaml.Node) string {

@@ -581,3 +581,34 @@ func TestParseCRLF(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSyntaxErrorPosition: a YAML syntax error is reported at the
+// line the construct in error starts on (the library gives parser errors
+// 0-based, scanner errors 1-based), with a column where the line shows
+// the cause, and a fix that names it.
+func TestParseSyntaxErrorPosition(t *testing.T) {
+	cases := []struct {
+		name, text string
+		line, col  int
+		fix        string
+	}{
+		{"unclosed flow list", "servers:\n  a:\n    command: [unclosed\n  b: x\n", 3, 0, "close the [ list"},
+		{"unclosed flow map", "servers:\n  a: {command: /bin/cat\n", 2, 0, "close the { mapping"},
+		{"unclosed flow list on line 1", "[a, b\n", 2, 0, "close the [ list"},
+		{"unclosed quote", "servers:\n  a:\n    command: \"x\n", 3, 0, "close the quoted string"},
+		{"tab indent", "servers:\n\ta: 1\n", 2, 1, "indent with spaces"},
+		{"tab after spaces", "servers:\n  a:\n  \tcommand: x\n", 3, 3, "indent with spaces"},
+		{"at sign", "servers:\n  a:\n    command: @x\n", 3, 14, "quote the value"},
+		{"colon in value", "a: b\nc: d: e\n", 2, 0, "quote the value"},
+		{"bad indentation", "servers:\n  a:\n    command: /bin/cat\n   args: []\n", 2, 0, "indented differently"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, ds := parseIn(t, ScopeUser, t.TempDir(), c.text)
+			if len(ds) != 1 || ds[0].Line != c.line || ds[0].Column != c.col || !strings.Contains(ds[0].Fix, c.fix) ||
+				!strings.HasPrefix(ds[0].Message, "YAML syntax error: ") || strings.Contains(ds[0].Message, "line ") {
+				t.Errorf("want %d:%d fix %q, got%s", c.line, c.col, c.fix, dump(ds))
+			}
+		})
+	}
+}
