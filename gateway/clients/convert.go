@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Decl is an Entry as a sluice declaration.
@@ -371,9 +373,9 @@ func Render(decls []Decl, src *Source, indent, unit string) string {
 		if src.Path != "" {
 			where += ", " + src.Path
 		}
-		fmt.Fprintf(&b, "%s# imported from %s: %s\n", indent, where, q(d.From))
+		fmt.Fprintf(&b, "%s# imported from %s: %s\n", indent, comment(where), comment(q(d.From)))
 		for _, n := range d.Notes {
-			fmt.Fprintf(&b, "%s# note: %s\n", indent, strings.ReplaceAll(n, "\n", " "))
+			fmt.Fprintf(&b, "%s# note: %s\n", indent, comment(n))
 		}
 		fmt.Fprintf(&b, "%s%s:\n", indent, d.ID)
 		if d.URL != "" {
@@ -413,11 +415,49 @@ func Render(decls []Decl, src *Source, indent, unit string) string {
 	return b.String()
 }
 
+// comment makes s safe as the text of a YAML comment line. Notes repeat
+// the client file's own text (a field's or a server's name), and YAML ends
+// a line at CR, NEL, LS and PS as well as LF: left raw, such a character
+// would end the comment and let the file's text continue as declarations
+// of its own. Every control, separator and invisible format character is
+// written as an escape instead, so the comment reads as what it holds.
+func comment(s string) string {
+	ok := true
+	for _, r := range s {
+		if commentUnsafe(r) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !commentUnsafe(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func commentUnsafe(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError ||
+		unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf)
+}
+
 // q double-quotes s for YAML.
 func q(s string) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
-	return strings.TrimRight(b.String(), "\n")
+	// The JSON encoder leaves NEL raw; inside a YAML double-quoted
+	// scalar it is a line break, folded to a space when read back.
+	return strings.ReplaceAll(strings.TrimRight(b.String(), "\n"), "\u0085", `\u0085`)
 }
