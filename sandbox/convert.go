@@ -197,7 +197,20 @@ func toJSON(v starlark.Value, max int) ([]byte, error) {
 // toJSONWalk is toJSON that stops when the run of w trips a limit or is
 // cancelled.
 func toJSONWalk(v starlark.Value, max int, w *walker) ([]byte, error) {
+	return toJSONSized(v, max, w, 0)
+}
+
+// toJSONSized is toJSONWalk with the buffer sized to hint bytes first
+// (an estimate of the encoding), so a large encoding is one allocation
+// rather than a growing buffer's several.
+func toJSONSized(v starlark.Value, max int, w *walker, hint int) ([]byte, error) {
 	e := &encoder{max: max, walk: w}
+	if hint > 0 {
+		// (not Grow: bytes.Buffer grows through a second, temporary
+		// slice of the size when the compiler does not elide it, as
+		// under -race)
+		e.buf = *bytes.NewBuffer(make([]byte, 0, hint))
+	}
 	if err := e.value(v, 0); err != nil {
 		return nil, err
 	}

@@ -71,7 +71,15 @@
 // itself 2^30 times costs at most the budget in work) and refuses with a
 // `limit` error naming `memory` when the estimate plus the run's current
 // heap growth would pass MaxMemoryBytes. Nothing is allocated before the
-// check.
+// check, and what is then allocated stays within the charge: join, str,
+// repr and the rendering of a container for % or format build their text
+// in one buffer sized up front (starlark-go's grow piece by piece: five
+// times the result allocated, a 100 MB join peaked at 1.6 times the
+// 256 MiB cap), a string's escapes are counted (repr of "\x00" * n is four
+// times n), json.encode is charged its buffer and the string copied from
+// it, and % and format, whose buffer is starlark-go's, three times their
+// result (its growth at its peak) plus the rendered containers
+// (TestOpsAllocateWithinTheCap counts every byte allocated).
 //
 // # Why built-ins walk values themselves
 //

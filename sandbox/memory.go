@@ -10,10 +10,12 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -334,7 +336,7 @@ func reprSize(v starlark.Value, budget int64) int64 {
 		}
 		switch x := v.(type) {
 		case starlark.String:
-			n += int64(len(x)) + 2
+			n += quotedLen(string(x))
 		case starlark.Bytes:
 			n += int64(len(x))*4 + 3
 		case starlark.Int:
@@ -379,6 +381,67 @@ func reprSize(v starlark.Value, budget int64) int64 {
 	return n
 }
 
+// quotedLen bounds the length of s quoted as repr quotes it: escapes make
+// a byte up to four ("\x00"), a rune up to ten ("\U0001f600" for one not
+// printable), so len(s)+2 alone let repr("\x00" * n) allocate four times
+// its charge. ASCII text costs one pass over its bytes.
+func quotedLen(s string) int64 {
+	n := int64(len(s)) + 2
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return n + nonASCIIQuoted(s[i:]) - int64(len(s)-i)
+		}
+		n += asciiQuoted(c) - 1
+	}
+	return n
+}
+
+// asciiQuoted is the quoted length of an ASCII byte.
+func asciiQuoted(c byte) int64 {
+	switch {
+	case c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r' || c == '\a' || c == '\b' || c == '\f' || c == '\v':
+		return 2
+	case c < 0x20 || c == 0x7f:
+		return 4 // \xNN
+	}
+	return 1
+}
+
+// nonASCIIQuoted bounds the quoted length of s, rune by rune.
+func nonASCIIQuoted(s string) int64 {
+	var n int64
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 4 // \xNN
+		case r < utf8.RuneSelf:
+			n += asciiQuoted(byte(r))
+		case strconv.IsPrint(r):
+			n += int64(size)
+		default:
+			n += 10 // \UXXXXXXXX at the most
+		}
+		i += size
+	}
+	return n
+}
+
+// builderPeak is the memory a result of est bytes built by many writes
+// to a strings.Builder takes at its peak: the last growth holds the old
+// buffer and a new one 1.25 times as large (Go's append growth), 2.25
+// times the result, beside the earlier buffers not yet collected (five
+// times the result allocated in all); measured, three times the result.
+// Formatting (% and str.format, whose buffer is starlark-go's) is
+// charged that.
+func builderPeak(est int64) int64 {
+	if est > math.MaxInt64/3 {
+		return math.MaxInt64
+	}
+	return 3 * est
+}
+
 // binaryEstimate estimates the bytes `x op y` allocates.
 func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
 	switch op {
@@ -418,27 +481,41 @@ func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
 		if f, ok := x.(starlark.String); ok {
 			// "%(a)s" * 300 % {"a": s} prints s 300 times: every
 			// directive may print the largest argument
-			var total, largest, named int64
+			// A container argument is rendered first (percentArgs): a
+			// copy of its text lives beside the result.
+			var total, largest, named, rendered int64
+			arg := func(e starlark.Value) {
+				n := reprSize(e, budget)
+				total, largest = total+n, max(largest, n)
+				if isContainer(e) {
+					rendered += n
+				}
+			}
 			switch a := y.(type) {
 			case starlark.Tuple:
 				for _, e := range a {
-					n := reprSize(e, budget)
-					total, largest = total+n, max(largest, n)
+					arg(e)
 				}
 			case *starlark.Dict:
 				for _, e := range a.Entries() {
-					n := reprSize(e, budget)
-					total, largest = total+n, max(largest, n)
+					arg(e)
 				}
 				named = int64(strings.Count(string(f), "%("))
 			default:
-				total = reprSize(y, budget)
-				largest = total
+				arg(y)
 			}
-			return int64(len(f)) + reuse(named, total, largest)
+			return sumCapped(builderPeak(int64(len(f))+reuse(named, total, largest)), rendered)
 		}
 	}
 	return 0
+}
+
+// sumCapped is a+b for non-negative a and b, at most math.MaxInt64.
+func sumCapped(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // reuse bounds what a format string prints from its arguments: each
@@ -518,17 +595,23 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 		if !ok {
 			return 0
 		}
-		// "{0}" * 300 prints its argument 300 times
-		var total, largest int64
-		for _, a := range args {
-			n := reprSize(a, budget)
+		// "{0}" * 300 prints its argument 300 times; a container
+		// argument is rendered first (preRender), a copy beside the result
+		var total, largest, rendered int64
+		arg := func(e starlark.Value) {
+			n := reprSize(e, budget)
 			total, largest = total+n, max(largest, n)
+			if isContainer(e) {
+				rendered += n
+			}
+		}
+		for _, a := range args {
+			arg(a)
 		}
 		for _, kv := range kwargs {
-			n := reprSize(kv[1], budget)
-			total, largest = total+n, max(largest, n)
+			arg(kv[1])
 		}
-		return int64(len(s)) + reuse(namedFields(string(s)), total, largest)
+		return sumCapped(builderPeak(int64(len(s))+reuse(namedFields(string(s)), total, largest)), rendered)
 	case "split", "rsplit", "splitlines":
 		s, ok := recv.(starlark.String)
 		if !ok {

@@ -13,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -99,6 +101,11 @@ func (w *walker) render(v starlark.Value, quote bool, max int64) (string, error)
 		return string(s), nil
 	}
 	var b strings.Builder
+	// Sized to the estimate (what the caller charged) up front: grown
+	// piece by piece, the buffer took five times the text's bytes.
+	if est := reprSize(v, max+1); est <= max {
+		b.Grow(int(est))
+	}
 	if err := w.repr(&b, v, 0, nil, max); err != nil {
 		return "", err
 	}
@@ -120,7 +127,7 @@ func (w *walker) repr(b *strings.Builder, v starlark.Value, depth int, path []st
 	}
 	switch x := v.(type) {
 	case starlark.String:
-		b.WriteString(syntax.Quote(string(x), false))
+		quoteTo(b, string(x))
 	case *starlark.List:
 		b.WriteByte('[')
 		if slices.Contains(path, v) {
@@ -201,6 +208,70 @@ func (w *walker) repr(b *strings.Builder, v starlark.Value, depth int, path []st
 		return errReprBudget
 	}
 	return nil
+}
+
+// quoteTo writes s quoted as syntax.Quote(s, false) does, straight into
+// b: syntax.Quote returns a copy of its own, grown piece by piece (up to
+// five times the quoted bytes allocated for a string of escapes), for
+// every string a container holds. Printable runes are written as they are
+// (but '"' and '\\' escaped), the usual control characters as their
+// escapes (\n, \t, ...), other ASCII controls and invalid bytes as \xNN,
+// other runes that are not printable as \uNNNN or \UNNNNNNNN.
+func quoteTo(b *strings.Builder, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	if plainASCII(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(byte(r))
+		case strconv.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		case r < utf8.RuneSelf && strings.IndexByte("\a\b\f\n\r\t\v", byte(r)) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte("abfnrtv"[strings.IndexByte("\a\b\f\n\r\t\v", byte(r))])
+		case r < ' ' || r == 0x7f:
+			b.WriteString(`\x`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
+		case r < 0x10000:
+			b.WriteString(`\u`)
+			for sh := 12; sh >= 0; sh -= 4 {
+				b.WriteByte(hex[r>>sh&0xf])
+			}
+		default:
+			b.WriteString(`\U`)
+			for sh := 28; sh >= 0; sh -= 4 {
+				b.WriteByte(hex[r>>sh&0xf])
+			}
+		}
+		i += size
+	}
+	b.WriteByte('"')
+}
+
+// plainASCII: s is printable ASCII with no quote or backslash, which
+// syntax.Quote leaves as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // rendered stands in for a container argument of % and str.format: it

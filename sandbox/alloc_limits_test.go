@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"go.starlark.net/syntax"
+)
+
+// allocatedBy returns the bytes the process allocated (garbage included)
+// while src ran, and its result.
+func allocatedBy(src string, limit int64) (uint64, *Result) {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	r := Run(context.Background(), newFakeHost(), "alloc.star", src, &Limits{MaxMemoryBytes: limit, MaxSteps: 100_000_000})
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc - before, r
+}
+
+// TestOpsAllocateWithinTheCap: each operation that builds a large string
+// from many pieces (about 20 MB here, from a list of 2,000 references to
+// one 10 KB string) under a 48 MiB cap is either refused before it
+// allocates, with the memory limit named, or allocates (garbage included,
+// counted by the runtime, not timed) no more than the cap. Before, the
+// charge counted the result once while join, str/repr, json.encode and
+// rendering a container for % or format grew their buffers piece by
+// piece: 87 to 176 MB allocated for a 20 MB result.
+func TestOpsAllocateWithinTheCap(t *testing.T) {
+	const limit = 48 << 20
+	setup := "s = \"x\" * 10000\nl = [s] * 2000\n"
+	base, r := allocatedBy(setup+"r = \"\"\nresult = len(r)", limit)
+	if r.Error != nil {
+		t.Fatalf("setup: %v", r.Error)
+	}
+	for _, c := range []struct{ name, op string }{
+		{"join", `"".join(l)`},
+		{"join with a separator", `", ".join(l)`},
+		{"join of a tuple", `"".join(tuple(l))`},
+		{"str of a list", `str(l)`},
+		{"repr of a list", `repr(l)`},
+		{"repr of escapes", `repr(["\x00" * 3000000])`},
+		{"repr of non-ASCII", `repr(["é\x01" * 2000000])`},
+		{"str of nested lists", `str([[l[:50]] * 4] * 10)`},
+		{"json.encode", `json.encode(l)`},
+		{"json.encode of escapes", `json.encode(["\x00" * 2000000])`},
+		{"percent of a list", `"%s" % (l,)`},
+		{"format of a list", `"{}".format(l)`},
+		{"format of many arguments", `("{}" * 2000).format(*l)`},
+		{"percent of many arguments", `("%s" * 2000) % tuple(l)`},
+		{"repetition", `s * 2000`},
+		{"list concatenation", `l * 100 + l * 100`},
+		{"replace", `(s * 200).replace("x", "xxxxxxxxxx")`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, r := allocatedBy(setup+"r = "+c.op+"\nresult = len(r)", limit)
+			op := int64(a) - int64(base)
+			switch {
+			case r.Error != nil && r.Error.Limit == LimitMemory:
+				if !strings.Contains(r.Error.Message, "maxMemoryBytes") {
+					t.Errorf("refusal does not name the limit: %s", r.Error.Message)
+				}
+				t.Logf("refused: %s (allocated %s)", r.Error.Message, fmtBytes(op))
+				if op > limit {
+					t.Errorf("refused after allocating %s, over the %s cap", fmtBytes(op), fmtBytes(limit))
+				}
+			case r.Error != nil:
+				t.Fatalf("%v", r.Error)
+			default:
+				t.Logf("allowed: result %s, allocated %s", r.Result, fmtBytes(op))
+				if op > limit {
+					t.Errorf("allowed, and allocated %s (garbage included), over the %s cap", fmtBytes(op), fmtBytes(limit))
+				}
+			}
+		})
+	}
+}
+
+// TestJoinAsStarlark: the sandbox's join gives starlark-go's results and
+// errors.
+func TestJoinAsStarlark(t *testing.T) {
+	for _, c := range []struct{ src, want, err string }{
+		{`result = "-".join(["a", "b", "c"])`, `"a-b-c"`, ""},
+		{`result = "-".join([])`, `""`, ""},
+		{`result = ", ".join(("x",))`, `"x"`, ""},
+		{`result = "".join({"k": 1, "j": 2})`, `"kj"`, ""},
+		{`result = "+".join("abc".elems())`, `"a+b+c"`, ""},
+		{`result = "-".join(["a", 1])`, "", "join: in list, want string, got int"},
+		{`result = "-".join(1)`, "", "join"},
+		{`result = "-".join(["a"], ["b"])`, "", "join"},
+	} {
+		r := Run(context.Background(), newFakeHost(), "join.star", c.src, nil)
+		if c.err != "" {
+			if r.Error == nil || !strings.Contains(r.Error.Message, c.err) {
+				t.Errorf("%s: %v; want an error saying %q", c.src, r.Error, c.err)
+			}
+			continue
+		}
+		if r.Error != nil || string(r.Result) != c.want {
+			t.Errorf("%s: %s, %v; want %s", c.src, r.Result, r.Error, c.want)
+		}
+	}
+}
+
+// TestQuoteToAsSyntaxQuote: quoteTo writes what syntax.Quote returns
+// (every kind of escape, long strings, runes and invalid bytes in a row),
+// and quotedLen never underestimates it.
+func TestQuoteToAsSyntaxQuote(t *testing.T) {
+	long := func(unit string) string { return strings.Repeat(unit, 40000/len(unit)+3) }
+	for _, s := range []string{
+		"", "plain", `q"b\`, "\x00\x01\n\t\x7f\a\b\f\r\v\x1b", "\u0085\u00ad\ufeff\U000e0001\U0001f600", "é€😀", "\xff\xfe", "\xe2\x82", "\u200b\U0010ffff",
+		long("a"), long("é"), long("😀x"), long("\xe2\x82A"), long("\x00"), "x" + long("€"), long("a") + "\xff" + long("😀"),
+	} {
+		var b strings.Builder
+		quoteTo(&b, s)
+		want := syntax.Quote(s, false)
+		if b.String() != want {
+			t.Errorf("quoteTo(%.40q...) differs from syntax.Quote (len %d vs %d)", s, b.Len(), len(want))
+		}
+		if n := quotedLen(s); n < int64(len(want)) {
+			t.Errorf("quotedLen(%.40q) = %d, under the %d bytes quoted", s, n, len(want))
+		}
+	}
+	if !utf8.ValidString(long("😀x")) {
+		t.Fatal("bad fixture")
+	}
+}
