@@ -105,3 +105,20 @@ func TestRemoteURLQueryStaysOutOfCheckAndServers(t *testing.T) {
 	r := sluice(t, "", "check")
 	want(t, r, exitFailure, `URL "ftp://mcp.example/mcp?api_key=…" refused: scheme ftp is not http or https`)
 }
+
+// TestServersMaskArgsByTheirFlag: servers hides a plain password after a
+// flag named for it, and shows a plain word after a flag that only
+// mentions a credential.
+func TestServersMaskArgsByTheirFlag(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser(`servers:
+  a:
+    command: /bin/cat
+    args: [--password, swordfish, --auth-mode, interactive, --secret-store, keychain]
+`)
+	r := sluiceProc(t, "", "servers", "--json")
+	want(t, r, exitOK, `"--password"`, `"(hidden)"`, `"interactive"`, `"keychain"`)
+	if strings.Contains(r.stdout+r.stderr, "swordfish") {
+		t.Errorf("the password is shown:\n%s", r)
+	}
+}

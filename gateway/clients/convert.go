@@ -126,20 +126,50 @@ func secretOutsideEnv(args []string, rawURL string) string {
 }
 
 // SecretArg reports whether args[i] holds a literal credential: a value
-// after (or joined by = to) a flag named like one, or a value with a
-// known token shape. It is the rule import refuses args by, and the rule
+// with a known token shape; a value after (or joined by = to) a flag whose
+// name ends in a credential's (--token, --api-key, --db-password), whatever
+// it looks like; or a value after a flag that merely mentions one
+// (--auth-mode, --secret-store, --session) unless it reads as a word
+// (keychain, read-only, api.example.com). References, paths and flags are
+// never credentials. It is the rule import refuses args by, and the rule
 // a declaration's args are masked by when shown.
 func SecretArg(args []string, i int) bool {
 	a := args[i]
-	flag, val, joined := "", a, false
+	flag, val := "", a
 	if strings.HasPrefix(a, "-") {
 		if f, v, ok := strings.Cut(a, "="); ok {
-			flag, val, joined = f, v, true
+			flag, val = f, v
 		}
 	} else if i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") {
 		flag = args[i-1]
 	}
-	return (joined || flag != "") && secretFlag(flag) && plausibleSecret(val) || tokenLike(val)
+	name := strings.TrimLeft(flag, "-")
+	switch {
+	case tokenLike(val):
+		return true
+	case name == "" || flagNotSecret().MatchString(name) || !valueAfterFlag(val):
+		return false
+	case credentialFlag().MatchString(name):
+		return true
+	}
+	return secretName().MatchString(name) && plausibleSecret(val) && !plainWord().MatchString(val)
+}
+
+var (
+	// credentialFlag: a flag named for the credential itself, so its
+	// value is one however plain (--password swordfish).
+	credentialFlag = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license)[-_]?key|credentials?|cookie|bearer)$`)
+	})
+	// plainWord: letters in words joined by - _ or ., which a generated
+	// credential is not (a mode, a backend, a host name).
+	plainWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][a-z]*([-_.][a-z]+)*$`) })
+)
+
+// valueAfterFlag: something a flag could take as a credential: not empty,
+// one word, not a flag, a path or a reference.
+func valueAfterFlag(v string) bool {
+	return v != "" && !strings.ContainsAny(v, " \t") && !strings.HasPrefix(v, "-") && !isRefOnly(v) && !strings.ContainsRune("/.~", rune(v[0]))
 }
 
 // SecretQueryValue reports whether the url query parameter k=v holds a
@@ -148,13 +178,8 @@ func SecretQueryValue(k, v string) bool {
 	return secretName().MatchString(k) && plausibleSecret(v) || tokenLike(v)
 }
 
-// secretFlag: a flag named like a credential, not like where one is kept
-// (--token-file) or a count of something (--max-tokens).
-func secretFlag(f string) bool {
-	name := strings.TrimLeft(f, "-")
-	return secretName().MatchString(name) && !flagNotSecret().MatchString(name)
-}
-
+// flagNotSecret: a flag named like where a credential is kept
+// (--token-file) or like a count of something (--max-tokens).
 var flagNotSecret = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(file|path|dir|env|var|name|url|count|limit|max|min|size|type|header|prefix)`)
 })

@@ -1,0 +1,48 @@
+package clients
+
+import "testing"
+
+// TestSecretArgBothWays: the rule that hides an argument (and keeps import
+// from copying it) catches a credential however plain after a flag named
+// for one, and leaves words, paths, counts and references alone after a
+// flag that only mentions one.
+func TestSecretArgBothWays(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		secret bool
+	}{
+		// a flag named for the credential: its value is one
+		{[]string{"--password", "swordfish"}, true},
+		{[]string{"--password", "hunter2"}, true},
+		{[]string{"--token", "abc12345xyz"}, true},
+		{[]string{"--api-key", "letmeinplease"}, true},
+		{[]string{"--db-password=correcthorse"}, true},
+		{[]string{"--client-secret", "s3cr3t"}, true},
+		{[]string{"--github-token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, true},
+		// a flag that mentions one: only a value that is not a word
+		{[]string{"--auth-mode", "interactive"}, false},
+		{[]string{"--secret-store", "keychain"}, false},
+		{[]string{"--auth", "required"}, false},
+		{[]string{"--session", "persistent"}, false},
+		{[]string{"--auth-host", "auth.example.com"}, false},
+		{[]string{"--auth-mode", "read-only"}, false},
+		{[]string{"--session", "a1b2c3d4e5f6"}, true},
+		{[]string{"--auth", "me:Hunter2pw"}, true},
+		// never credentials
+		{[]string{"--token", "${env:GITHUB_TOKEN}"}, false},
+		{[]string{"--token", "$GITHUB_TOKEN"}, false},
+		{[]string{"--password", "/run/secrets/pw"}, false},
+		{[]string{"--token", "-"}, false},
+		{[]string{"--token-file", "tokfile123"}, false},
+		{[]string{"--max-tokens", "4096"}, false},
+		{[]string{"--verbose", "everything123"}, false},
+		{[]string{"serve", "readonly"}, false},
+		// a token's shape anywhere
+		{[]string{"serve", "sk-live1234567890abcdef"}, true},
+	} {
+		i := len(c.args) - 1
+		if got := SecretArg(c.args, i); got != c.secret {
+			t.Errorf("SecretArg(%q, %d) = %v, want %v", c.args, i, got, c.secret)
+		}
+	}
+}
