@@ -270,8 +270,14 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 	if scope == config.ScopeProject {
 		base = root
 	}
+	ids := []string{}
+	for _, d := range all {
+		if d.Skip == "" {
+			ids = append(ids, d.ID)
+		}
+	}
 	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base,
-		Backup: filepath.Join(g.configDir, "backups", fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))}, render)
+		Backup: filepath.Join(g.configDir, "backups", fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))}, render, ids...)
 	if err != nil {
 		kind := KindBadInput // the file as it is cannot take the servers
 		if errors.Unwrap(err) != nil {

@@ -237,12 +237,55 @@ func (e *Edit) Changed() bool { return e.Created || !bytes.Equal(e.Before, e.Aft
 // absent); every other byte stays as it was. render gets the indentation
 // of a server key and the step from a key to its fields, as the file
 // already uses them. The edit is refused when the file would get an
-// error it did not have. Nothing is written: see Write.
-func AppendServers(t EditTarget, render func(indent, step string) string) (*Edit, error) {
+// error it did not have. With ids, it is refused too unless the servers
+// it adds are exactly those: rendered text that declares anything else
+// (a value or comment that ends its line early) is never written. Nothing
+// is written: see Write.
+func AppendServers(t EditTarget, render func(indent, step string) string, ids ...string) (*Edit, error) {
 	return t.plan(func(d *doc) error {
+		before, count := d.serverIDs(), d.serverCount()
 		srv, step := d.indents()
-		return d.appendEntries([]byte(render(strings.Repeat(" ", srv), strings.Repeat(" ", step))))
+		if err := d.appendEntries([]byte(render(strings.Repeat(" ", srv), strings.Repeat(" ", step)))); err != nil {
+			return err
+		}
+		if ids == nil {
+			return nil
+		}
+		var added []string
+		for id := range d.serverIDs() {
+			if !before[id] {
+				added = append(added, id)
+			}
+		}
+		want := append([]string(nil), ids...)
+		sort.Strings(added)
+		sort.Strings(want)
+		if strings.Join(added, "\x00") != strings.Join(want, "\x00") || d.serverCount() != count+len(want) {
+			return &EditError{File: d.file, Message: fmt.Sprintf("internal: the declarations to add would declare servers %q, not %q; nothing was written", added, want)}
+		}
+		return nil
 	})
+}
+
+// serverCount is the number of entries of the servers mapping (a key
+// written twice counts twice).
+func (d *doc) serverCount() int {
+	if d.servers == nil {
+		return 0
+	}
+	return len(d.servers.Content) / 2
+}
+
+// serverIDs is the set of keys of the servers mapping.
+func (d *doc) serverIDs() map[string]bool {
+	out := map[string]bool{}
+	if d.servers == nil {
+		return out
+	}
+	for i := 0; i+1 < len(d.servers.Content); i += 2 {
+		out[d.servers.Content[i].Value] = true
+	}
+	return out
 }
 
 // edit works out fn's edit, checks the command of server checkID ("" =
