@@ -301,27 +301,46 @@ func oneByteBlockType(b byte) bool {
 	return false
 }
 
-// maxTableElements caps each table a module defines: wazero grows a table
-// by any delta table.grow asks for (an element is 8 bytes of host memory,
-// so one instruction could ask for 32 GiB) and accepts a declared minimum
-// of up to 2^27 elements per instance, and MaxMemoryPages covers linear
-// memory only. 2^20 elements (8 MiB) is far more than a module's function
-// count, which is what toolchains size their tables by.
+// maxTableElements caps the tables a module defines, all of them
+// together: wazero grows a table by any delta table.grow asks for (an
+// element is 8 bytes of host memory, so one instruction could ask for 32
+// GiB) and accepts a declared minimum of up to 2^27 elements per instance,
+// and MaxMemoryPages covers linear memory only. 2^20 elements (8 MiB) is
+// far more than a module's function count, which is what toolchains size
+// their tables by. Reference types allow many tables, so the cap is on
+// their sum: their declared minimums together at most maxTableElements,
+// and each may grow to maxTableElements / their count (or stays at its
+// minimum), so all of them hold at most twice maxTableElements.
 const maxTableElements = 1 << 20
 
+// maxTables caps the tables a module defines (toolchains define one).
+const maxTables = 64
+
 // tablesCapped returns the contents of a table section (at byte base of
-// the module) with every table's maximum at most maxTableElements, so
-// table.grow past it fails (-1) like memory.grow past the memory cap; a
-// declared minimum over it is refused, and so is a table in a form other
-// than a one-byte reference type and limits 0x00/0x01 (the compiler takes
-// some: an initializer, a typed reference). A section that does not
-// parse is copied as it is, for the compiler to refuse.
+// the module) with every table's maximum lowered to its share of
+// maxTableElements (see there), so table.grow past it fails (-1) like
+// memory.grow past the memory cap; more than maxTables tables, or
+// declared minimums over maxTableElements in all, are refused, and so is a
+// table in a form other than a one-byte reference type and limits
+// 0x00/0x01 (the compiler takes some: an initializer, a typed reference).
+// A section that does not parse is copied as it is, for the compiler to
+// refuse.
 func tablesCapped(sec []byte, base int) ([]byte, error) {
 	count, p, err := readU32(sec)
 	if err != nil || uint64(count) > uint64(len(sec)-p)/3 {
 		return sec, nil // the compiler refuses it
 	}
-	out := appendU32(make([]byte, 0, len(sec)+int(count)*5), count)
+	if count > maxTables {
+		return nil, &LimitError{Limit: "too many tables", Function: -1, Offset: base,
+			Detail: fmt.Sprintf("the module defines %d tables, over the %d a filter may have", count, maxTables),
+			Fix:    "define fewer tables (toolchains define one)", Err: ErrTableTooLarge}
+	}
+	type table struct {
+		typ    byte
+		lo, hi uint32
+	}
+	tables := make([]table, 0, count)
+	total := uint64(0)
 	for i := uint32(0); i < count; i++ {
 		if p+2 > len(sec) {
 			return sec, nil // the compiler refuses it
@@ -358,12 +377,25 @@ func tablesCapped(sec []byte, base int) ([]byte, error) {
 		if hi < lo {
 			return sec, nil // invalid: the compiler says so
 		}
-		out = append(out, typ, 1)
-		out = appendU32(out, lo)
-		out = appendU32(out, hi)
+		if total += uint64(lo); total > maxTableElements {
+			return nil, &LimitError{Limit: "tables over a filter's table size in all", Function: -1, Offset: base,
+				Detail: fmt.Sprintf("tables 0 to %d declare at least %d elements together, over the %d a filter's tables may have in all", i, total, maxTableElements),
+				Fix:    "declare fewer or smaller tables", Err: ErrTableTooLarge}
+		}
+		tables = append(tables, table{typ, lo, hi})
 	}
 	if p != len(sec) {
 		return sec, nil
+	}
+	share := uint32(maxTableElements)
+	if count > 0 {
+		share /= count
+	}
+	out := appendU32(make([]byte, 0, len(sec)+int(count)*5), count)
+	for _, t := range tables {
+		out = append(out, t.typ, 1)
+		out = appendU32(out, t.lo)
+		out = appendU32(out, max(t.lo, min(t.hi, share)))
 	}
 	return out, nil
 }

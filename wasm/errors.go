@@ -226,6 +226,7 @@ func (e *CompileError) Error() string {
 	}
 	return fmt.Sprintf("wasm: filter %q: module does not compile: %v", e.Filter, e.Err)
 }
+func (e *CompileError) Unwrap() error { return e.Err }
 
 // LimitError: a module from configuration, valid WebAssembly or not, is
 // refused by a cap sluice puts on what it compiles and runs (a function's
@@ -268,7 +269,6 @@ func (e *LimitError) Error() string {
 	return s
 }
 func (e *LimitError) Unwrap() error { return e.Err }
-func (e *CompileError) Unwrap() error { return e.Err }
 
 // ConfigError: mcpf_init rejected the filter's config at load.
 type ConfigError struct {

@@ -118,3 +118,53 @@ func TestTableFormsCapped(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesBoundedInAll: with reference types a module may define many
+// tables, each under the per-table cap: their minimums are refused over
+// maxTableElements in all, more than maxTables tables are refused, and
+// each table grows only to its share (before: eight tables of 2^18
+// elements each grew to 2^20 apiece, n × 8 MiB of host memory for n
+// tables, and minimums took as much at instantiation). One table still
+// grows to the whole cap.
+func TestTablesBoundedInAll(t *testing.T) {
+	h := newTestHost(t, &Options{DisableAfter: -1})
+	tables := func(n int, lo uint32) []byte {
+		b := appendU32(nil, uint32(n))
+		for range n {
+			b = appendU32(append(b, 0x70, 0), lo)
+		}
+		return b
+	}
+	// table.grow(ref.null func, by) on table i == want, else trap
+	grow := func(i int, by, want int32) []byte {
+		return cat([]byte{0xd0, 0x70}, i32c(by), []byte{0xfc, 0x0f, byte(i)},
+			i32c(want), []byte{0x47, opIf, blockEmpty, opUnreachable, opEnd})
+	}
+	for _, c := range []struct {
+		name    string
+		n       int
+		lo      uint32
+		refused string
+	}{
+		{"minimums in all", 8, 1 << 18, "in all"},
+		{"too many tables", maxTables + 1, 0, "too many tables"},
+	} {
+		_, err := h.Load(context.Background(), Spec{Name: c.name, Module: rawFilter(tables(c.n, c.lo), 1, 0, i32c(1))})
+		var lim *LimitError
+		if !errors.As(err, &lim) || !errors.Is(err, ErrTableTooLarge) || !strings.Contains(err.Error(), c.refused) {
+			t.Errorf("%s: %v; want a LimitError saying %q", c.name, err, c.refused)
+		}
+	}
+	var code []byte
+	for i := range 8 {
+		code = append(code, grow(i, 1<<18, -1)...)
+	}
+	f := mustLoad(t, h, Spec{Name: "eight tables", Module: rawFilter(tables(8, 0), 1, 0, cat(code, i32c(1)))})
+	if out, err := runBounded(t, f, "in"); err != nil || out.Status != StatusPass {
+		t.Errorf("eight tables each grown by 2^18: %v, %v; want every grow refused (-1)", out.Status, err)
+	}
+	f = mustLoad(t, h, Spec{Name: "one table", Module: rawFilter(tables(1, 0), 1, 0, cat(grow(0, 1<<20, 0), grow(0, 1, -1), i32c(1)))})
+	if out, err := runBounded(t, f, "in"); err != nil || out.Status != StatusPass {
+		t.Errorf("one table grown to the cap: %v, %v; want 2^20 granted, one more refused", out.Status, err)
+	}
+}
