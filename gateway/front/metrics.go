@@ -3,6 +3,7 @@ package front
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,7 +14,6 @@ import (
 // Label values outside these closed sets are recorded as "other", so a
 // buggy or hostile caller cannot grow the series count.
 var (
-	callOutcomes    = set("ok", "tool_error", "error", "canceled", "denied", "timeout", "invalid")
 	serverStates    = []string{"idle", "starting", "ready", "failed", "closed", "pending"}
 	filterOutcomes  = set("pass", "modified", "blocked", "error", "fail_open", "fail_closed")
 	sandboxOutcomes = set("ok", "error", "timeout", "steps", "calls", "memory", "output", "canceled")
@@ -46,6 +46,8 @@ type Metrics struct {
 	filters    *prometheus.CounterVec
 	sandbox    *prometheus.CounterVec
 	caps       *labelCap
+	capSeries  sync.Map // capability -> *callSeries, for those caps admits (ObserveCall)
+	otherCalls atomic.Pointer[callSeries]
 	servers    *labelCap
 	filterCaps *labelCap
 	httpLimits *prometheus.CounterVec
@@ -118,9 +120,69 @@ func (m *Metrics) ObserveCall(capability, outcome string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	c := m.caps.value(capability)
-	m.calls.WithLabelValues(c, closed(callOutcomes, outcome)).Inc()
-	m.durations.WithLabelValues(c).Observe(d.Seconds())
+	s := m.callSeriesOf(capability)
+	s.counter(m, outcome).Inc()
+	s.duration.Observe(d.Seconds())
+}
+
+// callOutcomeNames are the outcome label's values, "other" last.
+var callOutcomeNames = [...]string{"ok", "tool_error", "error", "canceled", "denied", "timeout", "invalid", "other"}
+
+// callSeries is one capability label's call series, looked up once: the
+// duration histogram, and a call counter per outcome, each resolved the
+// first time a call has that outcome (a series appears in the exposition
+// once it is first counted, as with WithLabelValues at every call).
+//
+// # Why
+//
+// Every finished call recorded its metrics through two label lookups
+// (hashing the label values under the vector's lock) and the label cap's
+// lock; a capability's series never change once created, so the call path
+// keeps them.
+type callSeries struct {
+	label    string
+	duration prometheus.Observer
+	calls    [len(callOutcomeNames)]atomic.Pointer[prometheus.Counter]
+}
+
+// callSeriesOf is capability's series. Only capabilities the label cap
+// admits under their own name are kept (at most MaxLabels of them); every
+// other name shares the "other" series, so no caller can grow the cache.
+func (m *Metrics) callSeriesOf(capability string) *callSeries {
+	if s, ok := m.capSeries.Load(capability); ok {
+		return s.(*callSeries)
+	}
+	label := m.caps.value(capability)
+	if label == "other" {
+		if s := m.otherCalls.Load(); s != nil {
+			return s
+		}
+		s := &callSeries{label: label, duration: m.durations.WithLabelValues(label)}
+		if m.otherCalls.CompareAndSwap(nil, s) {
+			return s
+		}
+		return m.otherCalls.Load()
+	}
+	s, _ := m.capSeries.LoadOrStore(capability, &callSeries{label: label, duration: m.durations.WithLabelValues(label)})
+	return s.(*callSeries)
+}
+
+// counter is the call counter of s's capability for outcome (unknown
+// outcomes count as "other").
+func (s *callSeries) counter(m *Metrics, outcome string) prometheus.Counter {
+	i := len(callOutcomeNames) - 1
+	for j, o := range callOutcomeNames[:i] {
+		if o == outcome {
+			i = j
+			break
+		}
+	}
+	if c := s.calls[i].Load(); c != nil {
+		return *c
+	}
+	c := m.calls.WithLabelValues(s.label, callOutcomeNames[i])
+	s.calls[i].Store(&c)
+	return c
 }
 
 // SetServerState records the current state of an upstream server: one of
