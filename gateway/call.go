@@ -41,6 +41,27 @@ type CallRequest struct {
 	// Raw skips the context-stage filters (a script's calls: the script's
 	// final value is what reaches the model).
 	Raw bool
+
+	// asker is Approve for an agent's call (the frontend's, kept in the
+	// call's context node rather than in a closure of its own); Approve
+	// wins when both are set.
+	asker approvalAsker
+}
+
+// approvalAsker asks for one call's approval, as CallRequest.Approve.
+type approvalAsker interface {
+	askApproval(ctx context.Context, r ApprovalRequest) (bool, error)
+}
+
+// canAsk reports whether the call has someone to ask for approval.
+func (r *CallRequest) canAsk() bool { return r.Approve != nil || r.asker != nil }
+
+// ask asks for the call's approval (canAsk must be true).
+func (r *CallRequest) ask(ctx context.Context, a ApprovalRequest) (bool, error) {
+	if r.Approve != nil {
+		return r.Approve(ctx, a)
+	}
+	return r.asker.askApproval(ctx, a)
 }
 
 // CallResult is a call's outcome as it reaches the caller.
@@ -103,7 +124,7 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 	defer trackCaller(ctx, server)() // a script's call: route upstream traffic to its agent
 	// Refuse before launching when the recorded listing already says the
 	// call needs approval that nobody can give.
-	if req.Approve == nil && !req.Yes {
+	if !req.canAsk() && !req.Yes {
 		if l := g.knownAll(v); l.prov != ProvMissing {
 			var raw json.RawMessage
 			for _, t := range l.tools {
@@ -160,10 +181,10 @@ func (g *Gateway) call(ctx context.Context, req CallRequest) (_ *CallResult, err
 		aspan.End(nil)
 	}
 	if !a.Approved && !req.Yes {
-		if req.Approve == nil {
+		if !req.canAsk() {
 			return nil, refusal(req.Capability, a)
 		}
-		yes, err := req.Approve(ctx, ApprovalRequest{Capability: req.Capability, Class: a.Class, Reason: a.Reason, Arguments: args})
+		yes, err := req.ask(ctx, ApprovalRequest{Capability: req.Capability, Class: a.Class, Reason: a.Reason, Arguments: args})
 		if err != nil {
 			e := refusal(req.Capability, a).(*Error)
 			e.Message += " (approval could not be asked: " + err.Error() + ")"

@@ -355,7 +355,13 @@ func (f *frontend) Describe(ctx context.Context, req front.DescribeRequest, p fr
 // 2026-07-28 input_required result is relayed as is and its retry sent
 // back upstream.
 func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer) (_ json.RawMessage, err error) {
-	ctx = withAgentCall(ctx, p, f.extras(req, p))
+	var ac *agentCallCtx
+	if p == nil {
+		ctx = mcp.WithExtras(ctx, f.extras(req, p))
+	} else {
+		ac = &agentCallCtx{Context: ctx, rid: p.RequestID(), x: f.extras(req, p), f: f, p: p}
+		ctx = ac
+	}
 	if f.g.tracer != nil {
 		var span *trace.Span
 		ctx, span = f.g.startRequest(ctx, p, "tools/call "+req.Capability, trace.Attr{Key: "mcp.method.name", Value: "tools/call"}, trace.Attr{Key: "gen_ai.tool.name", Value: req.Capability}, trace.Attr{Key: "gen_ai.operation.name", Value: "execute_tool"})
@@ -373,7 +379,7 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 			// no progress would reach an agent that asked for none.
 			cr.OnProgress = f.progressTo(ctx, p, req.Capability)
 		}
-		cr.Approve = f.approver(p)
+		cr.asker = ac // asks p (askApproval)
 	}
 	res, err := f.g.Call(ctx, cr)
 	f.maybeUpdateStates()
@@ -442,30 +448,28 @@ func (f *frontend) progressTo(ctx context.Context, p front.Peer, capability stri
 	}
 }
 
-// approver asks the agent's user by elicitation. A client that cannot be
-// asked waits for a decision in the dashboard, when one is served
-// (bounded); otherwise the call is refused at once (the refusal names the
-// remedy). Every decision is audited.
-func (f *frontend) approver(p front.Peer) func(context.Context, ApprovalRequest) (bool, error) {
-	return func(ctx context.Context, r ApprovalRequest) (bool, error) {
-		args := string(r.Arguments)
-		if len(args) > 400 {
-			args = firstLine(args, 400)
-		}
-		if p.Supports("elicitation") {
-			msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, args)
-			ok, err := p.Elicit(ctx, msg, nil)
-			if err == nil {
-				f.g.audit(admin.Decision{Kind: "call", Capabilities: []string{r.Capability}, RequestID: p.RequestID(), Via: "elicitation", Approved: ok})
-				return ok, nil
-			}
-			if !errors.Is(err, front.ErrUnsupported) {
-				return false, err
-			}
-		}
-		return f.g.askDashboard(ctx, admin.ApprovalRequest{Kind: "call", Capabilities: []string{r.Capability}, Class: r.Class, Reason: r.Reason,
-			Arguments: string(r.Arguments), RequestID: p.RequestID()})
+// askApproval asks p's agent's user by elicitation to approve one call. A
+// client that cannot be asked waits for a decision in the dashboard, when
+// one is served (bounded); otherwise the call is refused at once (the
+// refusal names the remedy). Every decision is audited.
+func (f *frontend) askApproval(ctx context.Context, p front.Peer, r ApprovalRequest) (bool, error) {
+	args := string(r.Arguments)
+	if len(args) > 400 {
+		args = firstLine(args, 400)
 	}
+	if p.Supports("elicitation") {
+		msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, args)
+		ok, err := p.Elicit(ctx, msg, nil)
+		if err == nil {
+			f.g.audit(admin.Decision{Kind: "call", Capabilities: []string{r.Capability}, RequestID: p.RequestID(), Via: "elicitation", Approved: ok})
+			return ok, nil
+		}
+		if !errors.Is(err, front.ErrUnsupported) {
+			return false, err
+		}
+	}
+	return f.g.askDashboard(ctx, admin.ApprovalRequest{Kind: "call", Capabilities: []string{r.Capability}, Class: r.Class, Reason: r.Reason,
+		Arguments: string(r.Arguments), RequestID: p.RequestID()})
 }
 
 // scriptApprover asks for a script's whole set of capabilities that need
@@ -1162,6 +1166,14 @@ type agentCallCtx struct {
 	context.Context
 	rid any // string
 	x   mcp.Extras
+	// f and p ask for the call's approval (askApproval), when set.
+	f *frontend
+	p front.Peer
+}
+
+// askApproval asks c's agent (frontend.askApproval).
+func (c *agentCallCtx) askApproval(ctx context.Context, r ApprovalRequest) (bool, error) {
+	return c.f.askApproval(ctx, c.p, r)
 }
 
 func (c *agentCallCtx) Value(key any) any {

@@ -10,6 +10,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// handOverer is fastCall.handOver: the stdio fast path's *fastRun, or an
+// HTTP request's closure (handOverFunc).
+type handOverer interface {
+	handOver(raw json.RawMessage) bool
+}
+
+// handOverFunc is a function as a handOverer.
+type handOverFunc func(raw json.RawMessage) bool
+
+func (f handOverFunc) handOver(raw json.RawMessage) bool { return f(raw) }
+
 // fastCall is one tools/call a fast path took, as both transports hand it
 // to answerFast: what the agent asked for and what this front answers
 // with. Each transport keeps only its framing (reading the request,
@@ -26,7 +37,7 @@ type fastCall struct {
 	// input_required result, stashed (only the SDK turns it into an
 	// answer of the agent's era); false when it could not, and the
 	// result is then converted by the SDK path's rules here.
-	handOver func(raw json.RawMessage) bool
+	handOver handOverer
 	// late: the call is counted and logged by the transport once its
 	// answer is written (call and outcome say what to finish), not by
 	// answerFast before the answer leaves.
@@ -69,7 +80,7 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 			// The stash keeps it, and if it cannot be handed over it is
 			// answered below: from a copy either way (the loan is given back).
 			c.raw = c.lctx.loan.keep(c.raw)
-			if q.handOver(c.raw) {
+			if q.handOver.handOver(c.raw) {
 				return true
 			}
 		}

@@ -362,7 +362,7 @@ const metaVersion = `"` + modernVersion + `"`
 // exactly as the SDK would, and returns the call that answers it (the
 // frame filter runs it on its own goroutine once reading went on on a
 // worker).
-func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
+func (s *fastStdio) take(req *jsonrpc.Request) (run takenCall, taken bool) {
 	if !req.IsCall() || req.Method != "tools/call" || s.f.direct.Load() == 0 {
 		return nil, false
 	}
@@ -404,11 +404,13 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 		}
 		who = s.legacyIdentity(init)
 	}
-	var token any
+	var token any // set only when sent: the decoding target lives on the heap
 	if t, ok := p.metaValue("progressToken"); ok {
-		if json.Unmarshal(t, &token) != nil {
+		var v any
+		if json.Unmarshal(t, &v) != nil {
 			return nil, false
 		}
+		token = v
 	}
 	f.mu.Lock()
 	var ref upstreamRef
@@ -445,7 +447,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run func(), taken bool) {
 	if n := f.opts.fastTaken; n != nil {
 		n.Add(1)
 	}
-	return r.run, true
+	return r, true
 }
 
 // fastRun is one call the stdio fast path took: what run needs, the
@@ -480,7 +482,7 @@ func (r *fastRun) run() {
 	}()
 	r.resp.ID = r.id
 	r.q = fastCall{name: r.p.name, args: r.p.args, capability: r.capability, rid: r.pr.rid, modern: r.modern, serverInfo: s.serverInfo,
-		handOver: r.handOver, late: true}
+		handOver: r, late: true}
 	q, resp := &r.q, &r.resp
 	handed := f.answerFast(r.ctx, q, &r.pr, resp)
 	c.forget(r.id)
@@ -505,7 +507,8 @@ func (r *fastRun) run() {
 	}
 }
 
-// handOver is the call's fastCall.handOver.
+// handOver is the call's fastCall.handOver (r is it: no method value to
+// allocate).
 func (r *fastRun) handOver(raw json.RawMessage) bool { return r.s.handOver(r.id, r.p, raw) }
 
 // handOver gives req to the SDK with its answer stashed: the SDK's

@@ -544,7 +544,7 @@ func (x *fastHTTP) run(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, p 
 				resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (request " + rid + ")"}}
 			}
 		}()
-		q.handOver = func(raw json.RawMessage) bool { return x.handOver(w, r, id, p, raw, out, modern) }
+		q.handOver = handOverFunc(func(raw json.RawMessage) bool { return x.handOver(w, r, id, p, raw, out, modern) })
 		handed = f.answerFast(ctx, q, pr, resp)
 	}()
 	if !handed {

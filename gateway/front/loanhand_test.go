@@ -24,10 +24,10 @@ func TestLentInputRequiredAnsweredWhenNotHandedOver(t *testing.T) {
 			t.Fatal(err)
 		}
 		handed := false
-		q := &fastCall{name: "up__ask", capability: "up__ask", rid: "r-1", handOver: func(json.RawMessage) bool {
+		q := &fastCall{name: "up__ask", capability: "up__ask", rid: "r-1", handOver: handOverFunc(func(json.RawMessage) bool {
 			handed = true
 			return false // as when the SDK's pipe is closed
-		}}
+		})}
 		var resp jsonrpc.Response
 		if f.answerFast(context.Background(), q, nil, &resp) || !handed {
 			t.Fatalf("answerFast handed the call over (%v) or never tried (%v)", !handed, handed)

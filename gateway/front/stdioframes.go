@@ -46,6 +46,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // read it as a notification and answer nothing.
 func filterFrames(r io.Reader, dst *io.PipeWriter, out io.Writer, max int, log *slog.Logger, t frameTaker, ids idClaimer) {
 	fr := &frameReader{br: bufio.NewReaderSize(r, 64<<10), dst: dst, out: out, max: max, log: log, t: t, ids: ids}
+	fr.loopFn = fr.loop
 	fr.loop()
 }
 
@@ -72,10 +73,15 @@ type frameTaker interface {
 	// to run at once: the reading goroutine runs it itself after reading
 	// went on on another goroutine (spawn), so the call waits for no
 	// hand-off between goroutines.
-	take(req *jsonrpc.Request) (run func(), taken bool)
+	take(req *jsonrpc.Request) (run takenCall, taken bool)
 	// spawn runs fn on another goroutine.
 	spawn(fn func())
 }
+
+// takenCall is a call a frameTaker took, to run at once (a *fastRun: an
+// interface holding the pointer, not a method value, which would be one
+// more allocation a call).
+type takenCall interface{ run() }
 
 // frameReader is filterFrames's state. One goroutine at a time reads:
 // the one that runs loop, which hands loop on (spawn) before it runs a
@@ -89,6 +95,10 @@ type frameReader struct {
 	log  *slog.Logger
 	t    frameTaker
 	ids  idClaimer
+	// loopFn is loop as a func, made once: reading is handed on (spawn)
+	// at every call taken, and a method value made there is an
+	// allocation a call.
+	loopFn func()
 }
 
 func (fr *frameReader) loop() {
@@ -115,7 +125,7 @@ func (fr *frameReader) loop() {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		var run func()
+		var run takenCall
 		if len(bytes.TrimSpace(fr.line)) > 0 {
 			var ok bool
 			if run, ok = passFrame(fr.line, fr.dst, fr.out, fr.log, fr.t, fr.ids); !ok {
@@ -127,13 +137,13 @@ func (fr *frameReader) loop() {
 		if err != nil {
 			fr.end(err)
 			if run != nil {
-				run()
+				run.run()
 			}
 			return
 		}
 		if run != nil {
-			fr.t.spawn(fr.loop)
-			run()
+			fr.t.spawn(fr.loopFn)
+			run.run()
 			return
 		}
 	}
@@ -155,7 +165,7 @@ func endFrames(err error, log *slog.Logger) {
 // passFrame checks one line and forwards it, or answers it, or has t
 // take it (run: the call t wants run now). It reports false once dst no
 // longer accepts frames.
-func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t frameTaker, ids idClaimer) (run func(), ok bool) {
+func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t frameTaker, ids idClaimer) (run takenCall, ok bool) {
 	line = bytes.TrimSpace(line)
 	// One pass validates the line as encoding/json does and bounds its
 	// nesting; a line it refuses is looked at again only to tell a line

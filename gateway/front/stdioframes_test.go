@@ -227,7 +227,7 @@ type recordingTaker struct {
 	ids   map[any]bool
 }
 
-func (r *recordingTaker) take(req *jsonrpc.Request) (func(), bool) {
+func (r *recordingTaker) take(req *jsonrpc.Request) (takenCall, bool) {
 	r.taken = append(r.taken, req)
 	return nil, true
 }
