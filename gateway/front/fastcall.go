@@ -44,6 +44,21 @@ type fastCall struct {
 	late    bool
 	call    *invoked
 	outcome string
+
+	// f and inv are answerFast's: the front whose backend is called
+	// (callBackend) and the call's bookkeeping, held here rather than in
+	// a closure and an allocation of their own.
+	f   *front
+	inv invoked
+}
+
+// callBackend is the backend call of q (answerFast's, through invoke).
+func (q *fastCall) callBackend(ctx context.Context, p Peer) (json.RawMessage, error) {
+	args := json.RawMessage(q.args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return q.f.b.Call(ctx, CallRequest{Capability: q.capability, Arguments: args, Tool: q.name}, p)
 }
 
 // answerFast runs one fast-path call through the backend and fills resp
@@ -54,16 +69,11 @@ type fastCall struct {
 // instead; resp is unused then, and the SDK's path counts and logs the
 // call.
 func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *jsonrpc.Response) (handed bool) {
-	c := f.invoke(ctx, q.name, q.rid, q.capability, p, func(ctx context.Context, p Peer) (json.RawMessage, error) {
-		args := json.RawMessage(q.args)
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		return f.b.Call(ctx, CallRequest{Capability: q.capability, Arguments: args, Tool: q.name}, p)
-	})
-	defer c.lctx.loan.giveBack() // resp is built from copies of c.raw
-	var pe *ProtocolError
-	if errors.As(c.err, &pe) {
+	q.f = f
+	c := &q.inv
+	f.invokeInto(c, ctx, q.name, q.rid, q.capability, p, q)
+	defer c.lctx.loan.giveBack()                // resp is built from copies of c.raw
+	if c.err != nil && isProtocolError(c.err) { // errors.As's target would be an allocation a call
 		var je *jsonrpc.Error
 		asJSONRPC(c.err, &je)
 		q.finished(ctx, c, "invalid")
@@ -123,4 +133,10 @@ func (f *front) answerFast(ctx context.Context, q *fastCall, p *peer, resp *json
 func emptyObject(v []byte) bool {
 	i := rawWS(v, 1)
 	return i < len(v) && v[i] == '}'
+}
+
+// isProtocolError reports whether err is a *ProtocolError.
+func isProtocolError(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe)
 }

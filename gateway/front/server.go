@@ -410,7 +410,24 @@ func (c *invoked) log() *slog.Logger {
 
 // invoke runs fn under ctx with panic recovery.
 func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *peer, fn callFunc) *invoked {
-	c := &invoked{f: f, rid: rid, tool: tool, capability: capability, start: time.Now()}
+	c := new(invoked)
+	f.invokeInto(c, ctx, tool, rid, capability, p, fn)
+	return c
+}
+
+// backendCaller is a backend call invoke runs: a callFunc, or a fast
+// path's *fastCall.
+type backendCaller interface {
+	callBackend(ctx context.Context, p Peer) (json.RawMessage, error)
+}
+
+func (fn callFunc) callBackend(ctx context.Context, p Peer) (json.RawMessage, error) {
+	return fn(ctx, p)
+}
+
+// invokeInto is invoke with the call's bookkeeping in c (reset first).
+func (f *front) invokeInto(c *invoked, ctx context.Context, tool, rid, capability string, p *peer, fn backendCaller) {
+	*c = invoked{f: f, rid: rid, tool: tool, capability: capability, start: time.Now()}
 	if f.log.Enabled(ctx, slog.LevelDebug) {
 		c.log().Debug("call started", "session", p.SessionID(), "client", p.ClientName())
 	}
@@ -422,9 +439,8 @@ func (f *front) invoke(ctx context.Context, tool, rid, capability string, p *pee
 			}
 		}()
 		c.lctx.Context = ctx
-		return fn(&c.lctx, p)
+		return fn.callBackend(&c.lctx, p)
 	}()
-	return c
 }
 
 // finish counts and logs the call's outcome: one line, with the same
