@@ -61,3 +61,26 @@ func TestWithAgentCall(t *testing.T) {
 		t.Error("no peer: not an agent's call")
 	}
 }
+
+// The request id is boxed by the first Value that asks for it: askers on
+// several goroutines at once all read the id (run with -race).
+func TestAgentCallIDConcurrentFirstValue(t *testing.T) {
+	for range 50 {
+		ctx := withAgentCall(context.Background(), ridPeer{rid: "rq-9"}, mcp.Extras{})
+		got := make(chan any, 8)
+		for i := range 8 {
+			go func() {
+				if i%2 == 0 {
+					got <- ctx.Value(agentKey{})
+				} else {
+					got <- RequestIDFrom(ctx)
+				}
+			}()
+		}
+		for range 8 {
+			if v := <-got; v != "rq-9" {
+				t.Fatalf("a first Value read %v, want rq-9", v)
+			}
+		}
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -359,7 +360,8 @@ func (f *frontend) Call(ctx context.Context, req front.CallRequest, p front.Peer
 	if p == nil {
 		ctx = mcp.WithExtras(ctx, f.extras(req, p))
 	} else {
-		ac = &agentCallCtx{Context: ctx, rid: p.RequestID(), x: f.extras(req, p), f: f, p: p}
+		ac = newAgentCall(ctx, p, f.extras(req, p))
+		ac.f = f
 		ctx = ac
 	}
 	if f.g.tracer != nil {
@@ -1164,9 +1166,13 @@ func topMember(obj json.RawMessage, name string) json.RawMessage {
 // mcp.WithExtras did in six allocations, in two.
 type agentCallCtx struct {
 	context.Context
-	rid any // string
-	x   mcp.Extras
-	// f and p ask for the call's approval (askApproval), when set.
+	rid string
+	// ridv is rid as an any, boxed by the first Value that asks for it
+	// (most calls log nothing through the gateway and have no dashboard:
+	// boxing it up front was an allocation a call).
+	ridv atomic.Value
+	x    mcp.Extras
+	// f asks p for the call's approval (askApproval), when set.
 	f *frontend
 	p front.Peer
 }
@@ -1179,7 +1185,12 @@ func (c *agentCallCtx) askApproval(ctx context.Context, r ApprovalRequest) (bool
 func (c *agentCallCtx) Value(key any) any {
 	switch key.(type) {
 	case requestIDKey, agentKey:
-		return c.rid
+		if v := c.ridv.Load(); v != nil {
+			return v
+		}
+		var v any = c.rid
+		c.ridv.Store(v) // a concurrent first asker stores an equal value
+		return v
 	}
 	if mcp.IsExtrasKey(key) {
 		return &c.x
@@ -1195,7 +1206,12 @@ func withAgentCall(ctx context.Context, p front.Peer, x mcp.Extras) context.Cont
 	if p == nil {
 		return mcp.WithExtras(ctx, x)
 	}
-	return &agentCallCtx{Context: ctx, rid: p.RequestID(), x: x}
+	return newAgentCall(ctx, p, x)
+}
+
+// newAgentCall is withAgentCall's node for a peer (p not nil).
+func newAgentCall(ctx context.Context, p front.Peer, x mcp.Extras) *agentCallCtx {
+	return &agentCallCtx{Context: ctx, rid: p.RequestID(), x: x, p: p}
 }
 
 // withPeer puts the agent request's id on ctx, so the gateway's log lines

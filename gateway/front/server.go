@@ -237,7 +237,11 @@ func (f *front) newRequestID(req mcp.Request) string {
 			}
 		}
 	}
-	return f.prefix + "-" + strconv.FormatUint(f.seq.Add(1), 10)
+	// One allocation, the string: a concatenation with FormatUint's
+	// result would be two.
+	var buf [48]byte
+	b := strconv.AppendUint(append(append(buf[:0], f.prefix...), '-'), f.seq.Add(1), 10)
+	return string(b)
 }
 
 // guardMiddleware recovers panics in any handler (the SDK does not), so a
