@@ -165,25 +165,16 @@ func pollOneoff(ctx context.Context, m api.Module, st []uint64) {
 				return
 			}
 			event(sub, 0)
-		case 1: // fd_read
+		case 1, 2: // fd_read, fd_write
 			fd := int32(le.Uint32(arg))
 			switch {
 			case fd < 0:
 				st[0] = errnoBadf
 				return
-			case fd > 2:
+			case fd > 2: // not open
 				event(sub, errnoBadf)
-			default:
+			case sub[8] == 1:
 				reads = append(reads, sub)
-			}
-		case 2: // fd_write
-			fd := int32(le.Uint32(arg))
-			switch {
-			case fd < 0:
-				st[0] = errnoBadf
-				return
-			case fd > 2:
-				event(sub, errnoBadf)
 			default:
 				event(sub, errnoNotsup)
 			}
