@@ -75,8 +75,8 @@ Flags:
   --timeout DURATION  give up after DURATION (e.g. 30s); the server's timeoutMs
                       (default 60s) applies too, whichever is shorter
   --project DIR       the project root (default: found from the working
-` + profileHelp + `
                       directory)
+` + profileHelpWide + `
 
 Exit status:
   0    the tool ran and succeeded

@@ -282,9 +282,14 @@ func openGateway(e *env, cmd, project string) (*gateway.Gateway, func(), int, bo
 	return openGatewayProfile(e, cmd, project, "")
 }
 
-// profileHelp documents --profile for the commands that take it.
-const profileHelp = `  --profile NAME only what profile NAME (profiles: in the user config)
+// profileHelp documents --profile for the commands that take it, in a
+// flag list whose descriptions start at column 17 (profileHelpWide: 22).
+const (
+	profileHelp = `  --profile NAME only what profile NAME (profiles: in the user config)
                  exposes: its servers and capabilities`
+	profileHelpWide = `  --profile NAME      only what profile NAME (profiles: in the user
+                      config) exposes: its servers and capabilities`
+)
 
 // openGatewayProfile is openGateway narrowed to a declared profile ("" =
 // none); an undeclared profile is refused.

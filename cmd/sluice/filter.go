@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,9 +68,12 @@ Exit status:
 	})
 }
 
+// filterSubcommands are the subcommands of 'sluice filter'.
+var filterSubcommands = []string{"test", "bench", "list", "enable"}
+
 func runFilter(e *env) int {
 	if len(e.args) == 0 {
-		return usageErr(e, "filter", "want a subcommand: test, bench or list")
+		return usageErr(e, "filter", "want a subcommand: test, bench, list or enable")
 	}
 	sub, rest := e.args[0], e.args[1:]
 	se := *e
@@ -84,10 +88,20 @@ func runFilter(e *env) int {
 	case "enable":
 		return runFilterEnable(&se)
 	case "-h", "--help", "help":
+		extra := rest
+		if len(extra) > 0 && slices.Contains(filterSubcommands, extra[0]) {
+			extra = extra[1:]
+		}
+		if len(extra) > 0 {
+			return usageErr(e, "filter", "unexpected argument %q after %s", extra[0], sub)
+		}
 		fmt.Fprint(e.stdout, commands["filter"].help)
 		return exitOK
 	}
-	return usageErr(e, "filter", "unknown subcommand %q; want test, bench or list", sub)
+	if near := gateway.Suggest(sub, filterSubcommands); near != "" {
+		return usageErr(e, "filter", "unknown subcommand %q; did you mean %s? want test, bench, list or enable", sub, near)
+	}
+	return usageErr(e, "filter", "unknown subcommand %q; want test, bench, list or enable", sub)
 }
 
 func runFilterTest(e *env, bench bool) int {

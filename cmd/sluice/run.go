@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sort"
 
 	"sluice/gateway"
@@ -94,16 +95,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "--version", "-v":
 		name = "version"
 	case "help", "--help", "-h":
-		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				fmt.Fprint(stdout, c.help)
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "sluice: no help for unknown command %q; run 'sluice help' for the list\n", args[1])
-			return exitUsage
-		}
-		usage(stdout)
-		return exitOK
+		return runHelp(args[1:], stdout, stderr)
 	}
 	c, ok := commands[name]
 	if !ok {
@@ -123,6 +115,39 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Log lines a lockedWriter holds back are written before the exit.
 	closeStderr(e.stderr)
 	return code
+}
+
+// runHelp prints the help of one command (or the list): 'sluice help
+// [COMMAND]', and 'sluice help filter SUBCOMMAND' (filter's help covers
+// its subcommands). Anything else is refused, never ignored.
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		if near := gateway.Suggest(args[0], names); near != "" {
+			fmt.Fprintf(stderr, "sluice help: no command %q; did you mean %s? run 'sluice help' for the list\n", args[0], near)
+		} else {
+			fmt.Fprintf(stderr, "sluice help: no command %q; run 'sluice help' for the list\n", args[0])
+		}
+		return exitUsage
+	}
+	extra := args[1:]
+	if args[0] == "filter" && len(extra) > 0 && slices.Contains(filterSubcommands, extra[0]) {
+		extra = extra[1:]
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(stderr, "sluice help: unexpected argument %q; help takes one command: sluice help %s\n", extra[0], args[0])
+		return exitUsage
+	}
+	fmt.Fprint(stdout, c.help)
+	return exitOK
 }
 
 func usage(w io.Writer) {

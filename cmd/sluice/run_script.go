@@ -66,8 +66,8 @@ Flags:
   --timeout DURATION  wall time of the run (e.g. 10s), capped by the
                       sandbox.timeoutMs setting (default 30s)
   --project DIR       the project root (default: found from the working
-` + profileHelp + `
                       directory)
+` + profileHelpWide + `
 
 Exit status:
   0    the script ran and assigned its result

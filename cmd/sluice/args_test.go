@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHelpRefusesExtraArguments: 'sluice help COMMAND' takes one command
+// (and filter one of its subcommands); anything more is refused, not
+// ignored, and an unknown command gets a suggestion.
+func TestHelpRefusesExtraArguments(t *testing.T) {
+	newWorld(t)
+	for _, name := range commandNames() {
+		want(t, sluice(t, "", "help", name), exitOK, "Usage: sluice "+name)
+		for _, args := range [][]string{{"help", name, "extra"}, {"--help", name, "extra"}, {"help", name, "--json"}} {
+			r := sluice(t, "", args...)
+			want(t, r, exitUsage, "sluice help: unexpected argument \""+args[2]+"\"; help takes one command: sluice help "+name)
+			if r.stdout != "" {
+				t.Errorf("sluice %v printed help anyway:\n%s", args, r)
+			}
+		}
+	}
+	want(t, sluice(t, "", "help", "filter", "test"), exitOK, "Usage: sluice filter test")
+	want(t, sluice(t, "", "help", "filter", "test", "x"), exitUsage, `unexpected argument "x"`)
+	want(t, sluice(t, "", "filter", "help", "x"), exitUsage, `unexpected argument "x" after help`)
+	want(t, sluice(t, "", "filter", "lst"), exitUsage, "did you mean list?")
+	want(t, sluice(t, "", "help", "sevre"), exitUsage, `sluice help: no command "sevre"; did you mean serve?`)
+}
+
+// sluiceTimed runs the binary with stdin empty, giving up after a minute.
+func sluiceTimed(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, args...)
+	ownGroup(cmd)
+	cmd.Cancel = func() error { killGroup(cmd); return nil }
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("sluice %v did not end within a minute:\n%s", args, errb.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running sluice %v: %v", args, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// flagEntry is a flag at the start of a line of a help text's flag list.
+var flagEntry = regexp.MustCompile(`(?m)^ {2,}(--[a-z][a-z0-9-]*)`)
+
+// TestEveryCommandsFlagsAreWhatItsHelpSays: every command refuses a flag
+// it does not have (exit 2, naming it), and accepts every flag its help
+// lists (whatever else it then says about the missing arguments).
+func TestEveryCommandsFlagsAreWhatItsHelpSays(t *testing.T) {
+	w := newWorld(t)
+	t.Setenv("HOME", w.root) // import and install read client files under HOME
+	for _, name := range commandNames() {
+		r := sluiceTimed(t, name, "--no-such-flag")
+		want(t, r, exitUsage, "no-such-flag")
+		if name == "filter" {
+			continue // its flags are its subcommands'
+		}
+		seen := map[string]bool{}
+		for _, m := range flagEntry.FindAllStringSubmatch(commands[name].help, -1) {
+			f := m[1]
+			if seen[f] || slices.Contains([]string{"--color", "--progress", "--no-color", "--no-progress"}, f) {
+				continue
+			}
+			seen[f] = true
+			switch name {
+			case "serve": // serves until stdin ends: an address it cannot listen on stops it
+				r = sluiceTimed(t, name, f, "-", "--http", "not an address")
+			case "dashboard": // serves until a signal: likewise
+				r = sluiceTimed(t, name, f, "-", "not an address")
+			default:
+				r = sluiceTimed(t, name, f)
+			}
+			if strings.Contains(r.stderr, "flag provided but not defined: -"+strings.TrimLeft(f, "-")) {
+				t.Errorf("sluice help %s lists %s, which %s does not take:\n%s", name, f, name, r)
+			}
+		}
+	}
+}
