@@ -328,7 +328,9 @@ func (b *dashBackend) Servers(ctx context.Context) ([]admin.Server, []string, er
 	}
 	var out []admin.Server
 	for _, v := range rep.Servers {
-		s := admin.Server{ID: v.ID, Scope: v.Scope, File: v.File, Line: v.Line, Kind: "stdio", Command: v.Command, Args: v.Args, URL: v.URL,
+		// Args as 'sluice servers' shows them: a user declaration's literal
+		// credentials hidden (admin masks env, headers and the url itself).
+		s := admin.Server{ID: v.ID, Scope: v.Scope, File: v.File, Line: v.Line, Kind: "stdio", Command: v.Command, Args: v.Masked().Args, URL: v.URL,
 			Env: v.Env, Headers: v.Headers, Trust: v.Trust, ActionClass: v.ActionClass, Reason: v.Reason, Remedy: v.Remedy, Changed: v.Changed,
 			Run: string(v.Run), RunError: v.RunError}
 		switch {

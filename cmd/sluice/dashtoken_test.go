@@ -155,3 +155,26 @@ func pidOf(t *testing.T, stderr *syncBuffer) int {
 	n, _ := strconv.Atoi(m[1])
 	return n
 }
+
+// TestDashboardHidesSecretArgsOfUserServers: the Servers page and its API
+// hide a user declaration's literal credentials in args, as 'sluice
+// servers' does; a project declaration's args are shown as declared (what
+// trusting it means).
+func TestDashboardHidesSecretArgsOfUserServers(t *testing.T) {
+	w := newWorld(t)
+	const gh = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	w.writeUser("servers:\n  leaky:\n    command: /bin/cat\n    args: [--password, swordfish, --token=" + gh + ", plain-arg]\n")
+	w.writeProject("servers:\n  proj:\n    command: /bin/cat\n    args: [--password, projectpw1]\n")
+	addr, _, _, _, stop := startDashboardCmd(t)
+	defer stop()
+	d := newDash(t, addr)
+	for _, p := range []string{"/admin/servers", "/admin/api/servers"} {
+		resp, body := d.get(p)
+		if resp.StatusCode != 200 || !strings.Contains(body, "plain-arg") || !strings.Contains(body, "projectpw1") {
+			t.Fatalf("GET %s: %d\n%s", p, resp.StatusCode, body)
+		}
+		if strings.Contains(body, "swordfish") || strings.Contains(body, gh) {
+			t.Errorf("GET %s shows a user declaration's secret arg:\n%s", p, body)
+		}
+	}
+}
