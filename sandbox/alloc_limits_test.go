@@ -129,3 +129,31 @@ func TestQuoteToAsSyntaxQuote(t *testing.T) {
 		t.Fatal("bad fixture")
 	}
 }
+
+// TestCopiesRefusedBeforeAllocating: a copy of a 30 MB string (upper,
+// lower, title, capitalize, bytes) under a 48 MiB cap is refused before
+// it allocates, naming the limit (before, it was not charged at all: the
+// copy was made, past the cap, and only the heap sampler could notice).
+func TestCopiesRefusedBeforeAllocating(t *testing.T) {
+	const limit = 48 << 20
+	setup := "s = \"x\" * 30000000\n"
+	base, r := allocatedBy(setup+"r = \"\"\nresult = len(r)", limit)
+	if r.Error != nil {
+		t.Fatalf("setup: %v", r.Error)
+	}
+	for _, op := range []string{"s.upper()", "s.lower()", "s.title()", "s.capitalize()", "bytes(s)"} {
+		a, r := allocatedBy(setup+"r = "+op+"\nresult = len(r)", limit)
+		if r.Error == nil || r.Error.Limit != LimitMemory || !strings.Contains(r.Error.Message, "maxMemoryBytes") {
+			t.Errorf("%s: %v (result %s); want the memory limit named", op, r.Error, r.Result)
+			continue
+		}
+		if n := int64(a) - int64(base); n > 1<<20 {
+			t.Errorf("%s: refused after allocating %s", op, fmtBytes(n))
+		}
+	}
+	// Within the cap they run as before.
+	r = Run(context.Background(), newFakeHost(), "case.star", `result = ["ab\u0250".upper(), "AB".lower(), "a b".title(), "ab".capitalize(), len(bytes("ab"))]`, nil)
+	if r.Error != nil || string(r.Result) != `["ABⱯ","ab","A B","Ab",2]` {
+		t.Errorf("case methods: %s, %v", r.Result, r.Error)
+	}
+}

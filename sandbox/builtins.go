@@ -39,6 +39,7 @@ func (rs *runState) predeclared() starlark.StringDict {
 		"any":       starlark.NewBuiltin("any", rs.allAny),
 		"dict":      starlark.NewBuiltin("dict", rs.dict),
 		"int":       starlark.NewBuiltin("int", rs.intFn),
+		"bytes":     rs.sized("bytes", bytesArg),
 		"list":      rs.sized("list", seqArg),
 		"tuple":     rs.sized("tuple", seqArg),
 		"reversed":  rs.sized("reversed", seqArg),
@@ -85,6 +86,18 @@ func seqArg(args starlark.Tuple) int64 {
 		return int64(s.Len()) * elemCost
 	}
 	return 0
+}
+
+// bytesArg: bytes(s) copies a string (bytes(iterable of ints) is sized
+// by its length).
+func bytesArg(args starlark.Tuple) int64 {
+	if len(args) != 1 {
+		return 0
+	}
+	if s, ok := args[0].(starlark.String); ok {
+		return int64(len(s))
+	}
+	return seqArg(args)
 }
 
 // zipArgs: zip allocates one tuple per row of the shortest argument.

@@ -58,10 +58,11 @@
 // `x * y` and `x % y` become calls of hidden built-ins named "<op>" (not
 // identifiers, so a script cannot call or shadow them), `x += y` and
 // `x *= y` on a plain target pass the right side through "<op=>", and the
-// methods join, replace, format, split, rsplit, splitlines, extend, update
+// methods join, replace, format, split, rsplit, splitlines, extend, update,
+// the case copies upper, lower, title and capitalize
 // and the lazy views elems, codepoints, elem_ords and codepoint_ords (whose
 // materialization happens inside one built-in that cannot be sized later)
-// go through "<method>". str, repr, list, tuple, sorted, reversed,
+// go through "<method>". str, repr, bytes, list, tuple, sorted, reversed,
 // enumerate, zip, print and json.encode are charged the same way. Each estimates the bytes the result
 // will take from its operands (string and bytes lengths, 32 bytes per list
 // element, 64 per dict entry, the largest argument again for each

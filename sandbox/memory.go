@@ -39,6 +39,7 @@ var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: tru
 // receiver or arguments.
 var checkedMethods = map[string]bool{
 	"join": true, "replace": true, "format": true, "extend": true,
+	"upper": true, "lower": true, "title": true, "capitalize": true,
 	"split": true, "rsplit": true, "splitlines": true, "update": true,
 	// lazy views whose materialization (list(s.codepoints())) happens in
 	// one built-in call that cannot be sized: charged when created
@@ -612,6 +613,13 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 			arg(kv[1])
 		}
 		return sumCapped(builderPeak(int64(len(s))+reuse(namedFields(string(s)), total, largest)), rendered)
+	case "upper", "lower", "title", "capitalize":
+		// a copy of the receiver; a rune's case may take more bytes
+		// than the rune (ɐ, 2 bytes, upper-cases to Ɐ, 3), and the copy
+		// is then grown: twice its length
+		if s, ok := recv.(starlark.String); ok {
+			return 2 * int64(len(s))
+		}
 	case "split", "rsplit", "splitlines":
 		s, ok := recv.(starlark.String)
 		if !ok {
