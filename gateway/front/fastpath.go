@@ -31,7 +31,7 @@ const stashMetaKey = "sluice.internal/answered"
 // fastStdio is the fast path's state for one stdio connection.
 type fastStdio struct {
 	f    *front
-	base context.Context // the connection's context
+	base context.Context // the connection's context: its values, never cancelled
 	// inject hands a frame to the SDK as if the agent had sent it.
 	inject func(frame []byte) error
 	// ready is closed once Connect returned; ss and conn are set then
@@ -85,10 +85,9 @@ func (s *fastStdio) legacyIdentity(init *mcp.InitializeParams) identity {
 
 func newFastStdio(f *front, base context.Context, inject func([]byte) error) *fastStdio {
 	info, _ := json.Marshal(&mcp.Implementation{Name: f.opts.Name, Title: serverTitle, Version: f.opts.Version})
-	// Every call ends when the drain bound expires (f.hard): its context
-	// derives from one that does, instead of each call watching f.hard.
-	base, cancel := context.WithCancel(base)
-	context.AfterFunc(f.hard, cancel)
+	// Every call ends when the drain bound expires (f.hard): f.inflight
+	// cancels it (take's addCancel), so its context registers with no
+	// parent (base is never cancelled: ServeStdio passes it without).
 	return &fastStdio{f: f, base: base, inject: inject, serverInfo: info, ready: make(chan struct{}), workers: newWorkers()}
 }
 
@@ -433,14 +432,15 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run takenCall, taken bool) {
 		r.cancel()
 		return nil, false // a modern agent that can be asked: the input_required bridge
 	}
-	if !f.inflight.add() {
+	r.hard.cancel = r.cancel
+	if !f.inflight.addCancel(&r.hard) {
 		r.cancel()
 		return nil, false // shutting down: the SDK path answers as such
 	}
 	// The frame filter claimed the request's id (claim), refusing one
 	// in flight.
 	if !c.adopt(req.ID, r.cancel) {
-		f.inflight.done()
+		f.inflight.doneCancel(&r.hard)
 		r.cancel()
 		return nil, false // the connection is closing: the SDK's path answers
 	}
@@ -461,6 +461,7 @@ type fastRun struct {
 	modern     bool
 	ctx        context.Context
 	cancel     context.CancelFunc
+	hard       hardLink // the call's in-flight entry: a hard stop cancels it (inflight.addCancel)
 	pr         peer
 	q          fastCall
 	resp       jsonrpc.Response
@@ -469,7 +470,7 @@ type fastRun struct {
 // run answers the call (take's run).
 func (r *fastRun) run() {
 	s, f, c := r.s, r.s.f, r.c
-	defer f.inflight.done()
+	defer f.inflight.doneCancel(&r.hard)
 	defer r.cancel()
 	defer func() {
 		// As guardMiddleware: a bug answers this request, it does not
