@@ -60,13 +60,42 @@ func (g *Gateway) applyEdit(project bool, id string, fn func(config.EditTarget) 
 			}
 			return nil, &Error{Kind: KindBadInput, Server: id, Message: ee.File + ": " + msg, Err: err}
 		case errors.Is(err, config.ErrServerNotFound):
-			return nil, &Error{Kind: KindUnknown, Server: id, Message: fmt.Sprintf("no server %s is declared in %s", id, t.File),
-				Remedy: fixUser(fmt.Sprintf("declare it with 'sluice add %s -- COMMAND [ARGS...]'%s", id, map[bool]string{true: " --project", false: ""}[project]))}
+			return nil, g.notInFile(project, id, t.File)
 		}
 		return nil, &Error{Kind: KindGateway, Server: id, Message: err.Error(), Err: err}
 	}
 	g.reload()
 	return ch, nil
+}
+
+// notInFile is the error of an edit of server id that the file it edits
+// does not declare: it names the other file when that one declares id
+// (the --project flag was left out or added by mistake), else the closest
+// id the file does declare.
+func (g *Gateway) notInFile(project bool, id, file string) error {
+	l := g.reload()
+	want, flag, other := config.ScopeUser, "", "with --project"
+	if project {
+		want, flag, other = config.ScopeProject, " --project", "without --project"
+	}
+	var ids []string
+	for _, list := range [][]config.Server{l.Servers, l.Disabled} {
+		for _, s := range list {
+			switch {
+			case s.Scope == want:
+				ids = append(ids, s.ID)
+			case s.ID == id:
+				return &Error{Kind: KindUnknown, Server: id, Message: fmt.Sprintf("no server %s is declared in %s; %s declares it", id, file, s.File),
+					Remedy: fixUser(fmt.Sprintf("run the command again %s", other))}
+			}
+		}
+	}
+	msg := fmt.Sprintf("no server %s is declared in %s", id, file)
+	if near := Suggest(id, ids); near != "" {
+		msg += "; did you mean " + near + "?"
+	}
+	return &Error{Kind: KindUnknown, Server: id, Message: msg,
+		Remedy: fixUser(fmt.Sprintf("declare it with 'sluice add %s%s -- COMMAND [ARGS...]'", id, flag))}
 }
 
 // AddServer declares server id in the user file (project: the project's
