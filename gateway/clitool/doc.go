@@ -39,6 +39,18 @@
 // value, wherever it sits in its element, so that it is easy to predict:
 // a negative number needs allowDash too.
 //
+// # Why a value may not start with "@" for some programs
+//
+// Compilers and linkers (GCC, binutils, LLVM), the JDK tools, the .NET and
+// Rust compilers read an argument "@FILE" as the contents of FILE, wherever
+// it appears and "--" or not; curl reads "@FILE" values as the file's
+// bytes. A model-chosen "@/home/u/.ssh/id_rsa" would make the program read
+// the key, and its complaints about the lines (their text) come back in
+// the result's stderr lines. For those programs (responseFilePrograms, by
+// base name) an element that a value makes start with "@" is refused unless
+// the input says allowDash: true; other programs are left alone, since
+// "@me" (gh) and "@scope/pkg" (npm) are ordinary values there.
+//
 // # Why compile errors are checked once, not per call
 //
 // Compile checks everything that does not depend on a call's arguments:

@@ -29,6 +29,7 @@ const (
 	ReasonItems     = "items"          // array length outside minItems..maxItems
 	ReasonEnum      = "enum"           // not one of the allowed values
 	ReasonDash      = "leading-dash"   // a value that would read as an option
+	ReasonAtFile    = "leading-at"     // a value the program would read as a file of arguments
 	ReasonNUL       = "nul"            // a value containing NUL
 	ReasonTooLong   = "argv-too-large" // the rendered argv is over its caps
 )

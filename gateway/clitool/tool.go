@@ -79,6 +79,7 @@ type Spec struct {
 type Tool struct {
 	spec    Spec
 	command string
+	atFiles bool // argv[0] reads "@FILE" arguments as more arguments
 	params  []*param
 	byName  map[string]*param
 	argv    []node // argv[1:]
@@ -147,7 +148,7 @@ func Compile(s Spec) (*Tool, error) {
 	if len(s.Input) > MaxParams {
 		return specErr("input", fmt.Sprintf("keep at most %d inputs", MaxParams), "%d inputs declared", len(s.Input))
 	}
-	t := &Tool{spec: s, command: a0.Text, byName: map[string]*param{}}
+	t := &Tool{spec: s, command: a0.Text, atFiles: readsResponseFiles(a0.Text), byName: map[string]*param{}}
 	for _, p := range s.Input {
 		field := "input." + p.Name
 		if !nameRe().MatchString(p.Name) {
@@ -366,6 +367,9 @@ func (r *renderer) nodes(ns []node, inGroup bool) error {
 				if err := r.value(n.expand, it); err != nil {
 					return err
 				}
+				if r.t.atFiles && strings.HasPrefix(it, "@") && !n.expand.AllowDash {
+					return r.atFileErr(n.expand)
+				}
 				if err := r.emit(n.expand, it); err != nil {
 					return err
 				}
@@ -396,6 +400,9 @@ func (r *renderer) nodes(ns []node, inGroup bool) error {
 			}
 			if onlyBool {
 				continue // an element made only of the group's deciding booleans
+			}
+			if err := r.atFile(n, b.String()); err != nil {
+				return err
 			}
 			if err := r.emit(nil, b.String()); err != nil {
 				return err
