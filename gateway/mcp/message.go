@@ -550,41 +550,100 @@ func isHex(c byte) bool {
 }
 
 // member returns the raw value of a top-level member of a JSON object
-// (already validated), or nil if absent.
+// (already validated: a classified message's params or result, or
+// outbound params), or nil if absent.
+//
+// # Why it does not validate
+//
+// The call path asks a result for resultType and isError, and outbound
+// params for _meta, right after the bytes were validated; walking them
+// with the validating scanner again (escapes, UTF-8, number grammar) was
+// most of those lookups' cost. On valid JSON only quotes, backslashes in
+// strings and brackets decide where a value ends. On invalid input it
+// still stays in bounds and ends.
 func member(obj []byte, name string) []byte {
-	s := scanner{b: obj}
-	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
 		return nil
 	}
-	s.i++
-	for {
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] == '}' {
+	for i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '"'; {
+		ke := validStringEnd(obj, i)
+		key := obj[i:ke]
+		i = skipSpace(obj, ke)
+		if i >= len(obj) || obj[i] != ':' {
 			return nil
 		}
-		ks := s.i
-		if s.str() != nil {
+		i = skipSpace(obj, i+1)
+		if i >= len(obj) {
 			return nil
 		}
-		key := s.b[ks:s.i]
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return nil
-		}
-		s.i++
-		s.ws()
-		v, err := s.value()
-		if err != nil {
-			return nil
-		}
+		ve := validValueEnd(obj, i)
 		if k := plainKey(key); len(k) == len(name)+2 && string(k[1:len(k)-1]) == name {
-			return v
+			return obj[i:ve]
 		}
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ',' {
+		i = skipSpace(obj, ve)
+		if i >= len(obj) || obj[i] != ',' {
 			return nil
 		}
-		s.i++
+		i = skipSpace(obj, i+1)
 	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validStringEnd returns the index past the string whose opening quote is
+// b[i], in valid JSON (len(b) when it is not closed).
+func validStringEnd(b []byte, i int) int {
+	for i++; i < len(b); {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		bs := 0
+		for k := i - 1; b[k] == '\\'; k-- { // b[k] stops at the opening quote at worst
+			bs++
+		}
+		if bs%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+	return len(b)
+}
+
+// validValueEnd returns the index past the value starting at b[i], in
+// valid JSON (len(b) when it does not end).
+func validValueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return validStringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = validStringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
 }
