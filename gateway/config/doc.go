@@ -109,6 +109,17 @@
 // Expansion happens at launch (ExpandEnv), and a missing variable is an
 // error naming the server, key and variable, never a value.
 //
+// # Why a discovered project of another user is skipped
+//
+// The project root is found by walking up from the working directory, so a
+// directory other users can write (a shared /tmp) can hold a .sluice above
+// this user's work. Its servers would not launch untrusted, but they would
+// be listed, with remedies (`sluice trust ...`) that an agent may follow.
+// A discovered .sluice directory or file owned by another user (not root)
+// is skipped with a warning, as git refuses a repository of another owner;
+// --project DIR takes one on purpose (unix; ownership is not checked on
+// Windows).
+//
 // # Why project cwd is checked here and again at launch
 //
 // The check here (Contain: lexical, then every symlink resolved) gives the

@@ -108,6 +108,10 @@ func Load(opts LoadOptions) *Loaded {
 			if l.UserFile != "" && sameFile(l.UserFile, l.ProjectFile) {
 				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
 					Message: "project file is the user file; read once, in user scope", Fix: "point SLUICE_HOME elsewhere than <project>/.sluice"})
+			} else if who, p, foreign := l.foreignProject(root, opts.Project); foreign {
+				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
+					Message: fmt.Sprintf("project config skipped: %s belongs to another user (uid %d), and the project root was found by walking up from the working directory; its servers are not listed and nothing in it runs", p, who),
+					Fix:     "work in a directory of your own, or pass --project DIR to use it on purpose"})
 			} else if data, ok := l.read(l.ProjectFile); ok {
 				var ds []Diagnostic
 				project, _, ds = Parse(data, l.ProjectFile, ScopeProject, croot)
@@ -183,6 +187,26 @@ func (l *Loaded) resolve(servers []Server, path string, check *programChecker) [
 		out = append(out, s)
 	}
 	return out
+}
+
+// fileOwner is foreignOwner; tests replace it.
+var fileOwner = foreignOwner
+
+// foreignProject reports a discovered project's .sluice directory or file
+// owned by another user (and root): anyone who can write a parent of the
+// working directory (a shared /tmp) could otherwise put declarations, and
+// the remedies that trust them, in front of this user and their agent.
+// A root given with --project is taken as chosen.
+func (l *Loaded) foreignProject(root, flag string) (int, string, bool) {
+	if flag != "" {
+		return 0, "", false
+	}
+	for _, p := range []string{filepath.Join(root, ProjectDirName), l.ProjectFile} {
+		if uid, foreign := fileOwner(p); foreign {
+			return uid, p, true
+		}
+	}
+	return 0, "", false
 }
 
 // read reads a config file with the size cap. A missing file is not a

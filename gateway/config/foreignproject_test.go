@@ -1,0 +1,59 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestForeignProjectIsSkipped: a project root found by walking up from the
+// working directory may be a directory another user can write (a shared
+// /tmp). A .sluice there that belongs to another user is not read: its
+// servers are not listed (nor their trust remedies offered), with a
+// warning naming the owner. Passing --project uses it on purpose.
+func TestForeignProjectIsSkipped(t *testing.T) {
+	shared := t.TempDir()
+	work := filepath.Join(shared, "work", "sub")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(shared, ProjectDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, ProjectDirName, ProjectFileName), []byte("servers:\n  planted:\n    command: cat\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	owner := filepath.Join(shared, ProjectDirName)
+	old := fileOwner
+	t.Cleanup(func() { fileOwner = old })
+	fileOwner = func(p string) (int, bool) {
+		if p == owner {
+			return 4242, true
+		}
+		return 0, false
+	}
+	cfg := t.TempDir()
+	l := Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
+	if _, ok := l.Server("planted"); ok {
+		t.Fatal("a discovered project file of another user was loaded")
+	}
+	found := false
+	for _, d := range l.Diagnostics {
+		if d.Severity == SeverityWarning && strings.Contains(d.Message, "another user (uid 4242)") && strings.Contains(d.Fix, "--project") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no warning naming the owner: %v", l.Diagnostics)
+	}
+	l = Load(LoadOptions{Cwd: work, Project: shared, ConfigDir: cfg, Getenv: func(string) string { return "" }})
+	if _, ok := l.Server("planted"); !ok {
+		t.Fatalf("--project on purpose did not load it: %v", l.Diagnostics)
+	}
+	fileOwner = old
+	l = Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
+	if _, ok := l.Server("planted"); !ok {
+		t.Fatalf("a project of this user was not loaded: %v", l.Diagnostics)
+	}
+}
