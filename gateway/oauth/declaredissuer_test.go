@@ -12,6 +12,28 @@ import (
 	"sluice/gateway/remote"
 )
 
+// prmResource is a protected resource that refuses every MCP request with
+// a bare Bearer challenge, names the authorization servers list() gives in
+// its well-known metadata, and names other alone at /evil-prm (for a 401
+// whose resource_metadata points there).
+func prmResource(t *testing.T, list func() string, other string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"authorization_servers":` + list() + `}`))
+		case strings.HasPrefix(r.URL.Path, "/evil-prm"):
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"authorization_servers":["` + other + `"]}`))
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestDeclaredIssuerPinsFirstUse: without a pin the first client-credentials
 // grant goes wherever the remote server's metadata points. With
 // oauth.issuer the declaration decides: a server naming another
@@ -22,23 +44,11 @@ func TestDeclaredIssuerPinsFirstUse(t *testing.T) {
 	legit, evil := newPinAS(t), newPinAS(t)
 	var mu sync.Mutex
 	servers := `["` + evil.srv.URL + `"]`
-	resource := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	resource := prmResource(t, func() string {
 		mu.Lock()
-		list := servers
-		mu.Unlock()
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"authorization_servers":` + list + `}`))
-		case strings.HasPrefix(r.URL.Path, "/evil-prm"):
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"authorization_servers":["` + evil.srv.URL + `"]}`))
-		default:
-			w.Header().Set("WWW-Authenticate", `Bearer`)
-			w.WriteHeader(http.StatusUnauthorized)
-		}
-	}))
-	defer resource.Close()
+		defer mu.Unlock()
+		return servers
+	}, evil.srv.URL)
 
 	az, err := New(Config{Server: "s", URL: resource.URL + "/mcp", StateDir: t.TempDir(), AllowPrivate: true,
 		Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "machine-secret", Issuer: legit.srv.URL})

@@ -53,23 +53,11 @@ func TestClientCredentialsStayWithTheirAuthorizationServer(t *testing.T) {
 	legit, evil := newPinAS(t), newPinAS(t)
 	var mu sync.Mutex
 	current := legit.srv.URL
-	resource := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	resource := prmResource(t, func() string {
 		mu.Lock()
-		as := current
-		mu.Unlock()
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"authorization_servers":["` + as + `"]}`))
-		case strings.HasPrefix(r.URL.Path, "/evil-prm"):
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"authorization_servers":["` + evil.srv.URL + `"]}`))
-		default:
-			w.Header().Set("WWW-Authenticate", `Bearer`)
-			w.WriteHeader(http.StatusUnauthorized)
-		}
-	}))
-	defer resource.Close()
+		defer mu.Unlock()
+		return `["` + current + `"]`
+	}, evil.srv.URL)
 
 	az, err := New(Config{Server: "s", URL: resource.URL + "/mcp", StateDir: t.TempDir(), AllowPrivate: true,
 		Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "machine-secret"})
