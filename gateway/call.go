@@ -255,6 +255,20 @@ func isErrorResult(raw json.RawMessage) bool {
 	if !mayHoldKey(raw, "iserror") {
 		return false
 	}
+	if !foldsAwayFrom(raw, "iserror") {
+		// No member name can spell the key in a way other than its ASCII
+		// letters in any case: encoding/json's match is then a top-level
+		// name of exactly those bytes, the last one wins, and raw (a
+		// validated result) need not be decoded.
+		var v []byte
+		mcp.Members(raw, func(name, value []byte) bool {
+			if len(name) == len("iserror")+2 && foldedASCII(name[1:len(name)-1], "iserror") {
+				v = value
+			}
+			return true
+		})
+		return string(v) == "true"
+	}
 	var r struct {
 		IsError json.RawMessage `json:"isError"`
 	}
@@ -274,9 +288,7 @@ func isErrorResult(raw json.RawMessage) bool {
 // followed by key, in any letter case, and another quote. A false answer
 // spares decoding; the search jumps from quote to quote.
 func mayHoldKey(raw []byte, key string) bool {
-	if bytes.Contains(raw, []byte(`\u`)) ||
-		strings.IndexByte(key, 's') >= 0 && bytes.Contains(raw, []byte("\u017f")) ||
-		strings.IndexByte(key, 'k') >= 0 && bytes.Contains(raw, []byte("\u212a")) {
+	if foldsAwayFrom(raw, key) {
 		return true
 	}
 	n := len(key)
@@ -290,6 +302,15 @@ func mayHoldKey(raw []byte, key string) bool {
 			return true
 		}
 	}
+}
+
+// foldsAwayFrom reports whether raw may spell key (lower case ASCII
+// letters) other than as its letters in some case: with a \u escape or a
+// character that folds to one of its letters (see mayHoldKey).
+func foldsAwayFrom(raw []byte, key string) bool {
+	return bytes.Contains(raw, []byte(`\u`)) ||
+		strings.IndexByte(key, 's') >= 0 && bytes.Contains(raw, []byte("\u017f")) ||
+		strings.IndexByte(key, 'k') >= 0 && bytes.Contains(raw, []byte("\u212a"))
 }
 
 // foldedASCII reports whether b is key (lower case ASCII letters) in any

@@ -34,6 +34,18 @@ var isErrorCases = []string{
 	`{"isError":null}`,
 	`{"isError": true }`,
 	`{}`,
+	`{"isError":true,"isError":false}`,
+	`{"isError":false,"ISERROR":true}`,
+	`{"IsError":true,"isError":false}`,
+	` { "isError" :true } `,
+	`{"a":{"isError":true},"isError":false}`,
+	`{"a":{"isError":false},"isError":true}`,
+	`{"a":"\"isError\":true","b":[{"isError":true}]}`,
+	`{"a":"x\\","isError":true}`,
+	`{"is\"Error":true}`,
+	`{"isError":"true"}`,
+	`{"isError":[true]}`,
+	`{"content":[{"type":"text","text":"{\"isError\":true}"}],"isError":false}`,
 }
 
 // isErrorResult agrees with encoding/json, and mayHoldKey never says no

@@ -561,33 +561,48 @@ func isHex(c byte) bool {
 // most of those lookups' cost. On valid JSON only quotes, backslashes in
 // strings and brackets decide where a value ends. On invalid input it
 // still stays in bounds and ends.
-func member(obj []byte, name string) []byte {
+func member(obj []byte, name string) (v []byte) {
+	Members(obj, func(key, value []byte) bool {
+		if k := plainKey(key); len(k) == len(name)+2 && string(k[1:len(k)-1]) == name {
+			v = value
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// Members calls fn with each top-level member of obj, a valid JSON object
+// (a classified message's params or result: see member), in order: its
+// key as written (quotes and escapes included) and its value, until fn
+// returns false. It reads only quotes, backslashes in strings and
+// brackets; on invalid input it stays in bounds and stops.
+func Members(obj []byte, fn func(key, value []byte) bool) {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil
+		return
 	}
 	for i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '"'; {
 		ke := validStringEnd(obj, i)
 		key := obj[i:ke]
 		i = skipSpace(obj, ke)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil
+			return
 		}
 		i = skipSpace(obj, i+1)
 		if i >= len(obj) {
-			return nil
+			return
 		}
 		ve := validValueEnd(obj, i)
-		if k := plainKey(key); len(k) == len(name)+2 && string(k[1:len(k)-1]) == name {
-			return obj[i:ve]
+		if !fn(key, obj[i:ve]) {
+			return
 		}
 		i = skipSpace(obj, ve)
 		if i >= len(obj) || obj[i] != ',' {
-			return nil
+			return
 		}
 		i = skipSpace(obj, i+1)
 	}
-	return nil
 }
 
 func skipSpace(b []byte, i int) int {
