@@ -92,3 +92,15 @@ func TestEveryCommandsFlagsAreWhatItsHelpSays(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryHelpDocumentsItsExitStatus: every command's help has an "Exit
+// status:" section whose first line is 0.
+func TestEveryHelpDocumentsItsExitStatus(t *testing.T) {
+	for _, name := range commandNames() {
+		h := commands[name].help
+		_, after, ok := strings.Cut(h, "\nExit status:\n")
+		if !ok || !strings.HasPrefix(strings.TrimLeft(after, " "), "0 ") {
+			t.Errorf("sluice help %s has no exit status section starting with 0:\n%s", name, h)
+		}
+	}
+}

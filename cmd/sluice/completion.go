@@ -29,6 +29,10 @@ declarations and catalogs; it never launches a server.
 
 The scripts ask 'sluice completion --list line WORDS...' (the words typed
 after "sluice", the last one being completed) for candidates.
+
+Exit status:
+  0  printed
+  2  no shell, or one other than bash, zsh and fish
 `,
 		run: runCompletion,
 	})

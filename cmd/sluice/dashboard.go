@@ -34,6 +34,11 @@ Flags:
   --token-file FILE   require this token (first line) once, at login
   --project DIR       the project root (default: found from the working
                       directory)
+
+Exit status:
+  0    ended on SIGTERM or SIGINT
+  1    sluice failed (unreadable files)
+  2    bad flags, or an address it may not or cannot listen on
 `,
 		run: runDashboard,
 	})

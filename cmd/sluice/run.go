@@ -65,7 +65,7 @@ func register(name string, c *command) {
 func init() {
 	register("version", &command{
 		summary: "print the version",
-		help:    "Usage: sluice version\n\nPrints the version of this sluice binary.\n",
+		help:    "Usage: sluice version\n\nPrints the version of this sluice binary.\n\nExit status:\n  0  printed\n  2  an argument or a flag was given\n",
 		run: func(e *env) int {
 			pos, code, ok := flagsOrExit(e, "version", flag.NewFlagSet("version", flag.ContinueOnError))
 			if !ok {
