@@ -149,6 +149,13 @@ func runDeclare(e *env, cmd string) int {
 			break
 		}
 	}
+	if !dashdash && (cmd == "add" || cmd == "update") {
+		// The commonest mistake: the server's command line without the
+		// -- before it (its flags then read as sluice's).
+		if before, after, ok := commandWithoutDashes(fs, args); ok {
+			return usageErr(e, cmd, "the server's command line goes after --: sluice %s %s -- %s", cmd, shellWords(before), shellWords(after))
+		}
+	}
 	e2 := *e
 	e2.args = args
 	pos, code, ok := flagsOrExit(&e2, cmd, fs)
@@ -239,4 +246,48 @@ func runDeclare(e *env, cmd string) int {
 		fmt.Fprintf(e.stdout, "project servers launch nothing until trusted: review with 'sluice servers', then run 'sluice trust %s'\n", id)
 	}
 	return exitOK
+}
+
+// commandWithoutDashes splits args written as ID COMMAND ARGS... without
+// the "--" between them: before is up to the id (with sluice's own flags),
+// after starts at the first word after the id that is neither one of
+// sluice's flags nor its value. ok is false when there is no such word.
+func commandWithoutDashes(fs *flag.FlagSet, args []string) (before, after []string, ok bool) {
+	id := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if id {
+				return args[:i], args[i:], true
+			}
+			id = true
+			continue
+		}
+		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			if id {
+				return args[:i], args[i:], true
+			}
+			return nil, nil, false // an unknown flag of sluice's: said as such
+		}
+		if b, isBool := f.Value.(interface{ IsBoolFlag() bool }); !hasVal && !(isBool && b.IsBoolFlag()) {
+			i++ // its value
+		}
+	}
+	return nil, nil, false
+}
+
+// shellWords writes args as a POSIX shell would read them back: a word
+// with anything but letters, digits and @%+=:,./_- in single quotes.
+func shellWords(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }

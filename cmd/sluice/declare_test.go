@@ -162,3 +162,30 @@ func TestDeclareProjectAndBrokenFiles(t *testing.T) {
 		t.Fatalf("a broken file was changed: %q", b)
 	}
 }
+
+// TestAddWithoutDashesNamesTheCommandToRun: a server's command line
+// written without the -- before it is refused with the command that
+// would have worked (quoted as a shell reads it back), and the file is
+// left as it was.
+func TestAddWithoutDashesNamesTheCommandToRun(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	file := filepath.Join(w.home, "mcp.yaml")
+	before, _ := os.ReadFile(file)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "gh", "npx", "-y", "pkg"}, "sluice add: the server's command line goes after --: sluice add gh -- npx -y pkg"},
+		{[]string{"add", "--env", "A=b", "gh", "sh", "-c", "echo it's"}, `sluice add --env A=b gh -- sh -c 'echo it'\''s'`},
+		{[]string{"add", "gh", "--project", "npx"}, "sluice add gh --project -- npx"},
+		{[]string{"update", "fx", "--cwd", "/", "/bin/cat", "x"}, "sluice update fx --cwd / -- /bin/cat x"},
+	} {
+		want(t, sluiceProc(t, "", c.args...), exitUsage, c.want)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatalf("a refused add changed the file:\n%s", after)
+	}
+	// Flags of sluice's own after the id are not a command line.
+	want(t, sluiceProc(t, "", "add", "gh", "--env", "A=b"), exitUsage, "give the server's command after --")
+}
