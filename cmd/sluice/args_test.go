@@ -86,7 +86,7 @@ func TestEveryCommandsFlagsAreWhatItsHelpSays(t *testing.T) {
 			default:
 				r = sluiceTimed(t, name, f)
 			}
-			if strings.Contains(r.stderr, "flag provided but not defined: -"+strings.TrimLeft(f, "-")) {
+			if strings.Contains(r.stderr, "flag provided but not defined: "+f) {
 				t.Errorf("sluice help %s lists %s, which %s does not take:\n%s", name, f, name, r)
 			}
 		}
@@ -101,6 +101,31 @@ func TestEveryHelpDocumentsItsExitStatus(t *testing.T) {
 		_, after, ok := strings.Cut(h, "\nExit status:\n")
 		if !ok || !strings.HasPrefix(strings.TrimLeft(after, " "), "0 ") {
 			t.Errorf("sluice help %s has no exit status section starting with 0:\n%s", name, h)
+		}
+	}
+}
+
+// TestFlagErrorsSpeakTheCommandLine: a flag problem names the flag as it
+// was typed, says what its value must look like, and suggests the flag
+// meant by a typo.
+func TestFlagErrorsSpeakTheCommandLine(t *testing.T) {
+	newWorld(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"find", "--jsno"}, "sluice find: flag provided but not defined: --jsno; did you mean --json?"},
+		{[]string{"check", "-projct", "x"}, "flag provided but not defined: -projct; did you mean --project?"},
+		{[]string{"find", "--limit"}, "sluice find: --limit needs a value: want a whole number such as 10"},
+		{[]string{"find", "--limit", "ten"}, `invalid value "ten" for --limit: want a whole number such as 10`},
+		{[]string{"call", "fx__echo", "--timeout=soon"}, `invalid value "soon" for --timeout: want a duration such as 30s`},
+		{[]string{"find", "--json=maybe"}, `invalid value "maybe" for --json: want true or false`},
+		{[]string{"add", "gh", "--env"}, "sluice add: --env needs a value"},
+	} {
+		r := sluice(t, "", c.args...)
+		want(t, r, exitUsage, c.want)
+		if strings.Contains(r.stderr, "parse error") || strings.Contains(r.stderr, "for flag -") {
+			t.Errorf("sluice %v: the flag package's wording:\n%s", c.args, r)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,9 +119,71 @@ func flagsOrExit(e *env, name string, fs *flag.FlagSet) (pos []string, code int,
 		return nil, exitOK, false
 	}
 	if err != nil {
-		return nil, usageErr(e, name, "%v", err), false
+		return nil, usageErr(e, name, "%s", flagError(fs, e.args, err)), false
 	}
 	return pos, 0, true
+}
+
+var (
+	flagUndefined = regexp.MustCompile(`^flag provided but not defined: -(.+)$`)
+	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -(.+)$`)
+	flagBadValue  = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): `)
+)
+
+// flagError says what the flag package found wrong in the words of the
+// command line: the flag as typed (--name, not -name), what its value
+// must look like, and the closest flag when the name is unknown.
+func flagError(fs *flag.FlagSet, args []string, err error) string {
+	msg := err.Error()
+	typed := func(name string) string {
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			if n, _, _ := strings.Cut(a, "="); n == "-"+name || n == "--"+name {
+				return n
+			}
+		}
+		return "--" + name
+	}
+	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		out := "flag provided but not defined: " + typed(m[1])
+		if near := gateway.Suggest(m[1], names); near != "" {
+			out += "; did you mean --" + near + "?"
+		}
+		return out
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return typed(m[1]) + " needs a value" + valueHint(fs.Lookup(m[1]))
+	}
+	if m := flagBadValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("invalid value %q for %s%s", m[1], typed(m[2]), valueHint(fs.Lookup(m[2])))
+	}
+	return msg
+}
+
+// valueHint is what a flag's value must look like, by its type.
+func valueHint(f *flag.Flag) string {
+	if f == nil {
+		return ""
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case int, int64, uint, uint64:
+		return ": want a whole number such as 10"
+	case float64:
+		return ": want a number such as 1.5"
+	case time.Duration:
+		return ": want a duration such as 30s, 2m or 1h30m"
+	case bool:
+		return ": want true or false (or the flag alone)"
+	}
+	return ""
 }
 
 // lockedWriter serializes writes: the gateway logs and relays server

@@ -9,6 +9,6 @@ func TestVersionRefusesArgumentsAndFlags(t *testing.T) {
 	if r.stdout != "" {
 		t.Fatalf("a refused version printed on stdout:\n%s", r)
 	}
-	want(t, sluice(t, "", "version", "--bogus"), exitUsage, "flag provided but not defined: -bogus", "sluice help version")
+	want(t, sluice(t, "", "version", "--bogus"), exitUsage, "flag provided but not defined: --bogus", "sluice help version")
 	want(t, sluice(t, "", "--version"), exitOK, "sluice ")
 }
