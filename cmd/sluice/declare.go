@@ -231,7 +231,11 @@ func runDeclare(e *env, cmd string) int {
 		return reportErr(e.stderr, cmd, err)
 	}
 	if ch.Diff == "" {
-		fmt.Fprintf(e.stdout, "%s: unchanged (server %s already says so)\n", ch.File, id)
+		what := map[string]string{"enable": "is already enabled", "disable": "is already disabled"}[cmd]
+		if what == "" {
+			what = "already says so"
+		}
+		fmt.Fprintf(e.stdout, "%s: unchanged (server %s %s)\n", ch.File, id, what)
 		return exitOK
 	}
 	verb := "changed"

@@ -189,3 +189,13 @@ func TestAddWithoutDashesNamesTheCommandToRun(t *testing.T) {
 	// Flags of sluice's own after the id are not a command line.
 	want(t, sluiceProc(t, "", "add", "gh", "--env", "A=b"), exitUsage, "give the server's command after --")
 }
+
+// TestEnableTwiceSaysWhatIsAlreadySo: a second enable or disable changes
+// nothing and says which state the server is already in.
+func TestEnableTwiceSaysWhatIsAlreadySo(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	want(t, sluice(t, "", "enable", "fx"), exitOK, "unchanged (server fx is already enabled)")
+	want(t, sluice(t, "", "disable", "fx"), exitOK, "enabled: false")
+	want(t, sluice(t, "", "disable", "fx"), exitOK, "unchanged (server fx is already disabled)")
+}
