@@ -88,7 +88,7 @@ func (g *Gateway) clientSources(req ImportRequest, root string) ([]*clients.Sour
 		if req.Client != "" {
 			var err error
 			if c, err = clients.Lookup(req.Client); err != nil {
-				return nil, nil, &Error{Kind: KindBadInput, Message: err.Error()}
+				return nil, nil, lookupErr(err)
 			}
 		} else if c = clients.Detect(req.File); c == nil {
 			return nil, nil, &Error{Kind: KindBadInput, Message: fmt.Sprintf("cannot tell which client %s belongs to; name it with --from (%s)", req.File, strings.Join(clients.Names(), ", "))}
@@ -99,7 +99,7 @@ func (g *Gateway) clientSources(req ImportRequest, root string) ([]*clients.Sour
 		if req.Client != "" {
 			c, err := clients.Lookup(req.Client)
 			if err != nil {
-				return nil, nil, &Error{Kind: KindBadInput, Message: err.Error()}
+				return nil, nil, lookupErr(err)
 			}
 			list = []*clients.Client{c}
 		} else {
@@ -348,12 +348,19 @@ func (p *InstallPlan) Apply() error {
 func (g *Gateway) clientFile(name, file string) (*clients.Client, string, error) {
 	c, err := clients.Lookup(name)
 	if err != nil {
-		return nil, "", &Error{Kind: KindBadInput, Message: err.Error(), Err: err}
+		return nil, "", lookupErr(err)
 	}
 	if file == "" {
 		file = c.UserFiles(g.places())[0]
 	}
 	return c, file, nil
+}
+
+// lookupErr is the error of a client name clients.Lookup does not know,
+// said once ("unknown client "x" (did you mean ...?); the clients are
+// ..."), not behind the sentinel's own text.
+func lookupErr(err error) error {
+	return &Error{Kind: KindBadInput, Message: strings.TrimPrefix(err.Error(), clients.ErrUnknownClient.Error()+": "), Err: err}
 }
 
 func (g *Gateway) installState() string { return filepath.Join(g.configDir, "clients") }

@@ -245,3 +245,16 @@ func TestImportFileThatIsNotThere(t *testing.T) {
 	r := sluiceProc(t, "", "import", w.root)
 	want(t, r, exitUsage, "sluice import: "+w.root+" is a directory; give the path of a client's MCP config file in it")
 }
+
+// TestUnknownClientIsSaidOnce: install, uninstall and import --from name an
+// unknown client once, with the closest name and the list.
+func TestUnknownClientIsSaidOnce(t *testing.T) {
+	newWorld(t)
+	for _, args := range [][]string{{"install", "cursr"}, {"uninstall", "cursr"}, {"import", "--from", "cursr"}} {
+		r := sluice(t, "", args...)
+		want(t, r, exitUsage, "sluice "+args[0]+`: unknown client "cursr" (did you mean cursor?); the clients are claude-code,`)
+		if strings.Count(r.stderr, "unknown client") != 1 {
+			t.Errorf("sluice %v:\n%s", args, r)
+		}
+	}
+}
