@@ -455,12 +455,8 @@ func (f *frontend) progressTo(ctx context.Context, p front.Peer, capability stri
 // one is served (bounded); otherwise the call is refused at once (the
 // refusal names the remedy). Every decision is audited.
 func (f *frontend) askApproval(ctx context.Context, p front.Peer, r ApprovalRequest) (bool, error) {
-	args := string(r.Arguments)
-	if len(args) > 400 {
-		args = firstLine(args, 400)
-	}
 	if p.Supports("elicitation") {
-		msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, args)
+		msg := fmt.Sprintf("Allow sluice to run %s (action class %s)? Arguments: %s", r.Capability, r.Class, approvalArguments(r.Arguments))
 		ok, err := p.Elicit(ctx, msg, nil)
 		if err == nil {
 			f.g.audit(admin.Decision{Kind: "call", Capabilities: []string{r.Capability}, RequestID: p.RequestID(), Via: "elicitation", Approved: ok})
@@ -472,6 +468,40 @@ func (f *frontend) askApproval(ctx context.Context, p front.Peer, r ApprovalRequ
 	}
 	return f.g.askDashboard(ctx, admin.ApprovalRequest{Kind: "call", Capabilities: []string{r.Capability}, Class: r.Class, Reason: r.Reason,
 		Arguments: string(r.Arguments), RequestID: p.RequestID()})
+}
+
+// approvalShown is how many bytes of a call's arguments an elicitation
+// shows; the dashboard's approval card shows them whole.
+const approvalShown = 4096
+
+// approvalArguments is a call's arguments as an elicitation shows them to
+// the person approving it.
+//
+// # Why escapes and a count of what is not shown
+//
+// The model writes the arguments, and a prompt-injected model would like
+// its "yes" to cover more than the person read. So the JSON is compacted
+// (its own whitespace cannot push the rest off the screen), characters
+// that make text read differently from what it is (controls, bidi
+// overrides, zero-width and other invisible format characters, line
+// separators) show as escapes, and arguments longer than approvalShown
+// are cut with the number of bytes not shown and where to see them all,
+// instead of a bare ellipsis after the first line.
+func approvalArguments(raw json.RawMessage) string {
+	var c bytes.Buffer
+	text := string(raw)
+	if json.Compact(&c, raw) == nil {
+		text = c.String()
+	}
+	text = admin.Visible(text)
+	if len(text) <= approvalShown {
+		return text
+	}
+	cut := approvalShown
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s … [%d more bytes are NOT shown here, and approving allows them too; decline, and approve it in sluice's dashboard (sluice serve --admin ADDR), which shows the arguments whole]", text[:cut], len(text)-cut)
 }
 
 // scriptApprover asks for a script's whole set of capabilities that need

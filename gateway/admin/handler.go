@@ -141,9 +141,9 @@ var funcs = template.FuncMap{
 func prettyJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Indent(&b, raw, "", "  ") != nil {
-		return visible(string(raw))
+		return Visible(string(raw))
 	}
-	return visible(b.String())
+	return Visible(b.String())
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -25,7 +25,7 @@ import (
 
 func init() {
 	funcs["difflines"] = diffLines
-	funcs["visible"] = visible
+	funcs["visible"] = Visible
 }
 
 // diffLine is one line of a review diff with its class: hdr (a tool's
@@ -54,7 +54,7 @@ func diffLines(diff string) []diffLine {
 		case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "    ") && strings.HasSuffix(l, ":"):
 			c = "field"
 		}
-		out = append(out, diffLine{Class: c, Text: visible(l)})
+		out = append(out, diffLine{Class: c, Text: Visible(l)})
 	}
 	return out
 }
@@ -188,13 +188,13 @@ func quoteAll(names []string) []string {
 	return out
 }
 
-// visible shows the characters of a server's text that would make a line
+// Visible shows the characters of a server's text that would make a line
 // read differently from what it is as escapes: C0 and C1 controls but
 // tab, bidirectional overrides and isolates, zero-width and other
 // invisible format characters, line and paragraph separators, and invalid
 // UTF-8 (tab and newline stay). html/template escapes markup, not these;
 // the tools page shows descriptions through it too.
-func visible(s string) string {
+func Visible(s string) string {
 	var b strings.Builder
 	for i, r := range s {
 		switch {

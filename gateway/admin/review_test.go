@@ -199,7 +199,7 @@ func TestDiffLinesShowInvisibles(t *testing.T) {
 // TestVisibleKeepsLayout: descriptions on the tools page keep their tabs
 // and newlines; only what hides or rewrites text is escaped.
 func TestVisibleKeepsLayout(t *testing.T) {
-	if got, want := visible("a\tb\nc\u2066d\x85e\u0085"), "a\tb\nc"+`\u2066d\x85e\x85`; got != want {
+	if got, want := Visible("a\tb\nc\u2066d\x85e\u0085"), "a\tb\nc"+`\u2066d\x85e\x85`; got != want {
 		t.Fatalf("visible = %q, want %q", got, want)
 	}
 }
