@@ -51,6 +51,9 @@ type AuthOptions struct {
 	Open func(url string) error
 	// Timeout bounds the wait for the redirect; 0 = 5 minutes.
 	Timeout time.Duration
+	// Notice is told of a redirect that refuses without the login's
+	// state (see oauth.LoginOptions.Notice); nil: not told.
+	Notice func(string)
 }
 
 // ReauthorizeOptions tune the in-place authorization of Options.Reauthorize.
@@ -100,7 +103,7 @@ func (g *Gateway) Auth(ctx context.Context, id string, o AuthOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Login(ctx, oauth.LoginOptions{Open: o.Open, Timeout: o.Timeout}); err != nil {
+	if err := a.Login(ctx, oauth.LoginOptions{Open: o.Open, Timeout: o.Timeout, Notice: o.Notice}); err != nil {
 		return &Error{Kind: KindUpstream, Server: id, Message: fmt.Sprintf("server %s: authorization failed: %v", id, err), Err: err}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -85,8 +86,20 @@ func runAuth(e *env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var wait *reporter
-	defer func() { wait.Stop() }()
+	var waitMu sync.Mutex // the redirect listener's Notice runs on its own goroutine
+	defer func() { waitMu.Lock(); wait.Stop(); waitMu.Unlock() }()
+	notice := func(m string) {
+		waitMu.Lock()
+		defer waitMu.Unlock()
+		if wait != nil {
+			wait.Note("%s", m)
+			return
+		}
+		fmt.Fprintf(e.stderr, "sluice auth: %s\n", clean(m))
+	}
 	open := func(u string) error {
+		waitMu.Lock()
+		defer waitMu.Unlock()
 		fmt.Fprintf(e.stderr, "To authorize sluice with %s, open this URL:\n\n  %s\n\n", id, u)
 		if !*noBrowser {
 			if err := openBrowser(u); err != nil {
@@ -103,8 +116,10 @@ func runAuth(e *env) int {
 		}
 		return nil
 	}
-	err := g.Auth(ctx, id, gateway.AuthOptions{Open: open, Timeout: *timeout})
+	err := g.Auth(ctx, id, gateway.AuthOptions{Open: open, Timeout: *timeout, Notice: notice})
+	waitMu.Lock()
 	wait.Stop()
+	waitMu.Unlock()
 	if err != nil {
 		return reportErr(e.stderr, "auth", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -471,6 +472,11 @@ type LoginOptions struct {
 	Open func(authURL string) error
 	// Timeout bounds waiting for the redirect; default 5 minutes.
 	Timeout time.Duration
+	// Notice is told, in a line of text, of a redirect that refuses the
+	// login without its state: the authorization server's refusal, or a
+	// request made to look like one, so the login keeps waiting (nil:
+	// not told). It may be called from another goroutine.
+	Notice func(string)
 }
 
 // Login runs the whole flow: probe the server for its challenge, discover
@@ -527,6 +533,7 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 		err  error
 	}
 	got := make(chan result, 1)
+	var refusals atomic.Pointer[string] // the last stateless refusal, for the timeout's error
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/callback" {
 			http.NotFound(w, r)
@@ -538,10 +545,21 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 		case q.Get("state") == state:
 		case statelessRefusal(r, d):
 			// Some authorization servers leave the state out of a
-			// refusal. Waiting for the timeout would help nobody: a
-			// browser's own navigation that can only end the login
-			// (never complete it) is taken as the refusal.
-			res.err = fmt.Errorf("%w: %s %s (the redirect carried no state; the user or the authorization server refused)", ErrCallback, shorten(q.Get("error")), shorten(q.Get("error_description")))
+			// refusal. Any local program, or a page that navigates
+			// the browser here, can send the same, so it does not end
+			// the login: the person is told at once and decides (the
+			// login waits on; Ctrl-C ends it), and a timeout names it.
+			said := q.Get("error")
+			if desc := q.Get("error_description"); desc != "" {
+				said += " " + strconv.Quote(shorten(desc))
+			}
+			refusals.Store(&said)
+			if lo.Notice != nil {
+				lo.Notice("a redirect without this login's state says " + said + "; it may be the authorization server's refusal, or a request made to look like one, so sluice keeps waiting: if you refused, press Ctrl-C")
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, "<p>sluice: this answer (%s) carries no state, so sluice cannot tell it from another page's request and keeps waiting. If you refused, stop the login where it runs (Ctrl-C) and start it again.</p>", html.EscapeString(said))
+			return
 		default:
 			// Any page the browser opens can reach this listener: a
 			// request without this login's state is not its answer, so
@@ -550,7 +568,6 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 			return
 		}
 		switch {
-		case res.err != nil:
 		case q.Has("iss") && q.Get("iss") != d.issuer: // RFC 9207: simple string comparison, no normalization
 			res.err = fmt.Errorf("%w: iss %q is not the authorization server %q (RFC 9207)", ErrCallback, shorten(q.Get("iss")), d.issuer)
 		case !q.Has("iss") && d.as.IssParameterSupported:
@@ -591,6 +608,9 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(timeout):
+		if said := refusals.Load(); said != nil {
+			return fmt.Errorf("%w: no authorization redirect within %s; a redirect without the login's state said %s (the authorization server's refusal, or a request made to look like one)", ErrCallback, timeout, *said)
+		}
 		return fmt.Errorf("oauth: no authorization redirect within %s", timeout)
 	}
 	if res.err != nil {
@@ -609,15 +629,16 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 	return a.st.save(r)
 }
 
-// statelessRefusal reports whether a redirect without any state is an
-// authorization server's refusal (RFC 6749 §4.1.2.1 wants the state
-// echoed, yet some leave it out): a GET with an error code and no code,
-// an iss matching the issuer where one is sent or promised (RFC 9207),
-// and, where the browser says how it fetched (Fetch Metadata), a
+// statelessRefusal reports whether a redirect without any state looks
+// like an authorization server's refusal (RFC 6749 §4.1.2.1 wants the
+// state echoed, yet some leave it out): a GET with an error code and no
+// code, an iss matching the issuer where one is sent or promised (RFC
+// 9207), and, where the browser says how it fetched (Fetch Metadata), a
 // top-level navigation. A page's hidden request (an image, a fetch, a
 // frame) is no such navigation, and a wrong state is never a refusal:
 // the authorization server echoes the state it got or none. What passes
-// can only end the login with an error, never complete it.
+// is only reported (LoginOptions.Notice, the timeout's error): any local
+// program can send it, so it neither ends nor completes the login.
 func statelessRefusal(r *http.Request, d *discovery) bool {
 	q := r.URL.Query()
 	if r.Method != http.MethodGet || q.Has("state") || q.Has("code") || !errorCode(q.Get("error")) {

@@ -14,9 +14,9 @@ var (
 	// missing, malformed, or fails a check (issuer, resource, PKCE).
 	ErrDiscovery = errors.New("oauth: discovery failed")
 	// ErrCallback: the authorization redirect (one with this login's
-	// state, or a browser navigation without any state that can only
-	// refuse; any other request is ignored) carried an error or a wrong
-	// issuer.
+	// state; any other request is ignored, a stateless refusal only
+	// reported) carried an error or a wrong issuer, or the login timed
+	// out after a stateless refusal.
 	ErrCallback = errors.New("oauth: authorization response refused")
 	// ErrIssuerChanged: the server's metadata names another authorization
 	// server than the one the declared client credentials were used with;
