@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"sluice/gateway"
@@ -47,8 +48,9 @@ Exit status:
 		help: `Usage: sluice status [--json]
 
 Asks every running 'sluice serve' of this user (over its private status
-socket) for its state: transport, dashboard address, servers, calls so far,
-pending approvals and filters.
+socket) for its state: transport, dashboard address (and the file that
+holds its login link, when the link was not printed), servers, calls so
+far, pending approvals and filters.
 
 Exit status:
   0    at least one serve answered
@@ -171,6 +173,9 @@ func runStatus(e *env) int {
 		fmt.Fprintln(e.stdout)
 		if s.Dashboard != "" {
 			fmt.Fprintf(e.stdout, "  dashboard: %s\n", s.Dashboard)
+			if f := filepath.Join(stateDir, loginFileName(s.PID)); fileExists(f) {
+				fmt.Fprintf(e.stdout, "  login link: in %s (readable by you only)\n", f)
+			}
 		} else {
 			fmt.Fprintln(e.stdout, "  dashboard: none (serve --http, or --admin ADDR)")
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -179,4 +180,26 @@ func TestDashboardCommand(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("dashboard did not end on SIGTERM")
 	}
+}
+
+// TestStatusNamesTheLoginFile: a stdio serve's dashboard link went to a
+// file (stderr is the MCP client's log); 'sluice status' names that file,
+// and the link in it logs in.
+func TestStatusNamesTheLoginFile(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	cmd, stdin, _, addr := startWithDashboard(t, "serve", "--admin", "127.0.0.1:0")
+	defer stdin.Close()
+	file := filepath.Join(w.state, "sluice", loginFileName(cmd.Process.Pid))
+	var r result
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if r = sluiceProc(t, "", "status"); r.code == exitOK {
+			break
+		}
+	}
+	want(t, r, exitOK, "  login link: in "+file+" (readable by you only)")
+	if link := loginLink(addr); link == "" || strings.Contains(r.stdout+r.stderr, link) {
+		t.Errorf("status shows the link itself, or serve wrote none (%q):\n%s", link, r)
+	}
+	newDash(t, addr)
 }

@@ -88,8 +88,8 @@ link of a token made for the process (ADDR/admin/login#token=...) is
 printed on stderr only when stderr is a terminal. An MCP client keeps
 sluice's stderr in its logs, so otherwise the link is written to
 <state dir>/dashboard-PID.login (readable by you only, removed when the
-process ends) and stderr names that file: open it with
-'cat FILE' and paste the link into the browser.
+process ends) and stderr and 'sluice status' name that file: open
+it with 'cat FILE' and paste the link into the browser.
 
 Profiles: --profile NAME serves only what profiles.NAME in the user config
 exposes (its servers, and of their tools those matching its capability
