@@ -159,7 +159,7 @@ var (
 	// credentialFlag: a flag named for the credential itself, so its
 	// value is one however plain (--password swordfish).
 	credentialFlag = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license)[-_]?key|credentials?|cookie|bearer)$`)
+		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license)[-_]?key|credentials?|cookie|bearer)$|^(key|pass|pw)$`)
 	})
 	// plainWord: letters in words joined by - _ or ., which a generated
 	// credential is not (a mode, a backend, a host name).
@@ -181,7 +181,7 @@ func SecretQueryValue(k, v string) bool {
 // flagNotSecret: a flag named like where a credential is kept
 // (--token-file) or like a count of something (--max-tokens).
 var flagNotSecret = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(file|path|dir|env|var|name|url|count|limit|max|min|size|type|header|prefix)`)
+	return regexp.MustCompile(`(?i)(^|[-_.])(files?|paths?|dirs?|env|vars?|names?|urls?|counts?|limits?|max|min|sizes?|types?|headers?|prefix)($|[-_.])`)
 })
 
 // plausibleSecret: long enough, one word, not a number, path or reference.

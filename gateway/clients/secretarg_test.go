@@ -19,6 +19,17 @@ func TestSecretArgBothWays(t *testing.T) {
 		{[]string{"--db-password=correcthorse"}, true},
 		{[]string{"--client-secret", "s3cr3t"}, true},
 		{[]string{"--github-token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, true},
+		// a credential's flag whose other words hold a "not secret" word
+		// inside them (admin has min, minio has min, typesense has type)
+		{[]string{"--admin-password", "swordfish"}, true},
+		{[]string{"--minio-secret-key", "letmeinplease"}, true},
+		{[]string{"--typesense-api-key", "xyz"}, true},
+		{[]string{"--key", "swordfish"}, true},
+		{[]string{"--pass=swordfish"}, true},
+		{[]string{"--api-key-env", "MY_KEY"}, false},
+		{[]string{"--secret-name", "prod-db"}, false},
+		{[]string{"--password-min-length", "12"}, false},
+		{[]string{"--sort-key", "name"}, false},
 		// a flag that mentions one: only a value that is not a word
 		{[]string{"--auth-mode", "interactive"}, false},
 		{[]string{"--secret-store", "keychain"}, false},
