@@ -188,10 +188,27 @@ func quoteAll(names []string) []string {
 	return out
 }
 
+// blankLooking: characters that are not format characters yet draw
+// nothing or change how the character before them looks: variation
+// selectors, the combining grapheme joiner, Hangul fillers, the braille
+// blank.
+func blankLooking(r rune) bool {
+	switch {
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
+		return true
+	}
+	switch r {
+	case 0x034f, 0x115f, 0x1160, 0x3164, 0xffa0, 0x2800:
+		return true
+	}
+	return false
+}
+
 // Visible shows the characters of a server's text that would make a line
 // read differently from what it is as escapes: C0 and C1 controls but
 // tab, bidirectional overrides and isolates, zero-width and other
-// invisible format characters, line and paragraph separators, and invalid
+// invisible format characters, characters that draw blank or alter the
+// one before (blankLooking), line and paragraph separators, and invalid
 // UTF-8 (tab and newline stay). html/template escapes markup, not these;
 // the tools page shows descriptions through it too.
 func Visible(s string) string {
@@ -204,7 +221,7 @@ func Visible(s string) string {
 			b.WriteRune(r)
 		case r < 0x20 || (r >= 0x7f && r < 0xa0):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029:
+		case unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 || blankLooking(r):
 			if r > 0xffff {
 				fmt.Fprintf(&b, `\U%08x`, r)
 			} else {

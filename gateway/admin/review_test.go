@@ -199,6 +199,9 @@ func TestDiffLinesShowInvisibles(t *testing.T) {
 // TestVisibleKeepsLayout: descriptions on the tools page keep their tabs
 // and newlines; only what hides or rewrites text is escaped.
 func TestVisibleKeepsLayout(t *testing.T) {
+	if got, want := Visible("v\ufe0fw\U000e0100x\u034fy\u3164z\u2800."), `v\ufe0fw\U000e0100x\u034fy\u3164z\u2800.`; got != want {
+		t.Errorf("Visible of blank-looking characters = %q, want %q", got, want)
+	}
 	if got, want := Visible("a\tb\nc\u2066d\x85e\u0085"), "a\tb\nc"+`\u2066d\x85e\x85`; got != want {
 		t.Fatalf("visible = %q, want %q", got, want)
 	}
