@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"sluice/gateway/clients"
+	"sluice/gateway/remote"
 )
 
 // Hidden is what a masked value is shown as.
@@ -167,6 +168,10 @@ func maskServerURL(s string) string {
 	parts := strings.Split(query, "&")
 	for i, p := range parts {
 		k, v, ok := strings.Cut(p, "=")
+		if !ok && !remote.PlainQueryItem(p) && p != Hidden {
+			parts[i] = Hidden // a bare item (?sk_live_...) is a value too, a flag (?debug) not
+			continue
+		}
 		if !ok || v == "" || v == Hidden {
 			continue
 		}

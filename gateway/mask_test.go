@@ -40,6 +40,7 @@ func TestMaskServerURLHidesEveryQueryValue(t *testing.T) {
 		{"https://h.example/mcp?key=${env:KEY}&flag", "https://h.example/mcp?key=${env:KEY}&flag"},
 		{"https://h.example/mcp?key=x${env:KEY}", "https://h.example/mcp?key=" + Hidden},
 		{"https://me:pw@h.example/mcp?k=v", "https://me:" + Hidden + "@h.example/mcp?k=" + Hidden},
+		{"https://h.example/mcp?sk_live_51Habcdef0123&debug", "https://h.example/mcp?" + Hidden + "&debug"},
 	} {
 		if got := (ServerView{URL: c.in, Scope: "user"}).Masked().URL; got != c.want {
 			t.Errorf("Masked URL of %q = %q, want %q", c.in, got, c.want)

@@ -35,10 +35,12 @@ func TestServersHideTheURLQuery(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"https://h/mcp":                     "https://h/mcp",
-		"https://h/mcp?k=v&flag&e=":         "https://h/mcp?k=••••&flag&e=",
-		"https://h/mcp?k=${env:KEY}#frag":   "https://h/mcp?k=${env:KEY}#frag",
-		"https://h/mcp?k=a%26b&k2=x#f?k3=y": "https://h/mcp?k=••••&k2=••••#f?k3=y",
+		"https://h/mcp":                                       "https://h/mcp",
+		"https://h/mcp?k=v&flag&e=":                           "https://h/mcp?k=••••&flag&e=",
+		"https://h/mcp?k=${env:KEY}#frag":                     "https://h/mcp?k=${env:KEY}#frag",
+		"https://h/mcp?sk_live_51Habcdef0123&debug&read-only": "https://h/mcp?••••&debug&read-only",
+		"https://h/mcp?a1":                                    "https://h/mcp?••••",
+		"https://h/mcp?k=a%26b&k2=x#f?k3=y":                   "https://h/mcp?k=••••&k2=••••#f?k3=y",
 	} {
 		if got := MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)

@@ -339,6 +339,8 @@ func MaskURL(u string) string {
 	for i, p := range parts {
 		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
 			parts[i] = k + "=" + Mask(v)
+		} else if !ok && !plainQueryWord(p) {
+			parts[i] = Mask(p) // a bare item (?sk_live_...) is a value too, a flag (?debug) not
 		}
 	}
 	out := base + "?" + strings.Join(parts, "&")
@@ -371,4 +373,20 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+// plainQueryWord: a bare query item that reads as a flag (?debug,
+// ?read-only): up to 16 letters, - and _, starting with a letter. Any
+// other bare item may be a key (?sk_live_...) and is hidden.
+func plainQueryWord(p string) bool {
+	if p == "" || len(p) > 16 {
+		return p == ""
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i] | 0x20
+		if !(c >= 'a' && c <= 'z') && (i == 0 || (p[i] != '-' && p[i] != '_')) {
+			return false
+		}
+	}
+	return true
 }

@@ -160,6 +160,8 @@ func redactURL(raw string) string {
 	for i, p := range parts {
 		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
 			parts[i] = k + "=…"
+		} else if !ok && !PlainQueryItem(p) {
+			parts[i] = "…" // a bare item (?sk_live_...) is a value too, a flag (?debug) not
 		}
 	}
 	raw = base + "?" + strings.Join(parts, "&")
@@ -277,4 +279,20 @@ func dialErr(err error) bool {
 	}
 	var be *BlockedError
 	return errors.As(err, &be)
+}
+
+// PlainQueryItem reports whether a bare query item that reads as a flag (?debug,
+// ?read-only): up to 16 letters, - and _, starting with a letter. Any
+// other bare item may be a key (?sk_live_...) and is hidden.
+func PlainQueryItem(p string) bool {
+	if p == "" || len(p) > 16 {
+		return p == ""
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i] | 0x20
+		if !(c >= 'a' && c <= 'z') && (i == 0 || (p[i] != '-' && p[i] != '_')) {
+			return false
+		}
+	}
+	return true
 }
