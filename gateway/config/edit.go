@@ -238,9 +238,12 @@ func (e *Edit) Changed() bool { return e.Created || !bytes.Equal(e.Before, e.Aft
 // of a server key and the step from a key to its fields, as the file
 // already uses them. The edit is refused when the file would get an
 // error it did not have. With ids, it is refused too unless the servers
-// it adds are exactly those: rendered text that declares anything else
-// (a value or comment that ends its line early) is never written. Nothing
-// is written: see Write.
+// it adds are exactly those: rendered text that declares another server
+// (a value or comment that ends its line early) is never written. Only
+// the set of server ids is compared: a field or top-level key smuggled
+// in the same way is kept out by render's own escaping (the comments and
+// values gateway/clients writes), not by this check. Nothing is written:
+// see Write.
 func AppendServers(t EditTarget, render func(indent, step string) string, ids ...string) (*Edit, error) {
 	return t.plan(func(d *doc) error {
 		before, count := d.serverIDs(), d.serverCount()
