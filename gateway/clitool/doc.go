@@ -39,17 +39,28 @@
 // value, wherever it sits in its element, so that it is easy to predict:
 // a negative number needs allowDash too.
 //
-// # Why a value may not start with "@" for some programs
+// # Why a value may not put "@" where some programs read a file
 //
-// Compilers and linkers (GCC, binutils, LLVM), the JDK tools, the .NET and
-// Rust compilers read an argument "@FILE" as the contents of FILE, wherever
-// it appears and "--" or not; curl reads "@FILE" values as the file's
-// bytes. A model-chosen "@/home/u/.ssh/id_rsa" would make the program read
-// the key, and its complaints about the lines (their text) come back in
-// the result's stderr lines. For those programs (responseFilePrograms, by
-// base name) an element that a value makes start with "@" is refused unless
-// the input says allowDash: true; other programs are left alone, since
-// "@me" (gh) and "@scope/pkg" (npm) are ordinary values there.
+// Compilers and linkers (GCC, binutils, LLVM), the JDK tools, the .NET,
+// Rust, Swift, Haskell and CUDA compilers and 7-Zip read an argument
+// "@FILE" as the contents of FILE, wherever it appears and "--" or not,
+// and pass the text after "-Wl," or "-J" on to a program that does the
+// same; curl reads "@FILE" (and "name@FILE", "name=@FILE", "name=<FILE")
+// in its data, form, header and write-out values as the file's bytes. A
+// model-chosen "@/home/u/.ssh/id_rsa" would make the program read the key,
+// and its complaints about the lines (their text) come back in the
+// result's stderr lines, or curl sends it away. For those programs
+// (responseFilePrograms, by base name, also when started through env,
+// ccache, sudo, nice, timeout, xargs and similar wrappers) a value may not
+// put "@" at the start of an element, right after "=" or ",", or right
+// after a glued short option ("-d@FILE"); after one of curl's options
+// that read files it may not hold "@" at all (nor "<" for -F). The rule is
+// conservative: "-DX=@a" is refused for gcc although gcc would not read
+// it. allowDash: true on the input lets its values through. Other
+// programs are left alone, since "@me" (gh) and "@scope/pkg" (npm) are
+// ordinary values there. The list of programs is best effort: one that is
+// not on it, or started through a wrapper not known here, is not
+// protected.
 //
 // # Why compile errors are checked once, not per call
 //

@@ -51,8 +51,9 @@ type Param struct {
 	MaxItems    int // 0 = MaxArrayItems
 	Enum        []json.RawMessage
 	Items       *Param // array: the type of each item (string, integer or number)
-	// AllowDash lets a value start with "-" anywhere in argv. It is not
-	// part of the inputSchema.
+	// AllowDash lets a value start with "-" anywhere in argv, and put "@"
+	// where a program that reads "@FILE" would take it for a file (see
+	// the package doc). It is not part of the inputSchema.
 	AllowDash bool
 }
 

@@ -79,13 +79,16 @@ type Spec struct {
 type Tool struct {
 	spec    Spec
 	command string
-	atFiles bool // argv[0] reads "@FILE" arguments as more arguments
-	params  []*param
-	byName  map[string]*param
-	argv    []node // argv[1:]
-	def     json.RawMessage
-	sem     chan struct{}
-	exe     resolved
+	atFiles bool // the program reads "@FILE" arguments (responseFileProgram)
+	// atProgram names it for errors; curl is set when it is curl.
+	atProgram string
+	curl      bool
+	params    []*param
+	byName    map[string]*param
+	argv      []node // argv[1:]
+	def       json.RawMessage
+	sem       chan struct{}
+	exe       resolved
 }
 
 // Compile checks a declaration and prepares it for calls. Errors are
@@ -148,7 +151,10 @@ func Compile(s Spec) (*Tool, error) {
 	if len(s.Input) > MaxParams {
 		return specErr("input", fmt.Sprintf("keep at most %d inputs", MaxParams), "%d inputs declared", len(s.Input))
 	}
-	t := &Tool{spec: s, command: a0.Text, atFiles: readsResponseFiles(a0.Text), byName: map[string]*param{}}
+	t := &Tool{spec: s, command: a0.Text, byName: map[string]*param{}}
+	if t.atProgram = responseFileProgram(s.Argv); t.atProgram != "" {
+		t.atFiles, t.curl = true, t.atProgram == "curl"
+	}
 	for _, p := range s.Input {
 		field := "input." + p.Name
 		if !nameRe().MatchString(p.Name) {
@@ -367,8 +373,8 @@ func (r *renderer) nodes(ns []node, inGroup bool) error {
 				if err := r.value(n.expand, it); err != nil {
 					return err
 				}
-				if r.t.atFiles && strings.HasPrefix(it, "@") && !n.expand.AllowDash {
-					return r.atFileErr(n.expand)
+				if err := r.atFile(it, r.out[len(r.out)-1], []span{{n.expand, 0, len(it)}}); err != nil {
+					return err
 				}
 				if err := r.emit(n.expand, it); err != nil {
 					return err
@@ -376,6 +382,7 @@ func (r *renderer) nodes(ns []node, inGroup bool) error {
 			}
 		default:
 			var b strings.Builder
+			var spans []span
 			onlyBool := !n.literal
 			for _, s := range n.segs {
 				if s.p == nil {
@@ -396,12 +403,13 @@ func (r *renderer) nodes(ns []node, inGroup bool) error {
 				if err := r.value(s.p, v.str); err != nil {
 					return err
 				}
+				spans = append(spans, span{s.p, b.Len(), b.Len() + len(v.str)})
 				b.WriteString(v.str)
 			}
 			if onlyBool {
 				continue // an element made only of the group's deciding booleans
 			}
-			if err := r.atFile(n, b.String()); err != nil {
+			if err := r.atFile(b.String(), r.out[len(r.out)-1], spans); err != nil {
 				return err
 			}
 			if err := r.emit(nil, b.String()); err != nil {
