@@ -57,3 +57,43 @@ func TestForeignProjectIsSkipped(t *testing.T) {
 		t.Fatalf("a project of this user was not loaded: %v", l.Diagnostics)
 	}
 }
+
+// TestForeignProjectSwappedAfterTheLookIsSkipped: the owner of a shared
+// directory can replace the project file between the look at its path
+// and the read. The open file is what counts: a file that is another
+// user's once open (the path looked like this user's) is skipped the
+// same way; with --project it is read on purpose.
+func TestForeignProjectSwappedAfterTheLookIsSkipped(t *testing.T) {
+	shared := t.TempDir()
+	work := filepath.Join(shared, "work")
+	if err := os.MkdirAll(filepath.Join(shared, ProjectDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, ProjectDirName, ProjectFileName), []byte("servers:\n  planted:\n    command: cat\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := openedOwner
+	t.Cleanup(func() { openedOwner = old })
+	openedOwner = func(os.FileInfo) (int, bool) { return 4242, true } // what the path turned into by the read
+	cfg := t.TempDir()
+	l := Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
+	if _, ok := l.Server("planted"); ok {
+		t.Fatal("a project file that was another user's once open was loaded")
+	}
+	found := false
+	for _, d := range l.Diagnostics {
+		if d.Severity == SeverityWarning && strings.Contains(d.Message, "another user (uid 4242)") && strings.Contains(d.Fix, "--project") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no warning naming the owner: %v", l.Diagnostics)
+	}
+	l = Load(LoadOptions{Cwd: work, Project: shared, ConfigDir: cfg, Getenv: func(string) string { return "" }})
+	if _, ok := l.Server("planted"); !ok {
+		t.Fatalf("--project on purpose did not load it: %v", l.Diagnostics)
+	}
+}

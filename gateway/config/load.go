@@ -109,10 +109,8 @@ func Load(opts LoadOptions) *Loaded {
 				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
 					Message: "project file is the user file; read once, in user scope", Fix: "point SLUICE_HOME elsewhere than <project>/.sluice"})
 			} else if who, p, foreign := l.foreignProject(root, opts.Project); foreign {
-				l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
-					Message: fmt.Sprintf("project config skipped: %s belongs to another user (uid %d), and the project root was found by walking up from the working directory; its servers are not listed and nothing in it runs", p, who),
-					Fix:     "work in a directory of your own, or pass --project DIR to use it on purpose"})
-			} else if data, ok := l.read(l.ProjectFile); ok {
+				l.skipForeign(p, who)
+			} else if data, ok := l.readProject(opts.Project == ""); ok {
 				var ds []Diagnostic
 				project, _, ds = Parse(data, l.ProjectFile, ScopeProject, croot)
 				l.Diagnostics = append(l.Diagnostics, ds...)
@@ -209,10 +207,51 @@ func (l *Loaded) foreignProject(root, flag string) (int, string, bool) {
 	return 0, "", false
 }
 
+// skipForeign notes a discovered project skipped because p is uid's.
+func (l *Loaded) skipForeign(p string, uid int) {
+	l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
+		Message: fmt.Sprintf("project config skipped: %s belongs to another user (uid %d), and the project root was found by walking up from the working directory; its servers are not listed and nothing in it runs", p, uid),
+		Fix:     "work in a directory of your own, or pass --project DIR to use it on purpose"})
+}
+
+// openedOwner is foreignInfo; tests replace it.
+var openedOwner = foreignInfo
+
+// foreignFileError: the project file, once open, is another user's.
+type foreignFileError struct{ uid int }
+
+func (e foreignFileError) Error() string { return fmt.Sprintf("owned by uid %d", e.uid) }
+
+// readProject reads the project file. A discovered one is checked again
+// on the open file: foreignProject looked at the path, which its owner
+// could swap for a file of theirs between that look and this read.
+func (l *Loaded) readProject(discovered bool) ([]byte, bool) {
+	var check func(os.FileInfo) error
+	if discovered {
+		check = func(fi os.FileInfo) error {
+			if uid, foreign := openedOwner(fi); foreign {
+				return foreignFileError{uid}
+			}
+			return nil
+		}
+	}
+	data, err := readFileCapped(l.ProjectFile, MaxFileBytes, check)
+	var fe foreignFileError
+	if errors.As(err, &fe) {
+		l.skipForeign(l.ProjectFile, fe.uid)
+		return nil, false
+	}
+	return l.readResult(l.ProjectFile, data, err)
+}
+
 // read reads a config file with the size cap. A missing file is not a
 // problem; anything else unreadable is a diagnostic.
 func (l *Loaded) read(file string) ([]byte, bool) {
 	data, err := ReadFileCapped(file, MaxFileBytes)
+	return l.readResult(file, data, err)
+}
+
+func (l *Loaded) readResult(file string, data []byte, err error) ([]byte, bool) {
 	switch {
 	case err == nil:
 		return data, true
@@ -231,6 +270,12 @@ func (l *Loaded) read(file string) ([]byte, bool) {
 // ReadFileCapped reads at most max bytes of a regular file; a longer file
 // is ErrTooLarge (the rest is never read).
 func ReadFileCapped(file string, max int64) ([]byte, error) {
+	return readFileCapped(file, max, nil)
+}
+
+// readFileCapped is ReadFileCapped with check (nil: none) run on the open
+// file's information before anything is read.
+func readFileCapped(file string, max int64, check func(os.FileInfo) error) ([]byte, error) {
 	// Stat first so a FIFO is refused before an open that would block.
 	if st, err := os.Stat(file); err != nil {
 		return nil, err
@@ -248,6 +293,11 @@ func ReadFileCapped(file string, max int64) ([]byte, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	if check != nil {
+		if err := check(st); err != nil {
+			return nil, err
+		}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {

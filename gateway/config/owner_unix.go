@@ -16,6 +16,12 @@ func foreignOwner(path string) (int, bool) {
 	if err != nil {
 		return 0, false
 	}
+	return foreignInfo(fi)
+}
+
+// foreignInfo is foreignOwner of a file already stat'ed (an open file's
+// Stat, which no later rename can change).
+func foreignInfo(fi os.FileInfo) (int, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
