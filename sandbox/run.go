@@ -344,6 +344,13 @@ func (rs *runState) chargeFn(est int64, what func() string) error {
 		return nil
 	}
 	g := rs.heap.growth.Load()
+	if est >= freshSampleAbove {
+		// The latest sample may predate a large value the script just
+		// made (a sample every millisecond, later on a busy machine):
+		// a copy of a 30 MB string made right after it was let through
+		// under a 48 MiB cap on a stale reading.
+		g = rs.heap.sample()
+	}
 	if est <= rs.lim.MaxMemoryBytes && est+g > rs.lim.MaxMemoryBytes {
 		g = rs.heap.recheck()
 	}
@@ -354,6 +361,10 @@ func (rs *runState) chargeFn(est int64, what func() string) error {
 	}
 	return nil
 }
+
+// freshSampleAbove: a charge of at least this many bytes reads the heap
+// again (under a microsecond) instead of trusting the latest sample.
+const freshSampleAbove = 64 << 10
 
 func (rs *runState) memBudget() int64 {
 	b := rs.lim.MaxMemoryBytes - rs.heap.growth.Load()
