@@ -29,7 +29,9 @@ func allocatedBy(src string, limit int64) (uint64, *Result) {
 // counted by the runtime, not timed) no more than the cap. Before, the
 // charge counted the result once while join, str/repr, json.encode and
 // rendering a container for % or format grew their buffers piece by
-// piece: 87 to 176 MB allocated for a 20 MB result.
+// piece: 87 to 176 MB allocated for a 20 MB result; and the case methods,
+// charged twice the string, grew theirs rune by rune where a rune's case
+// is longer than the rune: 58 MB for the upper-case of a 16 MB string.
 func TestOpsAllocateWithinTheCap(t *testing.T) {
 	const limit = 48 << 20
 	setup := "s = \"x\" * 10000\nl = [s] * 2000\n"
@@ -55,6 +57,10 @@ func TestOpsAllocateWithinTheCap(t *testing.T) {
 		{"repetition", `s * 2000`},
 		{"list concatenation", `l * 100 + l * 100`},
 		{"replace", `(s * 200).replace("x", "xxxxxxxxxx")`},
+		{"upper of non-ASCII", `("\u0250" * 8000000).upper()`},
+		{"lower of non-ASCII", `("\u023a" * 8000000).lower()`},
+		{"title of non-ASCII", `("\u023a" * 8000000).title()`},
+		{"capitalize of non-ASCII", `("\u023a" * 8000000).capitalize()`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, r := allocatedBy(setup+"r = "+c.op+"\nresult = len(r)", limit)

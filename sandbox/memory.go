@@ -614,11 +614,9 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 		}
 		return sumCapped(builderPeak(int64(len(s))+reuse(namedFields(string(s)), total, largest)), rendered)
 	case "upper", "lower", "title", "capitalize":
-		// a copy of the receiver; a rune's case may take more bytes
-		// than the rune (ɐ, 2 bytes, upper-cases to Ɐ, 3), and the copy
-		// is then grown: twice its length
+		// built in one buffer of its exact size (caseCopy)
 		if s, ok := recv.(starlark.String); ok {
-			return 2 * int64(len(s))
+			return caseSize(name, string(s))
 		}
 	case "split", "rsplit", "splitlines":
 		s, ok := recv.(starlark.String)
