@@ -129,3 +129,17 @@ func TestFlagErrorsSpeakTheCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestCapabilityWithTheWrongSeparator: a declared server's id joined to the
+// tool by '.', '_' or '/' is refused with the SERVER__TOOL name meant,
+// before anything is launched.
+func TestCapabilityWithTheWrongSeparator(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers:\n" + fixture(t, "fx"))
+	for _, args := range [][]string{{"call", "fx.echo", "text=hi"}, {"call", "fx_echo"}, {"describe", "fx/echo"}} {
+		r := sluice(t, "", args...)
+		want(t, r, exitUsage, `"`+args[1]+`" is not a capability name (SERVER__TOOL, with two underscores); did you mean fx__echo?`)
+	}
+	want(t, sluice(t, "", "call", "fxecho"), exitUsage, `"fxecho" is not a capability name`)
+	noChildren(t, "a refused capability")
+}

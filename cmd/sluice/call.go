@@ -135,6 +135,9 @@ func runCall(e *env) int {
 		return code
 	}
 	defer closeFn()
+	if near := separatorSlip(g, capName); near != "" {
+		return usageErr(e, "call", "%q is not a capability name (SERVER__TOOL, with two underscores); did you mean %s?", capName, near)
+	}
 	ctx, cancel := interruptible()
 	defer cancel()
 	if needsSchema(pairs) {
@@ -657,4 +660,25 @@ func sizeText(n int) string {
 	default:
 		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
 	}
+}
+
+// separatorSlip is the capability meant by name when it joins a declared
+// server's id to the tool with something other than "__" (github.search,
+// github_search, github/search), else "".
+func separatorSlip(g *gateway.Gateway, name string) string {
+	if strings.Contains(name, gateway.Sep) {
+		return ""
+	}
+	best := ""
+	for _, v := range g.Servers().Servers {
+		for _, sep := range []string{".", "_", "/", ":", " "} {
+			if rest, ok := strings.CutPrefix(name, v.ID+sep); ok && rest != "" && len(v.ID) > len(best) {
+				best = v.ID
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return best + gateway.Sep + name[len(best)+1:]
 }

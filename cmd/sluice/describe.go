@@ -81,6 +81,9 @@ func runDescribe(e *env) int {
 		fmt.Fprint(e.stdout, clean(strings.TrimRight(text, "\n"))+"\n")
 		return exitOK
 	}
+	if near := separatorSlip(g, pos[0]); near != "" {
+		return usageErr(e, "describe", "%q is not a capability name (SERVER__TOOL, with two underscores); did you mean %s?", pos[0], near)
+	}
 	d, err := g.Describe(ctx, pos[0])
 	if err != nil {
 		return reportErr(e.stderr, "describe", err)
