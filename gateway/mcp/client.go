@@ -412,7 +412,11 @@ func (c *Client) fail(e *Error) {
 		cl.ch <- reply{err: c.callErr(cl.method, e)}
 	}
 	if e.Op != "close" {
-		c.log.Error("mcp server failed", "code", string(e.Code), "op", e.Op, "error", e.Message)
+		msg := e.Message
+		if msg == "" && e.Err != nil {
+			msg = e.Err.Error() // a transport's *Error may carry only its cause
+		}
+		c.log.Error("mcp server failed", "code", string(e.Code), "op", e.Op, "error", msg)
 		go c.teardown()
 	}
 }
