@@ -50,7 +50,8 @@ Exit status:
 Asks every running 'sluice serve' of this user (over its private status
 socket) for its state: transport, dashboard address (and the file that
 holds its login link, when the link was not printed), servers, calls so
-far, pending approvals and filters.
+far, pending approvals and filters. --json gives each serve's state as
+one object ("loginFile" names the login link's file, when there is one).
 
 Exit status:
   0    at least one serve answered
@@ -110,6 +111,24 @@ func planText(p *gateway.TrustPlan) string {
 	return b.String()
 }
 
+// withLoginFile adds "loginFile" (the file that holds a serve's dashboard
+// login link) to the end of a serve's status object, keeping its members
+// in their order.
+func withLoginFile(raw json.RawMessage, file string) json.RawMessage {
+	b := bytes.TrimRight(raw, " \t\r\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return raw
+	}
+	v, _ := json.Marshal(file)
+	out := append([]byte(nil), b[:len(b)-1]...)
+	if len(bytes.TrimSpace(b[1:len(b)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"loginFile":`...)
+	out = append(out, v...)
+	return append(out, '}')
+}
+
 func runStatus(e *env) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
@@ -137,6 +156,17 @@ func runStatus(e *env) int {
 		return reportErr(e.stderr, "status", err)
 	}
 	if *asJSON {
+		for i, raw := range all {
+			var p struct {
+				PID int `json:"pid"`
+			}
+			if json.Unmarshal(raw, &p) != nil || p.PID <= 0 {
+				continue
+			}
+			if f := filepath.Join(stateDir, loginFileName(p.PID)); fileExists(f) {
+				all[i] = withLoginFile(raw, f)
+			}
+		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(all)

@@ -198,6 +198,14 @@ func TestStatusNamesTheLoginFile(t *testing.T) {
 		}
 	}
 	want(t, r, exitOK, "  login link: in "+file+" (readable by you only)")
+	j := sluiceProc(t, "", "status", "--json")
+	var got []struct {
+		PID       int    `json:"pid"`
+		LoginFile string `json:"loginFile"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &got); err != nil || len(got) != 1 || got[0].PID != cmd.Process.Pid || got[0].LoginFile != file {
+		t.Errorf("status --json: %v %+v, want the login file %s:\n%s", err, got, file, j)
+	}
 	if link := loginLink(addr); link == "" || strings.Contains(r.stdout+r.stderr, link) {
 		t.Errorf("status shows the link itself, or serve wrote none (%q):\n%s", link, r)
 	}
