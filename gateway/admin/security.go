@@ -377,7 +377,10 @@ func itoa(n int) string {
 
 // plainQueryWord: a bare query item that reads as a flag (?debug,
 // ?read-only): up to 16 letters, - and _, starting with a letter. Any
-// other bare item may be a key (?sk_live_...) and is hidden.
+// other bare item may be a key (?sk_live_...) and is hidden. It is the
+// rule of remote.PlainQueryItem, kept here because admin imports no
+// other package of sluice's (gateway/layering_test.go); the tests of
+// both pin the same cases.
 func plainQueryWord(p string) bool {
 	if p == "" || len(p) > 16 {
 		return p == ""
