@@ -34,25 +34,9 @@ func TestForeignProjectIsSkipped(t *testing.T) {
 		return 0, false
 	}
 	cfg := t.TempDir()
-	l := Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
-	if _, ok := l.Server("planted"); ok {
-		t.Fatal("a discovered project file of another user was loaded")
-	}
-	found := false
-	for _, d := range l.Diagnostics {
-		if d.Severity == SeverityWarning && strings.Contains(d.Message, "another user (uid 4242)") && strings.Contains(d.Fix, "--project") {
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("no warning naming the owner: %v", l.Diagnostics)
-	}
-	l = Load(LoadOptions{Cwd: work, Project: shared, ConfigDir: cfg, Getenv: func(string) string { return "" }})
-	if _, ok := l.Server("planted"); !ok {
-		t.Fatalf("--project on purpose did not load it: %v", l.Diagnostics)
-	}
+	skippedUnlessChosen(t, work, shared, cfg)
 	fileOwner = old
-	l = Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
+	l := Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
 	if _, ok := l.Server("planted"); !ok {
 		t.Fatalf("a project of this user was not loaded: %v", l.Diagnostics)
 	}
@@ -78,10 +62,17 @@ func TestForeignProjectSwappedAfterTheLookIsSkipped(t *testing.T) {
 	old := openedOwner
 	t.Cleanup(func() { openedOwner = old })
 	openedOwner = func(os.FileInfo) (int, bool) { return 4242, true } // what the path turned into by the read
-	cfg := t.TempDir()
+	skippedUnlessChosen(t, work, shared, t.TempDir())
+}
+
+// skippedUnlessChosen checks that the project at shared, found by walking
+// up from work, is not loaded and is named in a warning with its owner
+// (uid 4242) and the way out, and that --project shared loads it.
+func skippedUnlessChosen(t *testing.T, work, shared, cfg string) {
+	t.Helper()
 	l := Load(LoadOptions{Cwd: work, ConfigDir: cfg, Getenv: func(string) string { return "" }})
 	if _, ok := l.Server("planted"); ok {
-		t.Fatal("a project file that was another user's once open was loaded")
+		t.Fatal("a discovered project file of another user was loaded")
 	}
 	found := false
 	for _, d := range l.Diagnostics {
