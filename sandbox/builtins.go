@@ -52,6 +52,7 @@ func (rs *runState) predeclared() starlark.StringDict {
 		opMethod:    starlark.NewBuiltin(opMethod, rs.methodOp),
 		opCompare:   starlark.NewBuiltin(opCompare, rs.compareOp),
 		opKey:       starlark.NewBuiltin(opKey, rs.keyOp),
+		opSlice:     starlark.NewBuiltin(opSlice, rs.sliceOp),
 	}
 	for name, m := range rs.modules {
 		d[name] = m
@@ -398,6 +399,139 @@ func joinStrings(sep string, it starlark.Iterable) (starlark.Value, error) {
 		b.WriteString(s)
 	}
 	return starlark.String(b.String()), nil
+}
+
+// sliceOp is <slice>(x, parts, lo?, hi?, step?): x[lo:hi:step], with
+// starlark-go's index rules and errors, charged before it allocates and
+// built in one allocation of its exact size. starlark-go grows a slice
+// with a step element by element: s[::-1] of a 30 MB string took 180 MB
+// (the growth, then the string's copy), uncharged, under a 48 MiB cap.
+func (rs *runState) sliceOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	x, parts, rest := args[0], mustInt(args[1]), args[2:]
+	var bounds [3]starlark.Value // lo, hi, step; nil when not given
+	for i := range bounds {
+		if parts&(1<<i) != 0 {
+			bounds[i], rest = rest[0], rest[1:]
+		}
+	}
+	sl, ok := x.(starlark.Sliceable)
+	if !ok {
+		return nil, fmt.Errorf("invalid slice operand %s", x.Type())
+	}
+	start, end, step, err := sliceBounds(sl.Len(), bounds[0], bounds[1], bounds[2])
+	if err != nil {
+		return nil, err
+	}
+	n := sliceLen(start, end, step)
+	switch v := x.(type) {
+	case starlark.String:
+		if step == 1 {
+			return v[start:end], nil // shares the string
+		}
+		if err := rs.charge(int64(n), "a string slice"); err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.Grow(n)
+		for i := start; b.Len() < n; i += step {
+			b.WriteByte(v[i])
+		}
+		return starlark.String(b.String()), nil
+	case starlark.Bytes:
+		if step == 1 {
+			return v[start:end], nil
+		}
+		if err := rs.charge(int64(n), "a bytes slice"); err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.Grow(n)
+		for i := start; b.Len() < n; i += step {
+			b.WriteByte(v[i])
+		}
+		return starlark.Bytes(b.String()), nil
+	case starlark.Tuple:
+		if step == 1 {
+			return v[start:end], nil
+		}
+		if err := rs.charge(int64(n)*wordSize, "a tuple slice"); err != nil {
+			return nil, err
+		}
+		t := make(starlark.Tuple, n)
+		for i, j := 0, start; i < n; i, j = i+1, j+step {
+			t[i] = v[j]
+		}
+		return t, nil
+	case *starlark.List:
+		// a copy even with step 1
+		if err := rs.charge(int64(n)*wordSize, "a list slice"); err != nil {
+			return nil, err
+		}
+		elems := make([]starlark.Value, n)
+		for i, j := 0, start; i < n; i, j = i+1, j+step {
+			elems[i] = v.Index(j)
+		}
+		return starlark.NewList(elems), nil
+	}
+	return sl.Slice(start, end, step), nil // range: no copy
+}
+
+// sliceBounds is starlark-go's reading of x[lo:hi:step] for a sequence
+// of n elements (nil for a part not given): the start, the end (exclusive,
+// -1 for a backward slice to the first element) and the step.
+func sliceBounds(n int, lo, hi, stepv starlark.Value) (start, end, step int, err error) {
+	step = 1
+	if stepv != nil && stepv != starlark.None {
+		if step, err = starlark.AsInt32(stepv); err != nil {
+			return 0, 0, 0, fmt.Errorf("invalid slice step: %s", err)
+		}
+		if step == 0 {
+			return 0, 0, 0, fmt.Errorf("zero is not a valid slice step")
+		}
+	}
+	index := func(v starlark.Value, dflt int, what string) (int, error) {
+		if v == nil || v == starlark.None {
+			return dflt, nil
+		}
+		i, err := starlark.AsInt32(v)
+		if err != nil {
+			return 0, fmt.Errorf("invalid %s index: %s", what, err)
+		}
+		if i < 0 {
+			i += n
+		}
+		return i, nil
+	}
+	if step > 0 {
+		if start, err = index(lo, 0, "start"); err != nil {
+			return 0, 0, 0, err
+		}
+		start = max(0, min(start, n))
+		if end, err = index(hi, n, "end"); err != nil {
+			return 0, 0, 0, err
+		}
+		end = max(start, max(0, min(end, n)))
+		return start, end, step, nil
+	}
+	if start, err = index(lo, n-1, "start"); err != nil {
+		return 0, 0, 0, err
+	}
+	start = min(start, n-1)
+	if end, err = index(hi, -1, "end"); err != nil {
+		return 0, 0, 0, err
+	}
+	end = max(end, -1)
+	start = max(start, end)
+	return start, end, step, nil
+}
+
+// sliceLen is the number of elements of a slice from start to end (not
+// included) by step, as sliceBounds gives them.
+func sliceLen(start, end, step int) int {
+	if step > 0 {
+		return (end - start + step - 1) / step
+	}
+	return (start - end - step - 1) / -step
 }
 
 func mustInt(v starlark.Value) int {

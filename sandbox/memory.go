@@ -30,10 +30,11 @@ const (
 	opMethod  = "<method>" // <method>(x, name, args...): x.name(args...)
 	opCompare = "<cmp>"    // <cmp>(tok, x, y): x tok y for comparisons and in
 	opKey     = "<key>"    // <key>(k): k, sized as a dict key
+	opSlice   = "<slice>"  // <slice>(x, parts, lo?, hi?, step?): x[lo:hi:step]
 )
 
 // hiddenBuiltins are the names above; backtraces leave them out.
-var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: true, opCompare: true, opKey: true}
+var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: true, opCompare: true, opKey: true, opSlice: true}
 
 // checkedMethods are the methods whose result can be much larger than the
 // receiver or arguments.
@@ -56,50 +57,120 @@ const (
 
 // rewriteFile rewrites f in place (see the file comment).
 func rewriteFile(f *syntax.File) {
-	for _, s := range f.Stmts {
-		rwStmt(s)
-	}
+	f.Stmts = rwStmts(f.Stmts)
 }
 
-func rwStmts(ss []syntax.Stmt) {
-	for _, s := range ss {
-		rwStmt(s)
+// rwStmts rewrites ss; an augmented assignment whose target is not pure
+// becomes several statements (see hoistTarget).
+func rwStmts(ss []syntax.Stmt) []syntax.Stmt {
+	var out []syntax.Stmt
+	for i, s := range ss {
+		pre, post := rwStmt(s)
+		if pre == nil && post == nil && out == nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, ss[:i]...)
+		}
+		out = append(out, pre...)
+		out = append(out, s)
+		out = append(out, post...)
 	}
+	if out == nil {
+		return ss
+	}
+	return out
 }
 
-func rwStmt(s syntax.Stmt) {
+// rwStmt rewrites s in place, returning the statements to run before it
+// and after it (only for an augmented assignment to a target that is not
+// pure).
+func rwStmt(s syntax.Stmt) (pre, post []syntax.Stmt) {
 	switch s := s.(type) {
 	case *syntax.AssignStmt:
 		s.LHS = rwTarget(s.LHS)
 		s.RHS = rwExpr(s.RHS)
-		if (s.Op == syntax.PLUS_EQ || s.Op == syntax.STAR_EQ) && pureTarget(s.LHS) {
+		switch s.Op {
+		case syntax.PLUS_EQ, syntax.STAR_EQ, syntax.PERCENT_EQ, syntax.PIPE_EQ:
+		default:
+			return nil, nil
+		}
+		if !pureTarget(s.LHS) {
+			var temps []*syntax.Ident
+			s.LHS = hoistTarget(s.LHS, s.OpPos, &pre, &temps)
+			for _, t := range temps {
+				// drop the references once the statement is done
+				post = append(post, &syntax.AssignStmt{OpPos: s.OpPos, Op: syntax.EQ, LHS: &syntax.Ident{NamePos: t.NamePos, Name: t.Name},
+					RHS: &syntax.Literal{Token: syntax.INT, TokenPos: s.OpPos, Raw: "0", Value: int64(0)}})
+			}
+		}
+		switch s.Op {
+		case syntax.PLUS_EQ, syntax.STAR_EQ:
+			// lists grow in place: check, then let starlark do it
 			tok := syntax.PLUS
 			if s.Op == syntax.STAR_EQ {
 				tok = syntax.STAR
 			}
 			s.RHS = mkCall(opGrow, s.OpPos, tokLit(tok, s.OpPos), cloneTarget(s.LHS), s.RHS)
+		case syntax.PERCENT_EQ:
+			// always a new value: t %= y is t = t % y, checked
+			s.Op = syntax.EQ
+			s.RHS = mkCall(opBinary, s.OpPos, tokLit(syntax.PERCENT, s.OpPos), cloneTarget(s.LHS), s.RHS)
+		case syntax.PIPE_EQ:
+			s.RHS = mkCall(opGrow, s.OpPos, tokLit(syntax.PIPE, s.OpPos), cloneTarget(s.LHS), s.RHS)
 		}
 	case *syntax.DefStmt:
 		rwParams(s.Params)
-		rwStmts(s.Body)
+		s.Body = rwStmts(s.Body)
 	case *syntax.ExprStmt:
 		s.X = rwExpr(s.X)
 	case *syntax.IfStmt:
 		s.Cond = rwExpr(s.Cond)
-		rwStmts(s.True)
-		rwStmts(s.False)
+		s.True = rwStmts(s.True)
+		s.False = rwStmts(s.False)
 	case *syntax.ForStmt:
 		s.Vars = rwTarget(s.Vars)
 		s.X = rwExpr(s.X)
-		rwStmts(s.Body)
+		s.Body = rwStmts(s.Body)
 	case *syntax.WhileStmt:
 		s.Cond = rwExpr(s.Cond)
-		rwStmts(s.Body)
+		s.Body = rwStmts(s.Body)
 	case *syntax.ReturnStmt:
 		if s.Result != nil {
 			s.Result = rwExpr(s.Result)
 		}
 	}
+	return pre, post
+}
+
+// hoistTarget makes an augmented assignment's target pure, so the check
+// can read its current value again: the operands of the target's last
+// index or field are evaluated first, in starlark's order (the operand,
+// then the index), into hidden variables, a name or literal staying as
+// it is (no call can rebind it). d[k()] *= 200 was left to starlark
+// unchecked and made a 200 MB string under a 48 MiB cap.
+func hoistTarget(e syntax.Expr, pos syntax.Position, pre *[]syntax.Stmt, temps *[]*syntax.Ident) syntax.Expr {
+	hoist := func(x syntax.Expr) syntax.Expr {
+		switch x.(type) {
+		case *syntax.Ident, *syntax.Literal:
+			return x
+		}
+		name := "<t" + strconv.Itoa(len(*temps)) + ">"
+		t := &syntax.Ident{NamePos: syntax.Start(x), Name: name}
+		*temps = append(*temps, t)
+		*pre = append(*pre, &syntax.AssignStmt{OpPos: pos, Op: syntax.EQ, LHS: &syntax.Ident{NamePos: t.NamePos, Name: name}, RHS: x})
+		return &syntax.Ident{NamePos: t.NamePos, Name: name}
+	}
+	switch x := e.(type) {
+	case *syntax.ParenExpr:
+		return hoistTarget(x.X, pos, pre, temps)
+	case *syntax.IndexExpr:
+		x.X = hoist(x.X)
+		x.Y = hoist(x.Y)
+	case *syntax.DotExpr:
+		x.X = hoist(x.X)
+	}
+	return e
 }
 
 func rwParams(ps []syntax.Expr) {
@@ -189,7 +260,7 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 			if !isNumLit(x.X) && !isNumLit(x.Y) {
 				return mkCall(opBinary, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
 			}
-		case syntax.STAR, syntax.PERCENT:
+		case syntax.STAR, syntax.PERCENT, syntax.PIPE:
 			return mkCall(opBinary, x.OpPos, tokLit(x.Op, x.OpPos), x.X, x.Y)
 		case syntax.EQL, syntax.NEQ, syntax.LT, syntax.LE, syntax.GT, syntax.GE, syntax.IN, syntax.NOT_IN:
 			// a scalar literal on either side compares flat (or fails
@@ -222,8 +293,18 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 		x.X = rwExpr(x.X)
 		x.Y = keyed(rwExpr(x.Y))
 	case *syntax.SliceExpr:
-		x.X = rwExpr(x.X)
-		x.Lo, x.Hi, x.Step = rwExpr(x.Lo), rwExpr(x.Hi), rwExpr(x.Step)
+		// <slice>(x, parts, lo?, hi?, step?), parts telling which of
+		// lo, hi and step are given (bits 1, 2, 4)
+		args := []syntax.Expr{rwExpr(x.X), nil}
+		parts := 0
+		for i, p := range []syntax.Expr{x.Lo, x.Hi, x.Step} {
+			if p != nil {
+				parts |= 1 << i
+				args = append(args, rwExpr(p))
+			}
+		}
+		args[1] = &syntax.Literal{Token: syntax.INT, TokenPos: x.Lbrack, Raw: strconv.Itoa(parts), Value: int64(parts)}
+		return mkCall(opSlice, x.Lbrack, args...)
 	case *syntax.CondExpr:
 		x.Cond, x.True, x.False = rwExpr(x.Cond), rwExpr(x.True), rwExpr(x.False)
 	case *syntax.ListExpr:
@@ -477,6 +558,13 @@ func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
 				return math.MaxInt64
 			}
 			return s * c
+		}
+	case syntax.PIPE:
+		// dict | dict: a new dict of both; dict |= dict adds to it
+		if a, ok := x.(*starlark.Dict); ok {
+			if b, ok := y.(*starlark.Dict); ok {
+				return int64(a.Len()+b.Len()) * entryCost
+			}
 		}
 	case syntax.PERCENT:
 		if f, ok := x.(starlark.String); ok {

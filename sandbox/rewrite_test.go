@@ -8,6 +8,20 @@ import (
 	"go.starlark.net/starlark"
 )
 
+// sliceGrid takes every slice of short sequences of each sliceable type,
+// with every kind of bound (missing, None, negative, past either end).
+const sliceGrid = `x = []
+vals = [None, -9, -7, -5, -3, -1, 0, 1, 2, 3, 5, 7, 9]
+for s in ["abcdefg", b"abcdefg", [1, 2, 3, 4, 5, 6, 7], (1, 2, 3, 4, 5, 6, 7), range(7), range(1, 20, 3), "", [], (), "é"]:
+    x.append((s[:], s[::-1], s[::2], s[::-2]))
+    for lo in vals:
+        x.append((s[lo:], s[:lo], s[lo::-1], s[:lo:-1], s[lo::2], s[:lo:-3]))
+        for hi in vals:
+            x.append(s[lo:hi])
+            for st in [None, -4, -3, -2, -1, 1, 2, 3, 4]:
+                x.append(s[lo:hi:st])
+`
+
 // TestRewritePreservesSemantics evaluates expressions and statements on a
 // bare Starlark thread and through Run (with the memory rewrite) and
 // requires the same value or the same error message.
@@ -62,6 +76,18 @@ func TestRewritePreservesSemantics(t *testing.T) {
 		"x = (zip([1, 2], 'ab'.elems()), list(enumerate([[1]])), list(reversed([1, 2])))",
 		"k = 'a'\nd = {'a': [1]}\nd[k] += [2]\nl = [1, 2]\ni = 0\nl[i] += 5\nl[i + 1] *= 3\nx = (d, l)",
 		"x = [int('12'), int('ff', 16), int(' 7 '), int(True)]", "x = int('9' * 20)", "x = int('x')",
+		// slices (every bound in sliceGrid below), their errors
+		`x = "abc"[::0]`, `x = "abc"["a":]`, `x = "abc"[:"b"]`, `x = "abc"[::"c"]`, `x = (1)[1:]`, `x = [1][1 << 40:]`,
+		`x = {}[1:]`, `x = "abc"[:2:99999999999]`, `x = [1, 2, 3][::-1][1:]`, "l = [1, 2, 3]\nm = l[:]\nm.append(4)\nx = (l, m)",
+		// augmented assignments to targets that are not pure, %= and |=
+		"d = {'a': 'x'}\ndef k():\n    return 'a'\nd[k()] *= 3\nx = d", "l = [[1]]\ndef f():\n    return l\nf()[0] += [2]\nx = l",
+		"l = [1, 2]\nl[len(l) - 1] += 5\nx = l", "s = '%s-%s'\ns %= (1, [2])\nx = s", "d = {'a': 1}\nd |= {'b': 2}\nx = d",
+		"d = {'a': 1}\nx = d | {'b': 2}", "x = 5 | 3", "l = [1]\nl |= [2]", "d = {'k': 's'}\ndef k():\n    return 'k'\nd[k()] %= ()\nx = d",
+		"log = []\ndef k(n):\n    log.append(n)\n    return n\nl = [[0, 0], [0, 0]]\nl[k(0)][k(1)] += k(5)\nx = (l, log)",
+		"a = [[1], [2]]\ndef i():\n    a[0] = [9]\n    return 0\na[0][i()] += 5\nx = a",
+		"def g():\n    l = [[1], [2]]\n    for i in range(2):\n        l[i * 1][0] *= 3\n        l[-1 + i + 1] += [i]\n    return l\nx = g()",
+		"l = [1]\ndef f():\n    return 5\nl[f()] += 1", "d = {}\ndef f():\n    return [1]\nd[f()] += 1",
+		sliceGrid,
 	}
 	for _, p := range progs {
 		src := "x = None\n" + p + "\nresult = repr(x)\n"
