@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,7 @@ func TestEveryJSONOutputIsOneJSONValue(t *testing.T) {
 	}
 	ok := [][]string{
 		{"servers", "--json"},
+		{"check", "--json"},
 		{"refresh", "--json"},
 		{"find", "--json"},
 		{"find", "echo", "--json"},
@@ -66,6 +68,7 @@ func TestEveryJSONOutputIsOneJSONValue(t *testing.T) {
 	}
 	bad := [][]string{
 		{"servers", "--json", "extra"},
+		{"check", "--json", "extra"},
 		{"find", "--server", "nosuch", "--json"},
 		{"describe", "fx__nosuch", "--json"},
 		{"call", "fx__nosuch", "--json"},
@@ -81,5 +84,24 @@ func TestEveryJSONOutputIsOneJSONValue(t *testing.T) {
 		if r.code == exitOK || r.stdout != "" || r.stderr == "" {
 			t.Errorf("sluice %v: want a failure with stdout empty and the error on stderr, got %s", args, r)
 		}
+	}
+	// Declarations with errors: check's report is still the JSON, with
+	// every diagnostic in it; exit 1 says there are errors.
+	w.writeUser("servers:\n  a:\n    comand: x\n")
+	r := sluiceTimed(t, "check", "--json")
+	var rep struct {
+		Errors      bool `json:"errors"`
+		Diagnostics []struct {
+			Severity, File, Field, Message, Fix string
+			Line, Column                        int
+		} `json:"diagnostics"`
+		Summary struct{ Errors, Warnings, DeclarationFiles int } `json:"summary"`
+	}
+	if r.code != exitFailure || !oneJSONValue(r.stdout) || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+		t.Fatalf("check --json of a file with errors: want exit 1 and one JSON value on stdout, got %s", r)
+	}
+	if !rep.Errors || rep.Summary.Errors != len(rep.Diagnostics) || rep.Summary.Errors < 1 || rep.Summary.DeclarationFiles != 1 ||
+		rep.Diagnostics[0].Field != "servers.a.comand" || rep.Diagnostics[0].Line != 3 || !strings.Contains(rep.Diagnostics[0].Fix, `"command"`) {
+		t.Errorf("check --json of a file with errors: %+v\n%s", rep, r.stdout)
 	}
 }
