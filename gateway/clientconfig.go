@@ -200,6 +200,11 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 	}
 	if req.Project {
 		target, scope = filepath.Join(root, config.ProjectDirName, config.ProjectFileName), config.ScopeProject
+		if l.Foreign != nil {
+			// Neither its client files nor its declarations are this user's.
+			return nil, &Error{Kind: KindBadInput, Message: target + ": " + config.ForeignEditMessage(*l.Foreign,
+				"import in a directory of your own; to declare a server in that project on purpose, use 'sluice add ID --project --project-dir DIR -- COMMAND'")}
+		}
 		if err := insideProject(root, target); err != nil {
 			return nil, err
 		}
@@ -276,7 +281,7 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 			ids = append(ids, d.ID)
 		}
 	}
-	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base,
+	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base, Discovered: scope == config.ScopeProject && g.opts.Project == "",
 		Backup: filepath.Join(g.configDir, "backups", fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))}, render, ids...)
 	if err != nil {
 		kind := KindBadInput // the file as it is cannot take the servers

@@ -37,8 +37,12 @@ func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
 	if l.ProjectRoot == "" {
 		return config.EditTarget{}, &Error{Kind: KindBadInput, Message: "no project root: run inside a project (a directory with .sluice or .git) or pass --project-dir DIR"}
 	}
-	return config.EditTarget{File: filepath.Join(l.ProjectRoot, config.ProjectDirName, config.ProjectFileName), Scope: config.ScopeProject,
-		Base: l.ProjectRoot, Getenv: g.opts.Getenv}, nil
+	file := filepath.Join(l.ProjectRoot, config.ProjectDirName, config.ProjectFileName)
+	if l.Foreign != nil {
+		return config.EditTarget{}, &Error{Kind: KindBadInput, Message: file + ": " + config.ForeignEditMessage(*l.Foreign, config.ForeignEditFix)}
+	}
+	return config.EditTarget{File: file, Scope: config.ScopeProject,
+		Base: l.ProjectRoot, Getenv: g.opts.Getenv, Discovered: g.opts.Project == ""}, nil
 }
 
 func (g *Gateway) applyEdit(project bool, id string, fn func(config.EditTarget) (*Change, error)) (*Change, error) {

@@ -74,6 +74,36 @@ type EditTarget struct {
 	// existing file is replaced (0600, its directory created private). A
 	// backup that cannot be written stops the edit.
 	Backup string
+	// Discovered marks a project file whose root was found by walking up
+	// from the working directory: once open, a file another user owns is
+	// refused (the caller has checked the path before; this is the look
+	// the write relies on).
+	Discovered bool
+}
+
+// read reads the target's current bytes, refusing another user's file
+// when the target was discovered.
+func (t EditTarget) read() ([]byte, error) {
+	var check func(os.FileInfo) error
+	if t.Discovered {
+		check = func(fi os.FileInfo) error {
+			if uid, foreign := openedOwner(fi); foreign {
+				return &EditError{File: t.File, Message: ForeignEditMessage(Foreign{Path: t.File, UID: uid}, ForeignEditFix)}
+			}
+			return nil
+		}
+	}
+	return readFileCapped(t.File, MaxFileBytes, check)
+}
+
+// ForeignEditFix is the way out of an edit refused by ForeignEditMessage
+// for the commands that take --project-dir.
+const ForeignEditFix = "work in a directory of your own, or pass --project-dir DIR with --project to edit that project's file on purpose"
+
+// ForeignEditMessage says why an edit of a discovered project that
+// belongs to another user is refused, then fix.
+func ForeignEditMessage(f Foreign, fix string) string {
+	return fmt.Sprintf("refused, nothing was written: %s belongs to another user, %s, and the project root was found by walking up from the working directory (sluice does not load that project either); %s", f.Path, f.Owner(), fix)
 }
 
 // AddServer declares a new server at the end of the servers mapping.
@@ -322,11 +352,14 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	if t.Scope != ScopeUser && t.Scope != ScopeProject {
 		return nil, fmt.Errorf("config: internal: unknown scope %q", t.Scope)
 	}
-	src, err := ReadFileCapped(t.File, MaxFileBytes)
+	src, err := t.read()
 	created := false
+	var ee *EditError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		src, created = nil, true
+	case errors.As(err, &ee):
+		return nil, ee
 	case err != nil:
 		return nil, &EditError{File: t.File, Message: "cannot read it: " + err.Error(), Err: err}
 	}
@@ -407,8 +440,11 @@ func (e *Edit) Write() error {
 	if !e.Changed() {
 		return nil
 	}
-	now, err := ReadFileCapped(t.File, MaxFileBytes)
+	now, err := t.read()
+	var ee *EditError
 	switch {
+	case errors.As(err, &ee):
+		return ee
 	case errors.Is(err, fs.ErrNotExist) && e.Created:
 	case err == nil && !e.Created && bytes.Equal(now, e.Before):
 	default:

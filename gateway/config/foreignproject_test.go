@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,52 @@ func skippedUnlessChosen(t *testing.T, work, shared, cfg string) {
 	l = Load(LoadOptions{Cwd: work, Project: shared, ConfigDir: cfg, Getenv: func(string) string { return "" }})
 	if _, ok := l.Server("planted"); !ok {
 		t.Fatalf("--project on purpose did not load it: %v", l.Diagnostics)
+	}
+}
+
+// TestDiscoveredProjectFileOfAnotherUserIsNotEdited: an edit of a
+// discovered project file looks at the owner of the file it opens (the
+// path may have been swapped since the loader looked), both when working
+// the edit out and again before writing; nothing is written. A project
+// named on purpose (Discovered false) is edited.
+func TestDiscoveredProjectFileOfAnotherUserIsNotEdited(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ProjectDirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, ProjectFileName)
+	body := "servers:\n  theirs:\n    command: cat\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := openedOwner
+	t.Cleanup(func() { openedOwner = old })
+	foreign := func(os.FileInfo) (int, bool) { return 4242, true }
+	tg := EditTarget{File: file, Scope: ScopeProject, Base: filepath.Dir(dir), Discovered: true, Getenv: func(string) string { return "" }}
+	refused := func(err error) {
+		t.Helper()
+		var ee *EditError
+		if !errors.As(err, &ee) || !strings.Contains(ee.Message, "belongs to another user, uid 4242") || !strings.Contains(ee.Message, "--project-dir DIR") {
+			t.Fatalf("edit of another user's discovered project file: %v", err)
+		}
+		if got, _ := os.ReadFile(file); string(got) != body {
+			t.Fatalf("the file was written:\n%s", got)
+		}
+	}
+	openedOwner = foreign
+	_, err := AddServer(tg, "mine", ServerSpec{Command: "cat"})
+	refused(err)
+
+	openedOwner = old
+	e, err := AppendServers(tg, func(indent, step string) string { return indent + "mine:\n" + indent + step + "command: cat\n" }, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	openedOwner = foreign // swapped between the plan and the write
+	refused(e.Write())
+
+	tg.Discovered = false
+	if _, err := AddServer(tg, "mine", ServerSpec{Command: "cat"}); err != nil {
+		t.Fatalf("a project named on purpose: %v", err)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 )
 
 // LoadOptions says where to look. Every zero value means "from the
@@ -32,6 +34,25 @@ type Loaded struct {
 	ProjectFile string // path looked at ("" if the project root is unknown)
 	ProjectRoot string // canonical (symlink-free) project root, "" if unknown
 	ConfigDir   string
+	// Foreign is set when the discovered project was skipped because it
+	// belongs to another user; an edit of its file is refused too.
+	Foreign *Foreign
+}
+
+// Foreign names what made a discovered project another user's: the
+// .sluice directory or file, and its owner.
+type Foreign struct {
+	Path string
+	UID  int
+}
+
+// Owner names the owner for a message: "uid N", with the login name when
+// it is known ("alice (uid N)").
+func (f Foreign) Owner() string {
+	if u, err := user.LookupId(strconv.Itoa(f.UID)); err == nil && u.Username != "" {
+		return fmt.Sprintf("%s (uid %d)", u.Username, f.UID)
+	}
+	return fmt.Sprintf("uid %d", f.UID)
 }
 
 // Errors reports whether any diagnostic has error severity.
@@ -209,6 +230,7 @@ func (l *Loaded) foreignProject(root, flag string) (int, string, bool) {
 
 // skipForeign notes a discovered project skipped because p is uid's.
 func (l *Loaded) skipForeign(p string, uid int) {
+	l.Foreign = &Foreign{Path: p, UID: uid}
 	l.Diagnostics = append(l.Diagnostics, Diagnostic{Severity: SeverityWarning, File: l.ProjectFile,
 		Message: fmt.Sprintf("project config skipped: %s belongs to another user (uid %d), and the project root was found by walking up from the working directory; its servers are not listed and nothing in it runs", p, uid),
 		Fix:     "work in a directory of your own, or pass --project DIR to use it on purpose"})
