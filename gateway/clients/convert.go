@@ -49,7 +49,7 @@ type ConvertOptions struct {
 var (
 	idBad      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
 	secretName = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|_key$|^key$)`)
+		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|[-_.]key$|^key$)`)
 	})
 	tokenShape = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|sk_test_|rk_live_|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ|npm_|hf_|pypi-|dop_v1_|shpat_)`)
@@ -130,7 +130,11 @@ func secretOutsideEnv(args []string, rawURL string) string {
 // name ends in a credential's (--token, --api-key, --db-password), whatever
 // it looks like; or a value after a flag that merely mentions one
 // (--auth-mode, --secret-store, --session) unless it reads as a word
-// (keychain, read-only, api.example.com). References, paths and flags are
+// (keychain, read-only, api.example.com). A flag whose last word is the
+// thing a credential opens or signs (--auth, --session, --signature,
+// --sort-key) lets only a short word through (required, persistent,
+// created_at): a longer run of lowercase words after it is a passphrase
+// (opensesame.please, mysessionsecret). References, paths and flags are
 // never credentials. It is the rule import refuses args by, and the rule
 // a declaration's args are masked by when shown.
 func SecretArg(args []string, i int) bool {
@@ -152,14 +156,27 @@ func SecretArg(args []string, i int) bool {
 	case credentialFlag().MatchString(name):
 		return true
 	}
-	return secretName().MatchString(name) && plausibleSecret(val) && !plainWord().MatchString(val)
+	if !secretName().MatchString(name) || !plausibleSecret(val) {
+		return false
+	}
+	return !plainWord().MatchString(val) || credentialNoun().MatchString(name) && len(val) > settingWordMax
 }
+
+// settingWordMax is the longest plain word taken for a setting after a
+// flag named by credentialNoun: the values such flags take (required,
+// persistent, interactive) are short; a passphrase of words is longer.
+const settingWordMax = 12
 
 var (
 	// credentialFlag: a flag named for the credential itself, so its
 	// value is one however plain (--password swordfish).
 	credentialFlag = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license)[-_]?key|credentials?|cookie|bearer)$|^(key|pass|pw)$`)
+		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license|encryption|master|session|shared|hmac|webhook|app|service|account|admin|root|deploy|ssh|gpg|pgp|aes|crypto|cipher|consumer|subscription)[-_]?key|credentials?|cookie|bearer)$|^(key|pass|pw)$`)
+	})
+	// credentialNoun: a flag whose last word is what a credential opens or
+	// signs, or a key of some kind, so a passphrase is a likely value.
+	credentialNoun = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(^|[-_.])(auth|session|sig|signature|key|sid|otp|pin|seed|salt)$`)
 	})
 	// plainWord: letters in words joined by - _ or ., which a generated
 	// credential is not (a mode, a backend, a host name).

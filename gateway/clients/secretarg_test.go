@@ -39,6 +39,16 @@ func TestSecretArgBothWays(t *testing.T) {
 		{[]string{"--auth-mode", "read-only"}, false},
 		{[]string{"--session", "a1b2c3d4e5f6"}, true},
 		{[]string{"--auth", "me:Hunter2pw"}, true},
+		{[]string{"--sort-key", "created_at"}, false},
+		// a flag whose last word is what a credential opens: a
+		// passphrase of lowercase words is a credential
+		{[]string{"--auth", "opensesame.please"}, true},
+		{[]string{"--session", "mysessionsecret"}, true},
+		{[]string{"--signature", "correcthorsebattery"}, true},
+		{[]string{"--signing-key", "correct-horse-battery"}, true},
+		{[]string{"--backup-key", "correcthorsebattery"}, true},
+		{[]string{"--encryption-key", "opensesame"}, true},
+		{[]string{"--webhook_key=correcthorse"}, true},
 		// never credentials
 		{[]string{"--token", "${env:GITHUB_TOKEN}"}, false},
 		{[]string{"--token", "$GITHUB_TOKEN"}, false},
