@@ -136,7 +136,7 @@ func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args 
 		budget := rs.memBudget()
 		args, err := rs.walker().percentArgs(y, budget)
 		if errors.Is(err, errReprBudget) {
-			return nil, rs.charge(budget+1, "string % "+y.Type())
+			return nil, rs.overBudget(budget, "string % "+y.Type())
 		}
 		if err != nil {
 			return nil, rs.valueErr(err, "string % "+y.Type())
@@ -295,7 +295,7 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 				kws[i] = starlark.Tuple{kv[0], v}
 			}
 			if errors.Is(err, errReprBudget) {
-				return nil, rs.charge(budget+1, what)
+				return nil, rs.overBudget(budget, what)
 			}
 			if err != nil {
 				return nil, rs.valueErr(err, what)
@@ -616,7 +616,7 @@ func (rs *runState) jsonEncode(thread *starlark.Thread, b *starlark.Builtin, arg
 		var tb *errTooBig
 		switch {
 		case errors.As(err, &tb):
-			return nil, rs.charge(budget+1, "json.encode")
+			return nil, rs.overBudget(budget, "json.encode()")
 		case errors.Is(err, errTooDeep):
 			return nil, rs.valueErr(errValueDepth, "json.encode()")
 		case errors.As(err, new(*scriptErr)):
@@ -637,7 +637,13 @@ func (rs *runState) jsonDecode(thread *starlark.Thread, b *starlark.Builtin, arg
 	if err := rs.charge(int64(len(s))*4, "json.decode"); err != nil {
 		return nil, err
 	}
-	v, err := fromJSON([]byte(s))
+	// What the values take is counted as they are built (a 9 MB
+	// "[{},{},...]" made 1.7 GiB of dicts): stop once past the budget.
+	budget := rs.memBudget()
+	v, _, err := decodeJSON([]byte(s), max(budget, 1))
+	if errors.Is(err, errDecodeBudget) {
+		return nil, rs.overBudget(budget, "json.decode()")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("json.decode: %v", err)
 	}
@@ -695,7 +701,7 @@ func (rs *runState) text(v starlark.Value, quote bool, what string) (string, err
 	budget := rs.memBudget()
 	s, err := rs.walker().render(v, quote, budget)
 	if errors.Is(err, errReprBudget) {
-		return "", rs.charge(budget+1, what)
+		return "", rs.overBudget(budget, what)
 	}
 	if err != nil {
 		return "", rs.valueErr(err, what)

@@ -6,6 +6,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -174,7 +175,14 @@ func (rs *runState) finish(p prepared, ro rawOut) outcome {
 			o.err = err.(*scriptErr)
 			break
 		}
-		v, err := fromJSON(ro.raw)
+		// counted as built: a result of small objects takes up to 200
+		// times its text (see decodeJSON)
+		budget := rs.memBudget()
+		v, _, err := decodeJSON(ro.raw, max(budget, 1))
+		if errors.Is(err, errDecodeBudget) {
+			o.err = rs.overBudget(budget, "the result of "+p.ti.capability)
+			break
+		}
 		if err != nil {
 			o.err = &scriptErr{kind: KindTool, capability: p.ti.capability, msg: p.ti.capability + ": the tool returned invalid JSON: " + err.Error()}
 			break

@@ -32,16 +32,24 @@ var errTooDeep = errors.New("value nested more than 200 levels deep (or contains
 // Float only if the float64 prints back to the same decimal value,
 // otherwise {"$literal": "<source text>"}.
 func fromJSON(data []byte) (starlark.Value, error) {
-	p := &jparser{data: data}
-	v, err := p.value(0)
+	v, _, err := decodeJSON(data, 0)
+	return v, err
+}
+
+// decodeJSON is fromJSON stopping with errDecodeBudget once the values
+// built take more than limit bytes (0: no limit); cost bounds what they
+// took.
+func decodeJSON(data []byte, limit int64) (v starlark.Value, cost int64, err error) {
+	p := &jparser{data: data, limit: limit}
+	v, err = p.value(0)
 	if err != nil {
-		return nil, err
+		return nil, p.cost, err
 	}
 	p.ws()
 	if p.pos != len(data) {
-		return nil, p.fail("data after the top-level value")
+		return nil, p.cost, p.fail("data after the top-level value")
 	}
-	return v, nil
+	return v, p.cost, nil
 }
 
 // numberValue converts JSON number text (already validated) exactly. An

@@ -8,6 +8,7 @@ package sandbox
 // in strings into U+FFFD.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf16"
@@ -19,6 +20,38 @@ import (
 type jparser struct {
 	data []byte
 	pos  int
+	// stack holds the elements of the arrays being read; each array is
+	// copied out in one slice of its exact size at its ']' (appending to
+	// a slice per array left four times its elements as garbage)
+	stack []starlark.Value
+	// cost bounds the bytes the values built so far took (the sizes
+	// below, measured); past limit (when not 0) the parse stops with
+	// errDecodeBudget
+	cost, limit int64
+}
+
+// What decoded values take, in bytes, measured (TestDecodeCostCovers
+// checks these bound what the runtime counts): a starlark Dict holds its
+// first bucket inline.
+const (
+	decValueCost  = 16  // an element's slot, or a boxed scalar
+	decDictCost   = 640 // starlark.NewDict(0) and its first key
+	decEntryCost  = 224 // each further key: its entry and the table's growth
+	decFloatCost  = 160 // parsing and printing back a float
+	decStringCost = 32  // a string's header, boxed
+	decBigCost    = 384 // an integer past int64
+)
+
+// errDecodeBudget: the values decoded so far passed the parser's limit.
+var errDecodeBudget = errors.New("decoded value over budget")
+
+// spend adds n to the parse's cost.
+func (p *jparser) spend(n int64) error {
+	p.cost += n
+	if p.limit > 0 && p.cost > p.limit {
+		return errDecodeBudget
+	}
+	return nil
 }
 
 func (p *jparser) fail(format string, args ...any) error {
@@ -47,6 +80,9 @@ func (p *jparser) value(depth int) (starlark.Value, error) {
 			return nil, errTooDeep
 		}
 		p.pos++
+		if err := p.spend(decDictCost); err != nil {
+			return nil, err
+		}
 		d := starlark.NewDict(0)
 		p.ws()
 		if p.pos < len(p.data) && p.data[p.pos] == '}' {
@@ -58,8 +94,12 @@ func (p *jparser) value(depth int) (starlark.Value, error) {
 			if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 				return nil, p.fail("expected a string key")
 			}
+			kstart := p.pos
 			k, err := p.str()
 			if err != nil {
+				return nil, err
+			}
+			if err := p.spend(decStringCost + 2*int64(p.pos-kstart)); err != nil {
 				return nil, err
 			}
 			p.ws()
@@ -67,6 +107,11 @@ func (p *jparser) value(depth int) (starlark.Value, error) {
 				return nil, p.fail("expected ':'")
 			}
 			p.pos++
+			if d.Len() > 0 {
+				if err := p.spend(decEntryCost); err != nil {
+					return nil, err
+				}
+			}
 			v, err := p.value(depth + 1)
 			if err != nil {
 				return nil, err
@@ -91,18 +136,34 @@ func (p *jparser) value(depth int) (starlark.Value, error) {
 			return nil, errTooDeep
 		}
 		p.pos++
-		var elems []starlark.Value
+		if err := p.spend(2 * decStringCost); err != nil { // the List and its box
+			return nil, err
+		}
 		p.ws()
 		if p.pos < len(p.data) && p.data[p.pos] == ']' {
 			p.pos++
 			return starlark.NewList(nil), nil
 		}
+		mark := len(p.stack)
 		for {
 			v, err := p.value(depth + 1)
 			if err != nil {
 				return nil, err
 			}
-			elems = append(elems, v)
+			if err := p.spend(decValueCost); err != nil {
+				return nil, err
+			}
+			if len(p.stack) == cap(p.stack) {
+				// doubled: its garbage stays within its final size,
+				// counted with it
+				grown := make([]starlark.Value, len(p.stack), max(64, 2*cap(p.stack)))
+				copy(grown, p.stack)
+				p.stack = grown
+				if err := p.spend(2 * int64(cap(p.stack)) * decValueCost); err != nil {
+					return nil, err
+				}
+			}
+			p.stack = append(p.stack, v)
 			p.ws()
 			if p.pos >= len(p.data) {
 				return nil, p.fail("unexpected end of input in an array")
@@ -113,13 +174,22 @@ func (p *jparser) value(depth int) (starlark.Value, error) {
 			}
 			if p.data[p.pos] == ']' {
 				p.pos++
+				elems := make([]starlark.Value, len(p.stack)-mark)
+				copy(elems, p.stack[mark:])
+				clear(p.stack[mark:]) // no references kept past the parse
+				p.stack = p.stack[:mark]
 				return starlark.NewList(elems), nil
 			}
 			return nil, p.fail("expected ',' or ']'")
 		}
 	case c == '"':
+		start := p.pos
 		s, err := p.str()
 		if err != nil {
+			return nil, err
+		}
+		// an escaped string grows its builder: twice its text
+		if err := p.spend(decStringCost + 2*int64(p.pos-start)); err != nil {
 			return nil, err
 		}
 		return starlark.String(s), nil
@@ -134,10 +204,31 @@ func (p *jparser) value(depth int) (starlark.Value, error) {
 		if !p.number() {
 			return nil, p.fail("malformed number")
 		}
-		return numberValue(string(p.data[start:p.pos])), nil
+		v := numberValue(string(p.data[start:p.pos]))
+		if err := p.spend(numberCost(v, p.pos-start)); err != nil {
+			return nil, err
+		}
+		return v, nil
 	default:
 		return nil, p.fail("unexpected character %q", c)
 	}
+}
+
+// numberCost bounds what numberValue took for v, from text of n bytes:
+// parsing and printing back a float, the digits of a big integer, a
+// literal's dict and text.
+func numberCost(v starlark.Value, n int) int64 {
+	switch v := v.(type) {
+	case starlark.Float:
+		return decFloatCost + 2*int64(n)
+	case *starlark.Dict:
+		return decDictCost + decFloatCost + 4*int64(n)
+	case starlark.Int:
+		if _, ok := v.Int64(); ok {
+			return decValueCost + 2*int64(n)
+		}
+	}
+	return decBigCost + 4*int64(n) // a big.Int parsed, then copied
 }
 
 func (p *jparser) word(w string) error {

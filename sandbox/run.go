@@ -362,6 +362,17 @@ func (rs *runState) chargeFn(est int64, what func() string) error {
 	return nil
 }
 
+// overBudget refuses what, found part way through to need more than
+// the budget it was given (what was left of MaxMemoryBytes). Unlike
+// charge it does not read the heap again: a collection may since have
+// made room, and charge(budget+1) then let a refused operation return
+// nothing.
+func (rs *runState) overBudget(budget int64, what string) *scriptErr {
+	e := limitErr(LimitMemory, "%s would allocate more than the %s left of maxMemoryBytes %s", what, fmtBytes(max(budget, 0)), fmtBytes(rs.lim.MaxMemoryBytes))
+	rs.trip(e)
+	return e
+}
+
 // freshSampleAbove: a charge of at least this many bytes reads the heap
 // again (under a microsecond) instead of trusting the latest sample.
 const freshSampleAbove = 64 << 10
