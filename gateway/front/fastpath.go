@@ -51,6 +51,12 @@ type fastStdio struct {
 	lastCaps, lastInfo json.RawMessage
 	legacy             *identity // the session's, from initialize (legacy era)
 	init               *mcp.InitializeParams
+
+	// Only take touches these: the frame filter offers one request at a
+	// time, from whichever goroutine reads.
+	memo    metaMemo    // the last _meta read
+	lastRef upstreamRef // the last call's tool and its capability name
+	lastCap string
 }
 
 // identity is what a request's _meta (or the session's initialize) says
@@ -204,6 +210,12 @@ func (p *fastParams) metaMap() map[string]json.RawMessage {
 // parseFast reads params, refusing (ok false) anything but name, arguments
 // and _meta, so what the SDK would make of the request is never in doubt.
 func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
+	return parseFastInto(raw, make([]member, 0, 8), nil)
+}
+
+// parseFastInto is parseFast with _meta's members appended to meta, and,
+// when memo is set, _meta read through it (see metaMemo).
+func parseFastInto(raw json.RawMessage, meta []member, memo *metaMemo) (p fastParams, ok bool) {
 	// raw is validated JSON (the whole frame was); a key that is not
 	// written plainly, or one written twice, is left to the SDK, and so is
 	// a _meta member name that is escaped or not UTF-8 (decoders rewrite
@@ -241,7 +253,13 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 				return p, false
 			}
 			seen |= 4
-			if p.meta, ok = plainMembers(make([]member, 0, 8), m.value); !ok || !numbersFit(m.value) {
+			if memo != nil {
+				p.meta, ok = memo.members(meta, m.value)
+			} else {
+				p.meta, ok = plainMembers(meta, m.value)
+				ok = ok && numbersFit(m.value)
+			}
+			if !ok {
 				return p, false
 			}
 		default:
@@ -249,6 +267,46 @@ func parseFast(raw json.RawMessage) (p fastParams, ok bool) {
 		}
 	}
 	return p, p.name != ""
+}
+
+// metaMemo remembers where the members of the last _meta object read on a
+// stdio connection lie: an agent sends the same _meta (protocol version,
+// client capabilities, client info) with every call, and the same bytes
+// read the same way, so a _meta equal to the last one is not walked again
+// (plainMembers, numbersFit). Only the connection's reading goroutine uses
+// it (one take at a time). raw is the last _meta as the request holds it:
+// a request's params are never written after they are read.
+type metaMemo struct {
+	raw   []byte
+	spans []metaSpan
+}
+
+// metaSpan is one member of metaMemo.raw: its name and value as offsets.
+type metaSpan struct{ name0, name1, val0, val1 int }
+
+// members appends the members of v (a _meta object) to dst as
+// plainMembers does, ok false where plainMembers or numbersFit refuses v.
+func (mm *metaMemo) members(dst []member, v []byte) ([]member, bool) {
+	if mm.raw != nil && bytes.Equal(mm.raw, v) {
+		for _, sp := range mm.spans {
+			dst = append(dst, member{name: v[sp.name0:sp.name1], value: v[sp.val0:sp.val1]})
+		}
+		return dst, true
+	}
+	n := len(dst)
+	dst, ok := plainMembers(dst, v)
+	if !ok || !numbersFit(v) {
+		return dst, false
+	}
+	mm.raw, mm.spans = nil, mm.spans[:0]
+	for _, m := range dst[n:] {
+		// members slices names and values out of v keeping its
+		// capacity: what a span's capacity lacks is its offset in v.
+		name0, val0 := cap(v)-cap(m.name), cap(v)-cap(m.value)
+		mm.spans = append(mm.spans, metaSpan{name0, name0 + len(m.name), val0, val0 + len(m.value)})
+	}
+	mm.raw = v
+	return dst, true
 }
 
 // sdkMeta is meta as the SDK decodes it (values as any).
@@ -375,7 +433,11 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run takenCall, taken bool) {
 	if init == nil {
 		return nil, false // the SDK answers (or refuses) a call before the handshake
 	}
-	p, ok := parseFast(req.Params)
+	// One allocation holds the call's peer, its fast-path state, its
+	// answer and _meta's members; run is its method. (A request declined
+	// from here on leaves it to the collector: those are rare.)
+	r := &fastRun{s: s, c: c, id: req.ID}
+	p, ok := parseFastInto(req.Params, r.meta[:0], &s.memo)
 	if !ok || p.name == flatReadResult {
 		return nil, false
 	}
@@ -421,9 +483,7 @@ func (s *fastStdio) take(req *jsonrpc.Request) (run takenCall, taken bool) {
 		return nil, false // unlisted: the SDK path explains why
 	}
 	rid := f.newRequestID(nil) // stdio: no headers
-	// One allocation holds the call's peer, its fast-path state and its
-	// answer; run is its method.
-	r := &fastRun{s: s, c: c, id: req.ID, p: p, capability: ref.capability(), modern: modern}
+	r.p, r.capability, r.modern = p, s.capabilityOf(ref), modern
 	r.ctx, r.cancel = context.WithCancel(s.base)
 	r.pr = peer{f: f, rid: rid, reqCtx: r.ctx, ss: ss, token: token, conn: s.name, caps: who.caps, capsJSON: who.capsJSON, version: version, client: who.client}
 	pr := &r.pr
@@ -465,6 +525,16 @@ type fastRun struct {
 	pr         peer
 	q          fastCall
 	resp       jsonrpc.Response
+	meta       [8]member // p.meta's room: an agent's _meta has a handful of members
+}
+
+// capabilityOf is ref.capability(), the string kept from the last call
+// while the calls name the same tool (take's goroutine only).
+func (s *fastStdio) capabilityOf(ref upstreamRef) string {
+	if ref != s.lastRef || s.lastCap == "" {
+		s.lastRef, s.lastCap = ref, ref.capability()
+	}
+	return s.lastCap
 }
 
 // run answers the call (take's run).
