@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -147,22 +148,26 @@ func goroutineID() uint64 {
 	return id
 }
 
-// ownLogKeys are the attributes whose values sluice fills itself (ids it
-// made, names it validated, outcomes, addresses it listens on), never
+// ownLogKey reports the attributes whose values sluice fills itself (ids
+// it made, names it validated, outcomes, addresses it listens on), never
 // with what a server sent.
-var ownLogKeys = map[string]bool{
-	"request_id": true, "tool": true, "capability": true, "outcome": true, "server": true,
-	"filter": true, "mode": true, "addr": true, "path": true, "session": true, "client": true,
+func ownLogKey(k string) bool {
+	switch k {
+	case "request_id", "tool", "capability", "outcome", "server",
+		"filter", "mode", "addr", "path", "session", "client":
+		return true
+	}
+	return false
 }
 
 // foreignAttr reports whether a may carry what a server sent: a string,
-// error or other value under a key not in ownLogKeys.
+// error or other value under a key ownLogKey does not report.
 func foreignAttr(a slog.Attr) bool {
 	switch a.Value.Resolve().Kind() {
 	case slog.KindInt64, slog.KindUint64, slog.KindBool, slog.KindDuration, slog.KindTime, slog.KindFloat64:
 		return false
 	}
-	return !ownLogKeys[a.Key]
+	return !ownLogKey(a.Key)
 }
 
 // serverStderr is where the servers' stderr lines are relayed (at debug
@@ -241,7 +246,7 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 			return h.handleSlow(ctx, r, urgent) // slog writes its own error text
 		}
 		b = append(b, `"time":"`...)
-		b = r.Time.AppendFormat(b, "2006-01-02T15:04:05.999999999Z07:00")
+		b = appendLogTime(b, r.Time)
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
@@ -250,8 +255,15 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 	b = appendLogString(b, r.Message)
 	b = append(b, h.pre...)
 	ok := true
+	// Whether the line may carry a server's text (foreign) is worked out
+	// in the same pass, and only when a redactor would act on it.
+	red := h.red.on()
+	foreign := h.foreignPre
 	r.Attrs(func(a slog.Attr) bool {
 		b, ok = appendLogAttr(b, a)
+		if ok && red && !foreign {
+			foreign = foreignAttr(a)
+		}
 		return ok
 	})
 	if !ok {
@@ -260,7 +272,7 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 		return h.handleSlow(ctx, r, urgent)
 	}
 	b = append(b, '}', '\n')
-	if h.red.on() && h.foreign(r) {
+	if red && foreign {
 		if out, ok := h.red.redact(context.Background(), b[:len(b)-1]); ok {
 			b = append(append(b[:0], out...), '\n')
 		} else {
@@ -278,19 +290,6 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 		logBufs.Put(bp)
 	}
 	return err
-}
-
-// foreign reports whether r, with the handler's attributes, may carry
-// what a server sent.
-func (h *logHandler) foreign(r slog.Record) bool {
-	found := h.foreignPre
-	if !found {
-		r.Attrs(func(a slog.Attr) bool {
-			found = foreignAttr(a)
-			return !found
-		})
-	}
-	return found
 }
 
 // safeLine is r's line without the attributes that may carry what a
@@ -369,6 +368,45 @@ func appendLogAttr(b []byte, a slog.Attr) ([]byte, bool) {
 	}
 	return b, true
 }
+
+// appendLogTime appends t as slog's JSON handler writes a record's time
+// (t.AppendFormat with "2006-01-02T15:04:05.999999999Z07:00"): the date,
+// the clock and the zone are formatted once per second and location, and
+// only the fraction each time.
+func appendLogTime(b []byte, t time.Time) []byte {
+	sec, loc := t.Unix(), t.Location()
+	c := logSecond.Load()
+	if c == nil || c.sec != sec || c.loc != loc {
+		c = &logSecondText{sec: sec, loc: loc,
+			head: t.AppendFormat(nil, "2006-01-02T15:04:05"), zone: t.AppendFormat(nil, "Z07:00")}
+		logSecond.Store(c)
+	}
+	b = append(b, c.head...)
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, c.zone...)
+}
+
+// logSecondText is one second's date, clock and zone as appendLogTime
+// writes them; shared by every line of that second, only read.
+type logSecondText struct {
+	sec        int64
+	loc        *time.Location
+	head, zone []byte
+}
+
+var logSecond atomic.Pointer[logSecondText]
 
 const logHex = "0123456789abcdef"
 
