@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"sluice/gateway/clients"
-	"sluice/gateway/remote"
+	"sluice/gateway/internal/urlmask"
 )
 
 // Hidden is what a masked value is shown as.
@@ -72,7 +72,8 @@ func maskLiteral(s string) string {
 // maskURL hides the parts of a URL that hold a literal credential, by
 // the rule import refuses a url by: the password of its user info
 // (postgres://me:pw@host/db), a query value named or shaped like a
-// secret, a path segment with a token's shape. Anything else is returned
+// secret; and a path segment that looks like a key (urlmask, the rule of
+// the dashboard and of remote's errors). Anything else is returned
 // as is.
 func maskURL(s string) string {
 	if !strings.Contains(s, "://") {
@@ -104,12 +105,7 @@ func maskURL(s string) string {
 		}
 		out = strings.Replace(out, "?"+u.RawQuery, "?"+strings.Join(q, "&"), 1)
 	}
-	for _, seg := range strings.Split(u.EscapedPath(), "/") {
-		if seg != "" && clients.SecretArg([]string{seg}, 0) {
-			out = strings.Replace(out, "/"+seg, "/"+Hidden, 1)
-		}
-	}
-	return out
+	return urlmask.HidePath(out, Hidden)
 }
 
 // MaskArgs hides the arguments of a command line that hold a literal
@@ -168,7 +164,7 @@ func maskServerURL(s string) string {
 	parts := strings.Split(query, "&")
 	for i, p := range parts {
 		k, v, ok := strings.Cut(p, "=")
-		if !ok && !remote.PlainQueryItem(p) && p != Hidden {
+		if !ok && !urlmask.PlainQueryItem(p) && p != Hidden {
 			parts[i] = Hidden // a bare item (?sk_live_...) is a value too, a flag (?debug) not
 			continue
 		}

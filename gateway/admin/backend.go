@@ -7,7 +7,8 @@ import (
 )
 
 // Backend is what the dashboard needs from a running gateway. The gateway
-// root implements it; this package imports nothing of sluice, so every
+// root implements it; this package imports nothing of sluice that could
+// reach a running gateway (only the leaf gateway/internal/urlmask), so every
 // value crosses as one of the plain types below or as raw JSON.
 type Backend interface {
 	// Servers lists every declaration with its trust and run state;

@@ -5,7 +5,9 @@
 // of approval decisions.
 //
 // It owns its gate, its templates and its embedded assets. It imports no
-// package of sluice: the gateway root implements Backend and hands over
+// package of sluice but gateway/internal/urlmask (the one rule for what
+// of a url is hidden, shared with the CLI and remote's errors, and
+// itself a leaf): the gateway root implements Backend and hands over
 // plain values and raw JSON, so the dashboard can never reach around
 // admission or the filters. It must never import the gateway root (the
 // layering test enforces it).

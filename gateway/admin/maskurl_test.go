@@ -47,3 +47,35 @@ func TestServersHideTheURLQuery(t *testing.T) {
 		}
 	}
 }
+
+type pathKeyBackend struct{ fakeBackend }
+
+func (u *pathKeyBackend) Servers(context.Context) ([]Server, []string, error) {
+	return []Server{{ID: "hosted", Scope: "user", Trust: "trusted", Run: "idle", Kind: "remote",
+		URL: "https://server.example.com/v1/sk_live_51Habcdef0123456/mcp"},
+		{ID: "hook", Scope: "user", Trust: "trusted", Run: "idle", Kind: "remote",
+			URL: "https://hooks.example.com/services/T0A1B2C3D/B0A1B2C3D/aZ3kP9qL2mX7vB4nR8tY1wE5"}}, nil, nil
+}
+
+// TestServersHideAKeyInTheURLPath: a key carried in a url's path (hosted
+// servers, webhooks) is hidden on the servers page and in its JSON API,
+// the rest of the path kept.
+func TestServersHideAKeyInTheURLPath(t *testing.T) {
+	o := Options{Backend: &pathKeyBackend{}}
+	h, err := New(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/admin/servers", "/admin/api/servers"} {
+		w := do(h, "GET", p, loop, nil, nil)
+		body := w.Body.String()
+		if w.Code != http.StatusOK || !strings.Contains(body, "server.example.com/v1/") || !strings.Contains(body, "/services/T0A1B2C3D/B0A1B2C3D/") {
+			t.Fatalf("GET %s: %d %s", p, w.Code, body)
+		}
+		for _, k := range []string{"sk_live_51H", "aZ3kP9qL2mX7"} {
+			if strings.Contains(body, k) {
+				t.Errorf("GET %s shows the key in the url's path: %s", p, body)
+			}
+		}
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sluice/gateway/internal/urlmask"
 )
 
 // CSP allows this origin only: no inline script or style, no other
@@ -327,9 +329,12 @@ func Mask(v string) string {
 }
 
 // MaskURL hides the values of a url's query (Mask: literal parts as
-// four dots, references kept) and keeps everything else, parameter names
-// included: a hosted server often takes its key there.
+// four dots, references kept) and the segments of its path that look
+// like a key (urlmask, the rule of the CLI and of remote's errors), and
+// keeps everything else, parameter names included: a hosted server often
+// takes its key there.
 func MaskURL(u string) string {
+	u = urlmask.HidePath(u, "••••")
 	base, rest, ok := strings.Cut(u, "?")
 	if !ok {
 		return u
@@ -339,7 +344,7 @@ func MaskURL(u string) string {
 	for i, p := range parts {
 		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
 			parts[i] = k + "=" + Mask(v)
-		} else if !ok && !plainQueryWord(p) {
+		} else if !ok && !urlmask.PlainQueryItem(p) {
 			parts[i] = Mask(p) // a bare item (?sk_live_...) is a value too, a flag (?debug) not
 		}
 	}
@@ -373,23 +378,4 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
-}
-
-// plainQueryWord: a bare query item that reads as a flag (?debug,
-// ?read-only): up to 16 letters, - and _, starting with a letter. Any
-// other bare item may be a key (?sk_live_...) and is hidden. It is the
-// rule of remote.PlainQueryItem, kept here because admin imports no
-// other package of sluice's (gateway/layering_test.go); the tests of
-// both pin the same cases.
-func plainQueryWord(p string) bool {
-	if p == "" || len(p) > 16 {
-		return p == ""
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i] | 0x20
-		if !(c >= 'a' && c <= 'z') && (i == 0 || (p[i] != '-' && p[i] != '_')) {
-			return false
-		}
-	}
-	return true
 }

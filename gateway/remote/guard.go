@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"sluice/gateway/internal/urlmask"
 )
 
 // maxRedirects bounds the redirects one request may follow.
@@ -138,9 +140,11 @@ func CheckURL(raw string) (*url.URL, error) {
 
 // redactURL drops userinfo from a URL that failed to parse or carries it,
 // and hides the values of its query (a hosted server often takes its key
-// there; the names stay, to tell which parameter is meant): the URL of an
+// there; the names stay, to tell which parameter is meant) and the
+// segments of its path that look like a key (urlmask): the URL of an
 // error message, which reaches logs and terminals.
 func redactURL(raw string) string {
+	raw = urlmask.HidePath(raw, "…")
 	if i := strings.Index(raw, "://"); i >= 0 {
 		rest := raw[i+3:]
 		end := strings.IndexAny(rest, "/?#")
@@ -160,7 +164,7 @@ func redactURL(raw string) string {
 	for i, p := range parts {
 		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
 			parts[i] = k + "=…"
-		} else if !ok && !PlainQueryItem(p) {
+		} else if !ok && !urlmask.PlainQueryItem(p) {
 			parts[i] = "…" // a bare item (?sk_live_...) is a value too, a flag (?debug) not
 		}
 	}
@@ -171,8 +175,9 @@ func redactURL(raw string) string {
 	return raw
 }
 
-// Describe returns the URL without query and fragment, for messages that
-// may reach a log or a model (a query string may carry a key).
+// Describe returns the URL without query and fragment, and with the
+// segments of its path that look like a key hidden (urlmask), for
+// messages that may reach a log or a model.
 func Describe(u *url.URL) string {
 	if u == nil {
 		return ""
@@ -181,7 +186,7 @@ func Describe(u *url.URL) string {
 	c.User = nil
 	c.RawQuery = ""
 	c.Fragment = ""
-	return c.String()
+	return urlmask.HidePath(c.String(), "…")
 }
 
 // guardControl is the net.Dialer Control hook: it runs after DNS
@@ -279,20 +284,4 @@ func dialErr(err error) bool {
 	}
 	var be *BlockedError
 	return errors.As(err, &be)
-}
-
-// PlainQueryItem reports whether a bare query item that reads as a flag (?debug,
-// ?read-only): up to 16 letters, - and _, starting with a letter. Any
-// other bare item may be a key (?sk_live_...) and is hidden.
-func PlainQueryItem(p string) bool {
-	if p == "" || len(p) > 16 {
-		return p == ""
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i] | 0x20
-		if !(c >= 'a' && c <= 'z') && (i == 0 || (p[i] != '-' && p[i] != '_')) {
-			return false
-		}
-	}
-	return true
 }
