@@ -153,7 +153,7 @@ func runDeclare(e *env, cmd string) int {
 		// The commonest mistake: the server's command line without the
 		// -- before it (its flags then read as sluice's).
 		if before, after, ok := commandWithoutDashes(fs, args); ok {
-			return usageErr(e, cmd, "the server's command line goes after --: sluice %s %s -- %s", cmd, shellWords(before), shellWords(after))
+			return usageErr(e, cmd, "the server's command line goes after --: sluice %s %s -- %s", cmd, shellWords(maskEnvFlags(before)), shellWords(gateway.MaskArgs(after)))
 		}
 	}
 	e2 := *e
@@ -280,6 +280,36 @@ func commandWithoutDashes(fs *flag.FlagSet, args []string) (before, after []stri
 		}
 	}
 	return nil, nil, false
+}
+
+// maskEnvFlags is sluice's own flags before the server's command line as
+// echoed back: the value of each --env KEY=VALUE masked by the rule the
+// listings show env values by (gateway.MaskValue), and any other value
+// (a --url) by gateway.MaskArgs. stderr of a script is often a log.
+func maskEnvFlags(args []string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		name, val, joined := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if !strings.HasPrefix(out[i], "-") || name != "env" {
+			continue
+		}
+		if !joined {
+			if i+1 >= len(out) {
+				break
+			}
+			i++
+			val = out[i]
+		}
+		if k, v, ok := strings.Cut(val, "="); ok {
+			val = k + "=" + gateway.MaskValue(k, v)
+		}
+		if joined {
+			out[i] = out[i][:strings.Index(out[i], "=")+1] + val
+		} else {
+			out[i] = val
+		}
+	}
+	return gateway.MaskArgs(out)
 }
 
 // shellWords writes args as a POSIX shell would read them back: a word
