@@ -77,6 +77,11 @@ type OffloadStore struct {
 
 	sweepTimer *time.Timer // background sweep; nil once closed or when off
 	closed     bool
+
+	// writing holds the temporary files of puts still being written
+	// (guarded by mu): a scan leaves them alone, whatever their age by
+	// the store's clock.
+	writing map[string]bool
 }
 
 // Rescan triggers (see OffloadStore).
@@ -190,6 +195,12 @@ const offloadWriteChunk = 1 << 20
 // given up leaves nothing behind (its temporary file is removed) and
 // returns ctx's error. It fits Options.Offload, whose ctx ends at the
 // filter call's deadline.
+//
+// A put is all or nothing: the result is written in full to a temporary
+// file first, and only then are older results evicted to make room for
+// it and the file renamed into place. (Evicting first lost the older
+// results for nothing when the deadline came during the write.) The
+// lock is held only for the eviction and the rename, not the write.
 func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, error) {
 	if int64(len(data)) > s.quota {
 		return "", fmt.Errorf("%w: %d bytes, quota %d", ErrQuotaExceeded, len(data), s.quota)
@@ -199,19 +210,44 @@ func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, err
 		return "", err
 	}
 	h := "r-" + hex.EncodeToString(rnd[:])
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	name, mod, err := s.writeTemp(ctx, data)
+	if err != nil {
+		return "", fmt.Errorf("wasm: offload store: writing result: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := ctx.Err(); err != nil { // before evicting anything for it
-		return "", err
-	}
+	defer delete(s.writing, filepath.Base(name)) // renamed or removed by then
 	if err := s.makeRoom(int64(len(data))); err != nil {
+		os.Remove(name)
 		return "", err
 	}
+	if err := renameResult(name, s.path(h)); err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("wasm: offload store: writing result: %w", err)
+	}
+	s.add(&storedEntry{name: h + offloadSuffix, size: int64(len(data)), mod: mod})
+	s.puts++
+	return h, nil
+}
+
+// writeTemp writes data to a new 0600 temporary file in the store, ctx
+// checked before each offloadWriteChunk bytes, and returns its name and
+// time; on failure nothing is left behind.
+func (s *OffloadStore) writeTemp(ctx context.Context, data []byte) (string, time.Time, error) {
 	tmp, err := os.CreateTemp(s.dir, ".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("wasm: offload store: %w", err)
+		return "", time.Time{}, err
 	}
 	name := tmp.Name()
+	s.mu.Lock()
+	if s.writing == nil {
+		s.writing = make(map[string]bool)
+	}
+	s.writing[filepath.Base(name)] = true
+	s.mu.Unlock()
 	var werr error
 	for rest := data; werr == nil && len(rest) > 0; {
 		if werr = ctx.Err(); werr != nil {
@@ -234,16 +270,14 @@ func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, err
 	if werr == nil {
 		werr = os.Chmod(name, 0o600)
 	}
-	if werr == nil {
-		werr = renameResult(name, s.path(h))
-	}
 	if werr != nil {
 		os.Remove(name)
-		return "", fmt.Errorf("wasm: offload store: writing result: %w", werr)
+		s.mu.Lock()
+		delete(s.writing, filepath.Base(name))
+		s.mu.Unlock()
+		return "", time.Time{}, werr
 	}
-	s.add(&storedEntry{name: h + offloadSuffix, size: int64(len(data)), mod: mod})
-	s.puts++
-	return h, nil
+	return name, mod, nil
 }
 
 type storedEntry struct {
@@ -328,7 +362,7 @@ func (s *OffloadStore) scan() error {
 		}
 		p := filepath.Join(s.dir, name)
 		if strings.HasPrefix(name, ".tmp-") {
-			if now.Sub(fi.ModTime()) > time.Hour { // abandoned by a crashed writer
+			if now.Sub(fi.ModTime()) > time.Hour && !s.writing[name] { // abandoned by a crashed writer
 				os.Remove(p)
 			}
 			continue

@@ -351,3 +351,80 @@ func TestOffloadStoreSweepsInBackground(t *testing.T) {
 		t.Fatalf("a closed store's sweep removed results: %d files left", len(ents))
 	}
 }
+
+// endsAfter is a context whose Err is nil for its first n calls and
+// Canceled after: a deadline that comes part way through a write, at a
+// chosen point, without timing.
+type endsAfter struct {
+	context.Context
+	mu sync.Mutex
+	n  int
+}
+
+func (c *endsAfter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n <= 0 {
+		return context.Canceled
+	}
+	c.n--
+	return nil
+}
+
+// TestOffloadPutAllOrNothing: a put that needs older results evicted and
+// is given up part way through its write leaves the store as it was
+// (the older results still readable, no new result, no temporary file);
+// the same put, not given up, evicts them and is stored. Before, the
+// older results were evicted before the write began and lost.
+func TestOffloadPutAllOrNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	s, err := NewOffloadStore(OffloadOptions{Dir: dir, QuotaBytes: 4 << 20, SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := bytes.Repeat([]byte("old result "), 150000) // 1.6 MB each, two fill most of the quota
+	var handles []string
+	for range 2 {
+		h, err := s.Put(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles = append(handles, h)
+	}
+	big := bytes.Repeat([]byte("n"), 3*offloadWriteChunk+5) // needs both evicted
+	// Given up after two of its four chunks.
+	_, err = s.PutContext(&endsAfter{Context: context.Background(), n: 3}, big)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("put given up: %v; want context.Canceled", err)
+	}
+	for _, h := range handles {
+		c, err := s.Get(h, 0, 0)
+		if err != nil || c.Total != int64(len(old)) {
+			t.Errorf("older result %s after a put given up: %v (total %d)", h, err, c.Total)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		for _, e := range ents {
+			t.Logf("in the store: %s", e.Name())
+		}
+		t.Errorf("%d files in the store after a put given up; want the 2 older results", len(ents))
+	}
+	if used, n := s.usage(); used != 2*int64(len(old)) || n != 2 {
+		t.Errorf("usage %d bytes in %d results; want %d in 2", used, n, 2*len(old))
+	}
+	// Not given up: stored, the older results evicted for it.
+	h, err := s.PutContext(context.Background(), big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Get(h, 0, 0); err != nil || c.Total != int64(len(big)) {
+		t.Fatalf("new result: %v (total %d)", err, c.Total)
+	}
+	for _, old := range handles {
+		if _, err := s.Get(old, 0, 0); !errors.Is(err, ErrHandleUnknown) {
+			t.Errorf("older result %s: %v; want it evicted", old, err)
+		}
+	}
+}
