@@ -57,6 +57,10 @@ func (h *Host) linkWASI(ctx context.Context, rt wazero.Runtime) error {
 		WithParameterNames("buf", "buf_len").Export("random_get")
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(pollOneoff), i32s(4), i32s(1)).
 		WithParameterNames("in", "out", "nsubscriptions", "result.nevents").Export("poll_oneoff")
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(fdClose), i32s(1), i32s(1)).
+		WithParameterNames("fd").Export("fd_close")
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(fdRenumber), i32s(2), i32s(1)).
+		WithParameterNames("fd", "to").Export("fd_renumber")
 	_, err := b.Instantiate(ctx)
 	return err
 }
@@ -108,13 +112,43 @@ func (h *Host) randomGet(ctx context.Context, m api.Module, st []uint64) {
 	st[0] = 0
 }
 
+// fdClose is WASI fd_close(fd) -> errno for a filter, whose only files
+// are stdin, stdout and stderr (it is given no directories, so it can
+// open nothing): they stay open (ENOTSUP), as wazero keeps a preopened
+// directory, so what poll_oneoff says of them stays true for the
+// instance's life; any other fd is not open (EBADF).
+func fdClose(_ context.Context, _ api.Module, st []uint64) {
+	if fd := int32(st[0]); fd >= 0 && fd <= 2 {
+		st[0] = errnoNotsup
+		return
+	}
+	st[0] = errnoBadf
+}
+
+// fdRenumber is WASI fd_renumber(fd, to) -> errno for a filter: moving a
+// standard file (or over one) would close it (see fdClose), and no other
+// file is open.
+func fdRenumber(_ context.Context, _ api.Module, st []uint64) {
+	from, to := int32(st[0]), int32(st[1])
+	if from >= 0 && from <= 2 && to >= 0 {
+		st[0] = errnoNotsup
+		return
+	}
+	st[0] = errnoBadf
+}
+
 // pollOneoff is WASI poll_oneoff(in, out, nsubscriptions, nevents) ->
-// errno for a filter's files (stdin, always at its end; stdout and
-// stderr) and clocks that do not sleep (wazero's default: filters get no
-// real time), as wazero v1.12.0 answers it, with at most
-// maxPollSubscriptions subscriptions: every subscription is answered at
-// once, fd_read ones (blocking, ready: stdin is at its end) after the
-// others.
+// errno for a filter's files and clocks that do not sleep (wazero's
+// default: filters get no real time), with at most maxPollSubscriptions
+// subscriptions, every one answered at once. An fd event says what the
+// read or write then does (TestPollOneoffAgreesWithStdio): stdin is
+// readable (at its end: a read returns 0 bytes at once, it never
+// blocks), stdout and stderr writable; reading stdout or stderr, writing
+// stdin and any fd past 2 (none is ever open, see fdClose) are EBADF.
+// wazero v1.12.0's own reports stdout and stderr readable and fd_write
+// not supported on any file, though the write succeeds and the read
+// fails. Clock answers, errors and event order (fd_read ones after the
+// others) are wazero's.
 func pollOneoff(ctx context.Context, m api.Module, st []uint64) {
 	in, out, n, nevents := api.DecodeU32(st[0]), api.DecodeU32(st[1]), api.DecodeU32(st[2]), api.DecodeU32(st[3])
 	if n == 0 || n > maxPollSubscriptions {
@@ -149,7 +183,11 @@ func pollOneoff(ctx context.Context, m api.Module, st []uint64) {
 		le.PutUint32(e[10:], uint32(sub[8]))
 		next++
 	}
-	var reads [][]byte // fd_read subscriptions, answered last
+	type read struct {
+		sub   []byte
+		errno byte
+	}
+	var reads []read // fd_read subscriptions on stdio, answered last
 	for i := uint32(0); i < n; i++ {
 		sub := subs[i*48 : i*48+48]
 		arg := sub[16:]
@@ -173,18 +211,22 @@ func pollOneoff(ctx context.Context, m api.Module, st []uint64) {
 				return
 			case fd > 2: // not open
 				event(sub, errnoBadf)
-			case sub[8] == 1:
-				reads = append(reads, sub)
+			case sub[8] == 1 && fd == 0:
+				reads = append(reads, read{sub, 0})
+			case sub[8] == 1: // reading stdout or stderr
+				reads = append(reads, read{sub, errnoBadf})
+			case fd == 0: // writing stdin
+				event(sub, errnoBadf)
 			default:
-				event(sub, errnoNotsup)
+				event(sub, 0)
 			}
 		default:
 			st[0] = errnoInval
 			return
 		}
 	}
-	for _, sub := range reads {
-		event(sub, 0)
+	for _, r := range reads {
+		event(r.sub, r.errno)
 	}
 	st[0] = 0
 }
