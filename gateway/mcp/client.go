@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -471,6 +472,25 @@ func (c *Client) readLoop() {
 			return
 		}
 		c.handle(m)
+		if m.Kind == KindResponse || m.Kind == KindError {
+			c.yieldToCaller()
+		}
+	}
+}
+
+// messageHolder is a transport that knows whether its next Receive
+// returns without reading (stdio's framer holds a whole line).
+type messageHolder interface{ holdsMessage() bool }
+
+// yieldToCaller lets the caller a response just went to run before the
+// reader reads on, when there is nothing more to hand out: the read that
+// follows finds the pipe empty (one system call that returns EAGAIN, and
+// the poller armed), and on one thread (sluice serve on stdio runs Go code
+// on one) it would otherwise come before the caller's answer leaves.
+// With more lines buffered the reader goes on handing them out first.
+func (c *Client) yieldToCaller() {
+	if h, ok := c.t.(messageHolder); ok && !h.holdsMessage() {
+		runtime.Gosched()
 	}
 }
 
@@ -928,12 +948,14 @@ func (c *Client) Request(ctx context.Context, method string, params json.RawMess
 	if err := c.ready(method); err != nil {
 		return nil, err
 	}
-	return c.request(ctx, method, params, o, false)
+	return c.request(ctx, method, params, o, false, nil)
 }
 
 // request is Request once the client is ready; checked says params are
-// CallTool's own (see relayedMeta).
-func (c *Client) request(ctx context.Context, method string, params json.RawMessage, o *CallOptions, checked bool) (json.RawMessage, error) {
+// CallTool's own (see relayedMeta). isError, when set, receives the
+// result's isError member (nil: none), looked up in the walk that finds
+// its resultType.
+func (c *Client) request(ctx context.Context, method string, params json.RawMessage, o *CallOptions, checked bool, isError *[]byte) (json.RawMessage, error) {
 	if o == nil {
 		o = &CallOptions{}
 	}
@@ -948,7 +970,11 @@ func (c *Client) request(ctx context.Context, method string, params json.RawMess
 		}
 		var rt []byte // the result's resultType, looked up once
 		if m.Kind == KindResponse {
-			rt = member(m.Result, "resultType")
+			if isError != nil {
+				rt, *isError = member2(m.Result, "resultType", "isError")
+			} else {
+				rt = member(m.Result, "resultType")
+			}
 		}
 		asks := string(rt) == `"input_required"`
 		x := extrasFrom(ctx)
@@ -1319,7 +1345,7 @@ func (c *Client) paginate(ctx context.Context, method, field string, max int, ea
 		if cursor != nil {
 			params = append(append(json.RawMessage(`{"cursor":`), cursor...), '}')
 		}
-		res, err := c.request(ctx, method, params, nil, false)
+		res, err := c.request(ctx, method, params, nil, false, nil)
 		if err != nil {
 			return false, err
 		}
@@ -1402,11 +1428,12 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	p = append(p, `,"arguments":`...)
 	p = append(p, a...)
 	p = append(p, '}')
-	res, err := c.request(ctx, "tools/call", p, o, true)
+	var ie []byte
+	res, err := c.request(ctx, "tools/call", p, o, true, &ie)
 	if err != nil {
 		return nil, err
 	}
-	if ie := member(res, "isError"); ie != nil && string(ie) != "true" && string(ie) != "false" {
+	if ie != nil && string(ie) != "true" && string(ie) != "false" {
 		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/call", Message: "malformed result: \"isError\" is not a boolean"}
 	}
 	return res, nil

@@ -50,6 +50,12 @@ func NewFramer(r io.Reader, maxLine int) *Framer {
 // exceeds the line cap plus 64 KiB.
 func (f *Framer) Buffered() int { return cap(f.buf) }
 
+// holdsLine reports whether a whole line is buffered already: the next
+// ReadLine returns without reading.
+func (f *Framer) holdsLine() bool {
+	return f.err == nil && bytes.IndexByte(f.buf[f.start+f.scanned:f.end], '\n') >= 0
+}
+
 // ReadLine returns the next non-blank line without its newline and trailing
 // "\r". The returned slice is owned by the caller. At the end of the stream
 // it returns io.EOF; a stream that ends inside a line returns an *Error with

@@ -301,3 +301,38 @@ func TestMember(t *testing.T) {
 		}
 	}
 }
+
+// holdsLine says whether the next ReadLine returns without reading: only
+// while a whole line is buffered, never after a read error.
+func TestFramerHoldsLine(t *testing.T) {
+	r, w := io.Pipe()
+	f := NewFramer(r, 1024)
+	if f.holdsLine() {
+		t.Fatal("an empty framer holds a line")
+	}
+	go func() {
+		_, _ = io.WriteString(w, "{\"a\":1}\n{\"b\":2}\n{\"c\"")
+		_, _ = io.WriteString(w, ":3}\n")
+		w.Close()
+	}()
+	steps := []struct {
+		line  string
+		holds bool
+	}{{`{"a":1}`, true}, {`{"b":2}`, false}, {`{"c":3}`, false}}
+	for _, s := range steps {
+		line, err := f.ReadLine()
+		if err != nil || string(line) != s.line {
+			t.Fatalf("ReadLine: %q %v, want %q", line, err, s.line)
+		}
+		// The first write holds both whole lines; the third is cut.
+		if s.line != `{"c":3}` && f.holdsLine() != s.holds {
+			t.Fatalf("after %s: holdsLine %v, want %v", s.line, !s.holds, s.holds)
+		}
+	}
+	if _, err := f.ReadLine(); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+	if f.holdsLine() {
+		t.Fatal("a framer at the end holds a line")
+	}
+}

@@ -144,6 +144,14 @@ func TestMemberMatchesTheScanner(t *testing.T) {
 				checked++
 			}
 		}
+		// member2 finds what member finds, for two names in one walk.
+		for _, pair := range [][2]string{{"resultType", "isError"}, {"a", "isE"}, {"isError", "_meta"}} {
+			ga, gb := member2(obj, pair[0], pair[1])
+			wa, wb := memberByScanner(obj, pair[0]), memberByScanner(obj, pair[1])
+			if string(ga) != string(wa) || (ga == nil) != (wa == nil) || string(gb) != string(wb) || (gb == nil) != (wb == nil) {
+				t.Fatalf("member2(%s, %q, %q) = %q, %q; the scanner finds %q, %q", obj, pair[0], pair[1], ga, gb, wa, wb)
+			}
+		}
 	}
 	if checked < 1000 {
 		t.Fatalf("only %d lookups found a member: the generator does not exercise the match", checked)
@@ -157,6 +165,7 @@ func TestMemberStaysInBounds(t *testing.T) {
 		for n := range len(in) + 1 {
 			_ = member([]byte(in[:n]), "a")
 			_ = member([]byte(in[:n]), "b")
+			_, _ = member2([]byte(in[:n]), "a", "b")
 		}
 	}
 }

@@ -572,6 +572,25 @@ func member(obj []byte, name string) (v []byte) {
 	return v
 }
 
+// member2 is member for two names in one walk: the first member named a
+// and the first named b (nil when there is none).
+func member2(obj []byte, a, b string) (va, vb []byte) {
+	Members(obj, func(key, value []byte) bool {
+		k := plainKey(key)
+		if len(k) < 2 {
+			return true
+		}
+		switch name := k[1 : len(k)-1]; {
+		case va == nil && string(name) == a:
+			va = value
+		case vb == nil && string(name) == b:
+			vb = value
+		}
+		return va == nil || vb == nil
+	})
+	return va, vb
+}
+
 // Members calls fn with each top-level member of obj, a valid JSON object
 // (a classified message's params or result: see member), in order: its
 // key as written (quotes and escapes included) and its value, until fn

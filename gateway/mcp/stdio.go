@@ -146,6 +146,10 @@ func (s *stdio) writeErr(err error) error {
 		Message: "server stopped accepting input" + s.exitStatus(), StderrTail: s.stderrTail(), Err: err}
 }
 
+// holdsMessage reports whether the next Receive returns without reading
+// (see Client.readLoop).
+func (s *stdio) holdsMessage() bool { return s.framer.holdsLine() }
+
 func (s *stdio) Receive() ([]byte, error) {
 	line, err := s.framer.ReadLine()
 	if err == nil {
