@@ -279,6 +279,60 @@ func wholeValue(b []byte, depth int) ([]byte, bool) {
 	return b[start:end], true
 }
 
+// wholeObject is wholeValue that, when b holds an object, appends the
+// object's members (as members reports them) to dst in the same pass:
+// the frame filter looks for a plain call in every line it validates.
+// For any other value it is wholeValue, dst as it was.
+func wholeObject(dst []member, b []byte, depth int) (v []byte, ms []member, ok bool) {
+	start := skipWS(b, 0)
+	if start >= len(b) || b[start] != '{' || depth <= 0 {
+		v, ok = wholeValue(b, depth)
+		return v, dst, ok
+	}
+	n := len(dst)
+	// skipValue's object, one level, keeping each member's spans.
+	i := skipWS(b, start+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return nil, dst[:n], false
+			}
+			end, esc := skipString(b, i)
+			if end < 0 {
+				return nil, dst[:n], false
+			}
+			name := b[i+1 : end-1]
+			if i = skipWS(b, end); i >= len(b) || b[i] != ':' {
+				return nil, dst[:n], false
+			}
+			i = skipWS(b, i+1)
+			vend := skipValue(b, i, depth-1)
+			if vend < 0 {
+				return nil, dst[:n], false
+			}
+			dst = append(dst, member{name: name, escaped: esc, value: b[i:vend]})
+			if i = skipWS(b, vend); i >= len(b) {
+				return nil, dst[:n], false
+			}
+			if b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if b[i] != '}' {
+				return nil, dst[:n], false
+			}
+			i++
+			break
+		}
+	}
+	if skipWS(b, i) != len(b) {
+		return nil, dst[:n], false
+	}
+	return b[start:i], dst, true
+}
+
 // plainMembers reports members of an object whose names are all unescaped
 // valid UTF-8 (decoders rewrite invalid bytes) and distinct; ok false otherwise (or when v is not an object).
 func plainMembers(dst []member, v []byte) ([]member, bool) {

@@ -40,6 +40,7 @@ func FuzzHTTPScan(f *testing.F) {
 		if ok != json.Valid(b) {
 			t.Fatalf("scanner says valid=%v, encoding/json %v: %q", ok, json.Valid(b), b)
 		}
+		checkWholeObject(t, b)
 		if !ok {
 			if _, ok := readMsg(b); ok {
 				t.Fatalf("read a message from invalid JSON: %q", b)
@@ -158,5 +159,61 @@ func TestHTTPScanSeeds(t *testing.T) {
 	}
 	if p, ok := readParams([]byte(`{"name":"n\u0061me"}`)); !ok || p.name != "name" {
 		t.Errorf("escaped tool name read as %q %v", p.name, ok)
+	}
+}
+
+// checkWholeObject: wholeObject validates b as wholeValue does, at every
+// depth bound the frame filter could use, and reports an object's members
+// as members does.
+func checkWholeObject(t *testing.T, b []byte) {
+	t.Helper()
+	for _, depth := range []int{0, 1, 2, 3, maxDepth - 1} {
+		want, wantOK := wholeValue(b, depth)
+		var room [2]member
+		got, ms, ok := wholeObject(room[:0], b, depth)
+		if ok != wantOK || !bytes.Equal(got, want) {
+			t.Fatalf("depth %d: wholeObject %q %v, wholeValue %q %v: %q", depth, got, ok, want, wantOK, b)
+		}
+		var wantMs []member
+		if ok && want[0] == '{' {
+			wantMs, _ = members(nil, want)
+		}
+		if len(ms) != len(wantMs) {
+			t.Fatalf("depth %d: %d members, members reports %d: %q", depth, len(ms), len(wantMs), b)
+		}
+		for i := range ms {
+			if !bytes.Equal(ms[i].name, wantMs[i].name) || ms[i].escaped != wantMs[i].escaped || !bytes.Equal(ms[i].value, wantMs[i].value) {
+				t.Fatalf("depth %d: member %d %+v, members reports %+v: %q", depth, i, ms[i], wantMs[i], b)
+			}
+		}
+	}
+}
+
+// wholeObject on the scanner's seeds, every prefix of them and every
+// one-byte change to a character that matters to the grammar.
+func TestWholeObjectMatchesWholeValue(t *testing.T) {
+	seeds := append([]string{
+		`{}`, ` { } `, `{"a":1}`, `{"a\\":{"b":[1,{"c":"}"}]},"d" : "e\"f" ,"g":null}`, `{"a":1,"a":2}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"x":1},"_meta":{"progressToken":1}}}`,
+	}, scanSeeds...)
+	alphabet := []byte(`{}[]":,\ 0a-.e`)
+	n := 0
+	for _, s := range seeds {
+		b := []byte(s)
+		for i := 0; i <= len(b); i++ {
+			checkWholeObject(t, b[:i])
+			n++
+		}
+		for i := 0; i < len(b) && i < 200; i++ {
+			for _, c := range alphabet {
+				m := append([]byte(nil), b...)
+				m[i] = c
+				checkWholeObject(t, m)
+				n++
+			}
+		}
+	}
+	if n < 10000 {
+		t.Fatalf("only %d inputs", n)
 	}
 }

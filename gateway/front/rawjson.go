@@ -206,7 +206,16 @@ func quickCall(line []byte) (_ *jsonrpc.Request, ok bool) {
 func readCall(line []byte) (_ *jsonrpc.Request, ok bool) {
 	var top [4]member
 	ms, ok := members(top[:0], line)
-	if !ok || len(ms) != 4 {
+	if !ok {
+		return nil, false
+	}
+	return callOf(ms)
+}
+
+// callOf is readCall for a line's top-level members (as members reports
+// them).
+func callOf(ms []member) (_ *jsonrpc.Request, ok bool) {
+	if len(ms) != 4 {
 		return nil, false
 	}
 	var ver, id, method, params []byte

@@ -171,7 +171,10 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t fr
 	// nesting; a line it refuses is looked at again only to tell a line
 	// that is not JSON from one nested too deep (the SDK's decoder
 	// answers that).
-	_, shallow := wholeValue(line, maxDepth-1)
+	// The top-level members come with the validation (wholeObject), for
+	// the plain call read below.
+	var top [6]member
+	_, ms, shallow := wholeObject(top[:0], line, maxDepth-1)
 	if !shallow && !json.Valid(line) {
 		answerBadFrame(out, nil, jsonrpc.CodeParseError, "Parse error: the line is not valid JSON", log)
 		return nil, true
@@ -179,7 +182,7 @@ func passFrame(line []byte, dst io.Writer, out io.Writer, log *slog.Logger, t fr
 	if t != nil && shallow {
 		// A plain tools/call is read without the SDK's decoder (and is
 		// well-formed by construction when it is not taken).
-		if req, ok := readCall(line); ok {
+		if req, ok := callOf(ms); ok {
 			if !claimed(req.ID, ids, out, log) {
 				return nil, true
 			}
