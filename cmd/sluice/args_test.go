@@ -116,8 +116,8 @@ func TestFlagErrorsSpeakTheCommandLine(t *testing.T) {
 	}{
 		{[]string{"find", "--jsno"}, "sluice find: flag provided but not defined: --jsno; did you mean --json?"},
 		{[]string{"check", "-projct", "x"}, "flag provided but not defined: -projct; did you mean --project?"},
-		{[]string{"find", "--limit"}, "sluice find: --limit needs a value: want a whole number such as 10"},
-		{[]string{"find", "--limit", "ten"}, `invalid value "ten" for --limit: want a whole number such as 10`},
+		{[]string{"find", "--limit"}, "sluice find: --limit needs a value: want a whole number from 0 to 9223372036854775807"},
+		{[]string{"find", "--limit", "ten"}, `invalid value "ten" for --limit: want a whole number from 0 to 9223372036854775807`},
 		{[]string{"call", "fx__echo", "--timeout=soon"}, `invalid value "soon" for --timeout: want a duration such as 30s`},
 		{[]string{"find", "--json=maybe"}, `invalid value "maybe" for --json: want true or false`},
 		{[]string{"add", "gh", "--env"}, "sluice add: --env needs a value"},
@@ -126,6 +126,78 @@ func TestFlagErrorsSpeakTheCommandLine(t *testing.T) {
 		want(t, r, exitUsage, c.want)
 		if strings.Contains(r.stderr, "parse error") || strings.Contains(r.stderr, "for flag -") {
 			t.Errorf("sluice %v: the flag package's wording:\n%s", c.args, r)
+		}
+	}
+}
+
+// TestNumberFlagsNameTheirRange: every whole-number and duration flag
+// of every command refuses 0 (where 0 is not allowed), a negative, a
+// huge and a non-number value with exit 2, saying which and giving the
+// range it accepts; none is taken for "not a whole number" when it is
+// one, out of range.
+func TestNumberFlagsNameTheirRange(t *testing.T) {
+	newWorld(t)
+	h := "r-00000000000000000000000000000000"
+	huge := "99999999999999999999"
+	type row struct {
+		args []string
+		want string
+	}
+	var rows []row
+	for _, f := range []struct {
+		args      []string
+		flag      string
+		zeroOK    bool
+		rangeText string
+	}{
+		{[]string{"filter", "bench", "builtin:redact"}, "--n", false, "want a whole number from 1 to 1000000"},
+		{[]string{"find"}, "--limit", true, "want a whole number from 0 to 9223372036854775807"},
+		{[]string{"refresh"}, "--parallel", false, "want a whole number from 1 to 32"},
+		{[]string{"result", h}, "--offset", true, "want a whole number from 0 to 9223372036854775807"},
+		{[]string{"result", h}, "--length", false, "want a whole number from 1 to 1048568"},
+		{[]string{"serve", "--http", "127.0.0.1:0"}, "--max-conns-per-client", true, "want a whole number from 0 to 2147483647"},
+		{[]string{"serve", "--http", "127.0.0.1:0"}, "--max-sessions", true, "want a whole number from 0 to 2147483647"},
+	} {
+		rows = append(rows,
+			row{append(slices.Clone(f.args), f.flag, "-1"), `invalid value "-1" for ` + f.flag + ": out of range; " + f.rangeText},
+			row{append(slices.Clone(f.args), f.flag, huge), `invalid value "` + huge + `" for ` + f.flag + ": out of range; " + f.rangeText},
+			row{append(slices.Clone(f.args), f.flag, "ten"), `invalid value "ten" for ` + f.flag + ": " + f.rangeText},
+			row{append(slices.Clone(f.args), f.flag+"=1.5"), `invalid value "1.5" for ` + f.flag + ": " + f.rangeText})
+		if !f.zeroOK {
+			rows = append(rows, row{append(slices.Clone(f.args), f.flag, "0"), `invalid value "0" for ` + f.flag + ": out of range; " + f.rangeText})
+		}
+	}
+	for _, d := range []struct {
+		args []string
+		flag string
+		neg  string // what a negative value gets
+	}{
+		{[]string{"auth", "x"}, "--timeout", "--timeout must be a positive duration such as 5m, got -5s"},
+		{[]string{"call", "x__y"}, "--timeout", "--timeout must be positive, got -5s"},
+		{[]string{"filter", "bench", "builtin:redact"}, "--timeout", "--timeout must be between 0 and 1m"},
+		{[]string{"run", "-"}, "--timeout", "--timeout must be positive, got -5s"},
+		{[]string{"serve"}, "--read-timeout", "--read-timeout must be a positive duration such as 30s"},
+		{[]string{"serve"}, "--idle-timeout", "--idle-timeout must be a positive duration such as 2m"},
+		{[]string{"serve"}, "--approval-timeout", "--approval-timeout must be a positive duration such as 2m"},
+		{[]string{"serve"}, "--slow-call", "--slow-call must be a duration such as 5s (0 turns the warning off)"},
+	} {
+		rows = append(rows,
+			row{append(slices.Clone(d.args), d.flag, "-5s"), d.neg},
+			row{append(slices.Clone(d.args), d.flag, "9999999999h"), `invalid value "9999999999h" for ` + d.flag + ": out of range; want a duration of at most 2562047h"},
+			row{append(slices.Clone(d.args), d.flag, "soon"), `invalid value "soon" for ` + d.flag + ": want a duration such as 30s, 2m or 1h30m"},
+			row{append(slices.Clone(d.args), d.flag, "30"), `invalid value "30" for ` + d.flag + ": want a duration such as 30s, 2m or 1h30m"})
+	}
+	rows = append(rows,
+		row{[]string{"auth", "x", "--timeout", "0"}, "--timeout must be a positive duration such as 5m, got 0s"},
+		row{[]string{"serve", "--procs", "0"}, "--procs 0 is out of range: want auto or a whole number of threads from 1 to 256"},
+		row{[]string{"serve", "--procs", "100000"}, "--procs 100000 is out of range: want auto or a whole number of threads from 1 to 256"},
+		row{[]string{"serve", "--procs", huge}, "--procs " + huge + " is out of range: want auto or a whole number of threads from 1 to 256"},
+		row{[]string{"serve", "--procs", "-2"}, "--procs -2 is out of range"},
+		row{[]string{"serve", "--procs", "many"}, `--procs must be auto or a whole number of threads from 1 to 256, such as 1 or 2, not "many"`})
+	for _, c := range rows {
+		r := sluice(t, "", c.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
+			t.Errorf("sluice %q: want exit 2 and %q on stderr, got %s", c.args, c.want, r)
 		}
 	}
 }

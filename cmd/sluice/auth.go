@@ -65,6 +65,9 @@ func runAuth(e *env) int {
 	if len(pos) != 1 {
 		return usageErr(e, "auth", "name one remote server: sluice auth SERVER")
 	}
+	if *timeout <= 0 {
+		return usageErr(e, "auth", "--timeout must be a positive duration such as 5m, got %s", *timeout)
+	}
 	id := pos[0]
 	g, closeFn, code, ok := openGateway(e, "auth", *project)
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"regexp"
@@ -127,8 +128,70 @@ func flagsOrExit(e *env, name string, fs *flag.FlagSet) (pos []string, code int,
 var (
 	flagUndefined = regexp.MustCompile(`^flag provided but not defined: -(.+)$`)
 	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -(.+)$`)
-	flagBadValue  = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): `)
+	flagBadValue  = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): (.*)$`)
+	// durationText is what time.ParseDuration reads; a value of this
+	// shape that it refuses is too large.
+	durationText = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 )
+
+// errOutOfRange and errNotWhole are a number flag's refusals (see
+// rangeValue); flagError words them with the flag's range.
+var (
+	errOutOfRange = errors.New("out of range")
+	errNotWhole   = errors.New("not a whole number")
+)
+
+// rangeValue is a whole-number flag that accepts only min..max: a value
+// outside is refused while the flags are parsed, and the message gives
+// the range (see flagError).
+type rangeValue[T int | int64] struct {
+	p        *T
+	min, max T
+}
+
+func (r *rangeValue[T]) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return errOutOfRange
+	}
+	if err != nil {
+		return errNotWhole
+	}
+	if n < int64(r.min) || n > int64(r.max) || int64(T(n)) != n {
+		return errOutOfRange
+	}
+	*r.p = T(n)
+	return nil
+}
+
+func (r *rangeValue[T]) String() string {
+	if r == nil || r.p == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*r.p), 10)
+}
+
+func (r *rangeValue[T]) Get() any { return *r.p }
+
+func (r *rangeValue[T]) rangeText() string {
+	return fmt.Sprintf("a whole number from %d to %d", r.min, r.max)
+}
+
+// intFlag defines a whole-number flag that accepts min..max only.
+func intFlag(fs *flag.FlagSet, name string, def, min, max int) *int {
+	p := new(int)
+	*p = def
+	fs.Var(&rangeValue[int]{p: p, min: min, max: max}, name, "")
+	return p
+}
+
+// int64Flag is intFlag for an int64.
+func int64Flag(fs *flag.FlagSet, name string, def, min, max int64) *int64 {
+	p := new(int64)
+	*p = def
+	fs.Var(&rangeValue[int64]{p: p, min: min, max: max}, name, "")
+	return p
+}
 
 // flagError says what the flag package found wrong in the words of the
 // command line: the flag as typed (--name, not -name), what its value
@@ -159,7 +222,18 @@ func flagError(fs *flag.FlagSet, args []string, err error) string {
 		return typed(m[1]) + " needs a value" + valueHint(fs.Lookup(m[1]))
 	}
 	if m := flagBadValue.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("invalid value %q for %s%s", m[1], typed(m[2]), valueHint(fs.Lookup(m[2])))
+		f := fs.Lookup(m[2])
+		hint := valueHint(f)
+		switch {
+		case m[3] == errOutOfRange.Error() || strings.HasSuffix(m[3], "value out of range"):
+			hint = ": out of range" + strings.Replace(hint, ":", ";", 1)
+		case f != nil && durationText.MatchString(m[1]):
+			if _, ok := f.Value.(flag.Getter).Get().(time.Duration); ok {
+				// Well formed, yet time.ParseDuration refused it: too long.
+				hint = ": out of range; want a duration of at most 2562047h (about 292 years)"
+			}
+		}
+		return fmt.Sprintf("invalid value %q for %s%s", m[1], typed(m[2]), hint)
 	}
 	return msg
 }
@@ -169,12 +243,21 @@ func valueHint(f *flag.Flag) string {
 	if f == nil {
 		return ""
 	}
+	if r, ok := f.Value.(interface{ rangeText() string }); ok {
+		return ": want " + r.rangeText()
+	}
 	g, ok := f.Value.(flag.Getter)
 	if !ok {
 		return ""
 	}
-	switch g.Get().(type) {
-	case int, int64, uint, uint64:
+	switch v := g.Get().(type) {
+	case int, int64:
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if _, ok := v.(int); ok {
+			lo, hi = math.MinInt, math.MaxInt
+		}
+		return fmt.Sprintf(": want a whole number from %d to %d", lo, hi)
+	case uint, uint64:
 		return ": want a whole number such as 10"
 	case float64:
 		return ": want a number such as 1.5"

@@ -110,7 +110,7 @@ func runFilterTest(e *env, bench bool) int {
 	input := fs.String("input", "", "")
 	stage := fs.String("stage", "", "")
 	mode := fs.String("mode", "", "")
-	n := fs.Int("n", gateway.DefaultBenchCalls, "")
+	n := intFlag(fs, "n", gateway.DefaultBenchCalls, 1, 1_000_000)
 	timeout := fs.Duration("timeout", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	pos, code, ok := flagsOrExit(e, "filter", fs)
@@ -125,9 +125,6 @@ func runFilterTest(e *env, bench bool) int {
 	}
 	if *mode != "" && *mode != "text" && *mode != "result-json" {
 		return usageErr(e, "filter", "--mode must be text or result-json")
-	}
-	if *n < 1 || *n > 1_000_000 {
-		return usageErr(e, "filter", "--n must be between 1 and 1000000")
 	}
 	if *timeout < 0 || *timeout > time.Minute {
 		return usageErr(e, "filter", "--timeout must be between 0 and 1m")

@@ -83,7 +83,7 @@ func TestFilterBench(t *testing.T) {
 		t.Fatalf("bench %+v", b)
 	}
 	want(t, sluice(t, "", "filter", "bench", testFilter(t, "trap.wasm"), "--n", "3"), exitFailure, "failed during the benchmark")
-	want(t, sluice(t, "", "filter", "bench", upper, "--n", "0"), exitUsage, "--n must be between")
+	want(t, sluice(t, "", "filter", "bench", upper, "--n", "0"), exitUsage, "for --n: out of range; want a whole number from 1 to 1000000")
 }
 
 func TestFilterListShowsStatesAndRefusesBadConfig(t *testing.T) {

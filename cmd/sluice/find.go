@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -58,7 +59,7 @@ func runFind(e *env) int {
 	fs := flag.NewFlagSet("find", flag.ContinueOnError)
 	server := fs.String("server", "", "")
 	refresh := fs.Bool("refresh", false, "")
-	limit := fs.Int("limit", 0, "")
+	limit := intFlag(fs, "limit", 0, 0, math.MaxInt)
 	asJSON := fs.Bool("json", false, "")
 	project := fs.String("project", "", "")
 	profile := fs.String("profile", "", "")
@@ -68,9 +69,6 @@ func runFind(e *env) int {
 	}
 	if *refresh && *server == "" {
 		return usageErr(e, "find", "--refresh launches a server and needs one named: pass --server ID (an ordinary find launches nothing)")
-	}
-	if *limit < 0 {
-		return usageErr(e, "find", "--limit must be 0 (default) or more, got %d", *limit)
 	}
 	// Listings show tool names, descriptions and schemas servers wrote:
 	// nothing of theirs reaches the terminal raw (see clean).

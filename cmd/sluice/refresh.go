@@ -65,15 +65,12 @@ const maxRefreshParallel = 32
 
 func runRefresh(e *env) int {
 	fs := flag.NewFlagSet("refresh", flag.ContinueOnError)
-	parallel := fs.Int("parallel", 4, "")
+	parallel := intFlag(fs, "parallel", 4, 1, maxRefreshParallel)
 	asJSON := fs.Bool("json", false, "")
 	project := fs.String("project", "", "")
 	pos, code, ok := flagsOrExit(e, "refresh", fs)
 	if !ok {
 		return code
-	}
-	if *parallel < 1 || *parallel > maxRefreshParallel {
-		return usageErr(e, "refresh", "--parallel must be between 1 and %d, got %d", maxRefreshParallel, *parallel)
 	}
 	safeOutput(e, *asJSON)
 	g, closeFn, code, ok := openGateway(e, "refresh", *project)

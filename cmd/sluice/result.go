@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 
 	"sluice/gateway"
 )
@@ -43,8 +44,8 @@ Exit status:
 
 func runResult(e *env) int {
 	fs := flag.NewFlagSet("result", flag.ContinueOnError)
-	offset := fs.Int64("offset", 0, "")
-	length := fs.Int64("length", 0, "")
+	offset := int64Flag(fs, "offset", 0, 0, math.MaxInt64)
+	length := int64Flag(fs, "length", 0, 1, gateway.MaxResultPage)
 	asJSON := fs.Bool("json", false, "")
 	pos, code, ok := flagsOrExit(e, "result", fs)
 	if !ok {
@@ -53,18 +54,12 @@ func runResult(e *env) int {
 	if len(pos) != 1 {
 		return usageErr(e, "result", "want exactly one HANDLE, got %d arguments", len(pos))
 	}
-	if *offset < 0 {
-		return usageErr(e, "result", "--offset must be 0 or more")
-	}
 	lengthSet := false
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "length" {
 			lengthSet = true
 		}
 	})
-	if lengthSet && (*length < 1 || *length > gateway.MaxResultPage) {
-		return usageErr(e, "result", "--length must be between 1 and %d", gateway.MaxResultPage)
-	}
 	g, closeFn, code, ok := openGateway(e, "result", "")
 	if !ok {
 		return code

@@ -67,8 +67,8 @@ func TestResultPagesAnOffloadedResult(t *testing.T) {
 	want(t, sluice(t, "", "result", "nope"), exitUsage, "not a result handle")
 	want(t, sluice(t, "", "result", handle, "--offset", strconv.Itoa(total)), exitUsage, "past the end")
 	want(t, sluice(t, "", "result"), exitUsage, "exactly one HANDLE")
-	want(t, sluice(t, "", "result", handle, "--length", "0"), exitUsage, "--length must be between")
-	want(t, sluice(t, "", "result", handle, "--offset", "-1"), exitUsage, "--offset must be 0 or more")
+	want(t, sluice(t, "", "result", handle, "--length", "0"), exitUsage, "for --length: out of range; want a whole number from 1 to")
+	want(t, sluice(t, "", "result", handle, "--offset", "-1"), exitUsage, "for --offset: out of range; want a whole number from 0 to")
 
 	// The same world's compile cache now holds shape: test it directly.
 	r = sluice(t, strings.Repeat("q", 5000), "filter", "test", "builtin:shape", "--config", `{"budgetBytes": 1024}`)

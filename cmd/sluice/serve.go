@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -203,8 +205,8 @@ func runServe(e *env) int {
 	profile := fs.String("profile", "", "")
 	readTimeout := fs.Duration("read-timeout", 0, "")
 	idleTimeout := fs.Duration("idle-timeout", 0, "")
-	maxConns := fs.Int("max-conns-per-client", 0, "")
-	maxSessions := fs.Int("max-sessions", 0, "")
+	maxConns := intFlag(fs, "max-conns-per-client", 0, 0, math.MaxInt32)
+	maxSessions := intFlag(fs, "max-sessions", 0, 0, math.MaxInt32)
 	adminAddr := fs.String("admin", "", "")
 	adminRemote := fs.Bool("admin-remote", false, "")
 	approvalTimeout := fs.Duration("approval-timeout", 0, "")
@@ -260,7 +262,10 @@ func runServe(e *env) int {
 	}
 	nprocs, adapt, ok := procsFor(*procs, *httpAddr == "", os.Getenv("GOMAXPROCS") != "")
 	if !ok {
-		return usageErr(e, "serve", "--procs must be auto or a positive number of threads, such as 1 or 2, not %q", *procs)
+		if _, err := strconv.ParseInt(*procs, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			return usageErr(e, "serve", "--procs %s is out of range: want auto or a whole number of threads from 1 to %d", *procs, maxProcs)
+		}
+		return usageErr(e, "serve", "--procs must be auto or a whole number of threads from 1 to %d, such as 1 or 2, not %q", maxProcs, *procs)
 	}
 	if nprocs > 0 {
 		runtime.GOMAXPROCS(nprocs)
@@ -430,13 +435,17 @@ func readToken(path string) (string, error) {
 // thread. See BENCHMARKS.md ("stdio hand-offs on one thread") for the
 // measurements, and "Threads that follow the load" for why HTTP follows
 // the load by default and stdio stays at one.
+// maxProcs bounds --procs N: the runtime makes a thread for each, and
+// far more threads than cores only cost (100000 ended the process).
+const maxProcs = 256
+
 func procsFor(flag string, stdio, userSet bool) (n int, adapt, ok bool) {
 	switch {
 	case flag == "auto":
 		return 0, true, true
 	case flag != "":
 		n, err := strconv.Atoi(flag)
-		if err != nil || n < 1 {
+		if err != nil || n < 1 || n > maxProcs {
 			return 0, false, false
 		}
 		return n, false, true

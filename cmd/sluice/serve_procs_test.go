@@ -27,7 +27,7 @@ func TestServeProcs(t *testing.T) {
 	w := newWorld(t)
 	name := uniqueName(t)
 	w.writeUser("approve: [\"fx__*\"]\nservers:\n" + fixture(t, "fx", "-name", name))
-	want(t, sluice(t, "", "serve", "--procs", "-2"), exitUsage, "--procs must be auto or a positive number")
+	want(t, sluice(t, "", "serve", "--procs", "-2"), exitUsage, "--procs -2 is out of range: want auto or a whole number of threads from 1 to 256")
 	want(t, sluice(t, "", "help", "serve"), exitOK, "--procs N")
 
 	for _, c := range []struct {

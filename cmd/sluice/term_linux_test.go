@@ -180,7 +180,7 @@ func TestRefreshProgress(t *testing.T) {
 
 	want(t, sluiceProc(t, "", "refresh", "pj"), exitRefused, "skipped", "sluice trust pj")
 	want(t, sluiceProc(t, "", "refresh", "fq"), exitUsage, `no server "fq" is declared; did you mean fa?`)
-	want(t, sluiceProc(t, "", "refresh", "--parallel", "0"), exitUsage, "--parallel must be between 1 and 32")
+	want(t, sluiceProc(t, "", "refresh", "--parallel", "0"), exitUsage, "for --parallel: out of range; want a whole number from 1 to 32")
 }
 
 // TestImportProgress: at a terminal, stderr names each client file read;
