@@ -239,8 +239,14 @@ func parseFastInto(raw json.RawMessage, meta []member, memo *metaMemo) (p fastPa
 			seen |= 1
 			if s, plain := asciiString(m.value); plain {
 				p.name = s
-			} else if json.Unmarshal(m.value, &p.name) != nil {
-				return p, false
+			} else {
+				// Decoded into a variable of its own: one whose address
+				// is taken lives on the heap, and p would be that.
+				var name string
+				if json.Unmarshal(m.value, &name) != nil {
+					return p, false
+				}
+				p.name = name
 			}
 		case "arguments":
 			if seen&2 != 0 {

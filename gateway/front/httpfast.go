@@ -276,9 +276,13 @@ func readParams(raw []byte) (p callParams, ok bool) {
 				return p, false
 			}
 			if p.name, ok = plainString(m.value); !ok {
-				if len(m.value) == 0 || m.value[0] != '"' || json.Unmarshal(m.value, &p.name) != nil {
+				// A variable of its own: one whose address is taken
+				// lives on the heap, and p would be that.
+				var name string
+				if len(m.value) == 0 || m.value[0] != '"' || json.Unmarshal(m.value, &name) != nil {
 					return p, false
 				}
+				p.name = name
 			}
 		case "arguments":
 			p.args = m.value

@@ -88,3 +88,20 @@ func TestParseFastIntoMemoMatchesParseFast(t *testing.T) {
 		}
 	}
 }
+
+// Reading a plain call's params allocates only the tool name's string:
+// the params record stays on the caller's stack, _meta's members go to
+// the room given, and a repeated _meta is not walked again.
+func TestParseFastIntoAllocations(t *testing.T) {
+	params := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"fx__echo","arguments":{"text":"bench"}}`)
+	var memo metaMemo
+	var room [8]member
+	n := testing.AllocsPerRun(200, func() {
+		if p, ok := parseFastInto(params, room[:0], &memo); !ok || p.name != "fx__echo" || len(p.meta) != 2 {
+			t.Fatalf("parseFastInto: %+v %v", p, ok)
+		}
+	})
+	if n > 1 {
+		t.Fatalf("%v allocations a read, want at most 1 (the name)", n)
+	}
+}
