@@ -531,7 +531,7 @@ type fastRun struct {
 	pr         peer
 	q          fastCall
 	resp       jsonrpc.Response
-	meta       [8]member // p.meta's room: an agent's _meta has a handful of members
+	meta       [4]member // p.meta's room: an agent's _meta has three or four members (version, capabilities, client, a progress token)
 }
 
 // capabilityOf is ref.capability(), the string kept from the last call
