@@ -124,15 +124,17 @@ func zipArgs(args starlark.Tuple) int64 {
 func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	op := syntax.Token(mustInt(args[0]))
 	x, y := args[1], args[2]
-	if est := binaryEstimate(op, x, y, rs.memBudget()+1); est > 0 {
-		if err := rs.chargeFn(est, func() string { return fmt.Sprintf("%s %s %s", x.Type(), op, y.Type()) }); err != nil {
+	what := func() string { return fmt.Sprintf("%s %s %s", x.Type(), op, y.Type()) }
+	est := binaryEstimate(op, x, y, rs.memBudget()+1)
+	if est > 0 {
+		if err := rs.chargeFn(est, what); err != nil {
 			return nil, err
 		}
 	}
 	if err := rs.checkIntMul(op, x, y); err != nil {
 		return nil, err
 	}
-	if _, ok := x.(starlark.String); ok && op == syntax.PERCENT {
+	if f, ok := x.(starlark.String); ok && op == syntax.PERCENT {
 		budget := rs.memBudget()
 		args, err := rs.walker().percentArgs(y, budget)
 		if errors.Is(err, errReprBudget) {
@@ -141,7 +143,22 @@ func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args 
 		if err != nil {
 			return nil, rs.valueErr(err, "string % "+y.Type())
 		}
-		y = args
+		pieces, size, ok := planPercent(string(f), args)
+		if !ok {
+			// an error, or a form left to starlark-go (a key with %%,
+			// very many directives): its growing builder, charged three
+			// times the result (builderPeak)
+			if err := rs.chargeFn(sumCapped(est, est), what); err != nil {
+				return nil, err
+			}
+			return starlark.Binary(op, x, args)
+		}
+		if size > est { // a float's %f can print more than its estimate
+			if err := rs.chargeFn(size-est, what); err != nil {
+				return nil, err
+			}
+		}
+		return starlark.String(buildPercent(pieces, size)), nil
 	}
 	return starlark.Binary(op, x, y)
 }

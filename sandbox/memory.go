@@ -593,7 +593,8 @@ func binaryEstimate(op syntax.Token, x, y starlark.Value, budget int64) int64 {
 			default:
 				arg(y)
 			}
-			return sumCapped(builderPeak(int64(len(f))+reuse(named, total, largest)), rendered)
+			// built in one buffer of its size (planPercent)
+			return sumCapped(sumCapped(int64(len(f)), reuse(named, total, largest)), rendered)
 		}
 	}
 	return 0

@@ -88,6 +88,13 @@ func TestRewritePreservesSemantics(t *testing.T) {
 		"def g():\n    l = [[1], [2]]\n    for i in range(2):\n        l[i * 1][0] *= 3\n        l[-1 + i + 1] += [i]\n    return l\nx = g()",
 		"l = [1]\ndef f():\n    return 5\nl[f()] += 1", "d = {}\ndef f():\n    return [1]\nd[f()] += 1",
 		sliceGrid,
+		// % formatting, every conversion and its errors
+		`x = "%s|%r|%d|%i|%o|%x|%X|%e|%f|%g|%E|%F|%G|%c|%c|%%" % ("a\n", "q\"\x01é", 42, -7, 8, 255, 255, 1.5, 1e300, 0.1, 2.5, 3.0, 1e-7, 65, "é")`,
+		`x = "%s %r" % (None, True)`, `x = "%s" % 5`, `x = "%r" % "s"`, `x = "%s" % b"by"`, `x = "%r" % (b"\x00",)`, `x = "%x" % (1 << 200,)`,
+		`x = "%d" % 3.9`, `x = "%s %s" % ([1, "a"], {"k": (1,)})`, `x = "%r" % ([1, "a"],)`, `x = "%(a)s-%(b)r-%(a)d" % {"a": 1, "b": "z"}`,
+		`x = "%(a)%" % {"a": 1}`, `x = "%s" % {"a": [1]}`, `x = "%s" % ()`, `x = "no directives" % ()`, `x = "%c" % [1]`,
+		`x = "%z" % 1`, `x = "%" % 1`, `x = "%(a" % {"a": 1}`, `x = "%(a)s" % (1,)`, `x = "%(b)s" % {"a": 1}`, `x = "%s %s" % (1, 2, 3)`,
+		`x = "%d" % "1"`, `x = "%f" % "x"`, `x = "%c" % 0x110000`, `x = "%c" % "ab"`, `x = "%s" % ((1, 2),)`, `x = "%s %s" % ((1,), [2])`,
 	}
 	for _, p := range progs {
 		src := "x = None\n" + p + "\nresult = repr(x)\n"
