@@ -358,6 +358,17 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		src, created = nil, true
+		// The first declaration on a machine: the config directory may
+		// not exist yet, and the new file's cwd checks resolve against
+		// it, so it is made now (as Write would) rather than every cwd
+		// failing to resolve.
+		if t.Scope == ScopeUser && t.Base != "" {
+			if _, serr := os.Lstat(t.Base); errors.Is(serr, fs.ErrNotExist) {
+				if merr := proc.MkdirPrivate(t.Base); merr != nil {
+					return nil, &EditError{File: t.File, Message: "cannot create its directory: " + merr.Error(), Err: merr}
+				}
+			}
+		}
 	case errors.As(err, &ee):
 		return nil, ee
 	case err != nil:
