@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,14 +63,24 @@ func postCall(c *mcpHTTP, id int, capability, args string) (text string, isError
 // server is filtered again once its calls have ended.
 func TestServeFilterOverrunIsolated(t *testing.T) {
 	w := newWorld(t)
-	w.writeUser("approve: [\"a__*\", \"b__*\"]\nservers:\n" + fixture(t, "a", "-mode", "leaky") + fixture(t, "b") +
+	const burst = 6
+	// Server a answers the burst's calls together (-together): how fast
+	// it produces each 3 MiB answer (slowly, on a loaded machine) does
+	// not spread them out, so the burst's results reach the redactor at
+	// once and its timeouts overlap by construction.
+	w.writeUser("approve: [\"a__*\", \"b__*\"]\nservers:\n" + fixture(t, "a", "-mode", "leaky", "-together", strconv.Itoa(burst)) + fixture(t, "b") +
 		"filters:\n  - module: builtin:redact\n    stage: result\n    onError: fail-closed\n" +
 		// A fixed deadline: 250 ms for any result, a hundred times what
 		// a small one takes even on a loaded machine, and about a quarter
 		// of what the 3 MiB of leak_dense_text take (about 0.3 s per MiB
 		// on an idle machine).
 		"    timeoutMs: 250\n    timeoutPerMiBMs: 1\n")
-	url, stop := startHTTPServe(t)
+	// Two threads: serve --http starts at one, where the redactor's
+	// native code holds the only thread until its next host call and the
+	// burst's next results wait to be read meanwhile, so on a loaded
+	// machine they reached the redactor one by one, each after the one
+	// before had ended: timeouts that did not overlap, each counted.
+	url, stop := startHTTPServe(t, "--procs", "2")
 	defer stop()
 	c := &mcpHTTP{t: t, url: url}
 	c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
@@ -81,7 +92,6 @@ func TestServeFilterOverrunIsolated(t *testing.T) {
 		t.Fatalf("first call through the redactor: %q %v %v", text, isErr, err)
 	}
 
-	const burst = 6
 	type answer struct {
 		text  string
 		isErr bool

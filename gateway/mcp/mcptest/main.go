@@ -62,6 +62,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	delay := fs.Duration("delay", 0, "delay before every response (-mode slow: default 2s)")
 	huge := fs.Int("huge-bytes", 0, "size of the huge tool's text (default 1 MiB) and of -mode huge padding (default 6 MiB)")
 	name := fs.String("name", "", "serverInfo.name (default mcpfixture)")
+	together := fs.Int("together", 0, "hold the first N tools/call answers until all N are ready, then write them at once")
 	toolsFile := fs.String("tools-file", "", "a JSON array of extra tool definitions to list, read at every tools/list")
 	instructionsFile := fs.String("instructions-file", "", "a file holding the instructions text, read at every handshake")
 	sleeper := fs.Bool("sleeper", false, "run as the grandchild: ignore SIGTERM/SIGINT/SIGHUP and sleep")
@@ -94,7 +95,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, HugeBytes: *huge, ToolsFile: *toolsFile, InstructionsFile: *instructionsFile}
+	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, Together: *together, HugeBytes: *huge, ToolsFile: *toolsFile, InstructionsFile: *instructionsFile}
 	if _, err := readToolsFile(*toolsFile); err != nil {
 		fmt.Fprintf(stderr, "mcpfixture: -tools-file: %v\n", err)
 		return 2

@@ -139,6 +139,11 @@ type Options struct {
 	PageSize int
 	// Delay is added before every response; ModeSlow defaults it to 2s.
 	Delay time.Duration
+	// Together holds the first Together tools/call answers, each encoded,
+	// until the last of them is ready, then writes them back to back: the
+	// client gets the burst at once however slowly each was produced.
+	// 0 or 1: each answer goes out when it is ready.
+	Together int
 	// HugeBytes is the default size of the "huge" tool (1 MiB) and of the
 	// padding ModeHuge adds (6 MiB).
 	HugeBytes int

@@ -83,6 +83,9 @@ type server struct {
 	inflight      map[string]context.CancelFunc
 	pending       map[string]chan envelope
 	nextOut       int
+	held          [][]byte      // answers Options.Together holds
+	release       chan struct{} // closed when the held answers are written
+	heldDone      bool          // the held batch went out: answers go as they come
 
 	crashOnce sync.Once
 	crashed   chan struct{}
@@ -795,7 +798,45 @@ func (s *server) runCall(ctx context.Context, c call) {
 			return
 		}
 	}
-	_ = s.writeLine(b)
+	s.answer(ctx, b)
+}
+
+// answer writes one tools/call answer, or holds it while Options.Together
+// says so: the answer that completes the batch writes all of it.
+func (s *server) answer(ctx context.Context, b []byte) {
+	s.mu.Lock()
+	if s.opts.Together <= 1 || s.heldDone {
+		s.mu.Unlock()
+		_ = s.writeLine(b)
+		return
+	}
+	s.held = append(s.held, b)
+	if s.release == nil {
+		s.release = make(chan struct{})
+	}
+	release := s.release
+	if len(s.held) < s.opts.Together {
+		s.mu.Unlock()
+		select { // written by the batch's last answer
+		case <-release:
+		case <-ctx.Done():
+		}
+		return
+	}
+	batch := s.held
+	s.held, s.heldDone = nil, true
+	s.mu.Unlock()
+	s.wmu.Lock()
+	for _, line := range batch {
+		if s.werr != nil {
+			break
+		}
+		if _, err := s.out.Write(append(line, '\n')); err != nil {
+			s.werr = err
+		}
+	}
+	s.wmu.Unlock()
+	close(release)
 }
 
 // tool runs one builtin; a nil result with a nil error means "crashed".
