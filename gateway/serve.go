@@ -71,9 +71,9 @@ const (
 const DefaultAutoFlatBytes = front.DefaultAutoFlatBytes
 
 // Serve serves g as an MCP server until ctx ends, stdin reaches EOF
-// (stdio), or SIGTERM or SIGINT arrives; it then drains within
-// ShutdownTimeout and tears every upstream server down (the gateway is
-// closed when Serve returns). Stdout carries protocol frames only.
+// (stdio), or SIGTERM, SIGINT or SIGHUP (its terminal closed) arrives; it
+// then drains within ShutdownTimeout and tears every upstream server down
+// (the gateway is closed when Serve returns). Stdout carries protocol frames only.
 func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	if o.Server != "" {
 		// Refused before anything is served: stdout stays empty.
@@ -129,7 +129,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	}
 	if !fo.NoSignals {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
 		defer stop()
 	}
 	// Filters are checked here, before the first request: a filter that

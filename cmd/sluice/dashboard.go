@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"sluice/gateway"
@@ -26,9 +25,10 @@ mode), filters, offloaded results. It answers loopback clients only unless
 (--token-file or SLUICE_TOKEN), else one made for this process. The login
 link of a token made for the process (ADDR/admin/login#token=...) is
 printed on stderr when stderr is a terminal; otherwise (a service manager,
-a log file) it is written to <state dir>/dashboard-PID.login, readable by
-you only and removed when the process ends, and stderr names that file.
-Ends on SIGTERM or SIGINT.
+a log file) it is written to <state dir>/dashboard-PID-RANDOM.login,
+readable by you only and removed when the process ends (or, after a
+kill, by the next start or 'sluice status'), and stderr names that file.
+Ends on SIGTERM, SIGINT or SIGHUP.
 
 Flags:
   --admin-remote      allow a non-loopback ADDR and clients (needs a token)
@@ -37,7 +37,7 @@ Flags:
                       directory)
 
 Exit status:
-  0    ended on SIGTERM or SIGINT
+  0    ended on SIGTERM, SIGINT or SIGHUP
   1    sluice failed (unreadable files)
   2    bad flags, or an address it may not or cannot listen on
 `,
@@ -145,6 +145,7 @@ func runStatus(e *env) int {
 	}
 	stateDir := g.StateDir()
 	g.Close()
+	gateway.SweepLoginFiles(stateDir) // those of serves that were killed
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	all, err := gateway.LiveServeStatuses(ctx, stateDir)
@@ -163,7 +164,7 @@ func runStatus(e *env) int {
 			if json.Unmarshal(raw, &p) != nil || p.PID <= 0 {
 				continue
 			}
-			if f := filepath.Join(stateDir, loginFileName(p.PID)); fileExists(f) {
+			if f := gateway.LiveLoginFile(stateDir, p.PID); f != "" {
 				all[i] = withLoginFile(raw, f)
 			}
 		}
@@ -203,7 +204,7 @@ func runStatus(e *env) int {
 		fmt.Fprintln(e.stdout)
 		if s.Dashboard != "" {
 			fmt.Fprintf(e.stdout, "  dashboard: %s\n", s.Dashboard)
-			if f := filepath.Join(stateDir, loginFileName(s.PID)); fileExists(f) {
+			if f := gateway.LiveLoginFile(stateDir, s.PID); f != "" {
 				fmt.Fprintf(e.stdout, "  login link: in %s (readable by you only)\n", f)
 			}
 		} else {

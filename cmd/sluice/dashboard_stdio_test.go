@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,13 +191,17 @@ func TestStatusNamesTheLoginFile(t *testing.T) {
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	cmd, stdin, _, addr := startWithDashboard(t, "serve", "--admin", "127.0.0.1:0")
 	defer stdin.Close()
-	file := filepath.Join(w.state, "sluice", loginFileName(cmd.Process.Pid))
 	var r result
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if r = sluiceProc(t, "", "status"); r.code == exitOK {
 			break
 		}
 	}
+	files, _ := filepath.Glob(filepath.Join(w.state, "sluice", "dashboard-"+strconv.Itoa(cmd.Process.Pid)+"-*.login"))
+	if len(files) != 1 {
+		t.Fatalf("login files of the serve: %v", files)
+	}
+	file := files[0]
 	want(t, r, exitOK, "  login link: in "+file+" (readable by you only)")
 	j := sluiceProc(t, "", "status", "--json")
 	var got []struct {

@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
+
+	"sluice/gateway"
 )
 
 // dashLogin tells the operator how to log in to a dashboard whose token
@@ -18,21 +17,19 @@ import (
 // who can read them (or a bug report that quotes them) would get a login
 // to a dashboard that runs tools and trusts servers. So the link is
 // printed only to a person at a terminal; otherwise it is written to a
-// file only the user can read (0600, in the state directory, replaced
-// atomically), stderr names the file, and the file is removed when the
-// process ends.
+// file only the user can read (0600, in the state directory, written
+// whole or not at all), stderr names the file, and the file is removed
+// when the process ends, or by the next start or 'sluice status' when the
+// process was killed (gateway.WriteLoginFile: the process holds a lock on
+// it while it lives).
 type dashLogin struct {
 	cmd      string // "serve" or "dashboard": the message's prefix
 	stateDir string
 	terminal bool
 
 	mu   sync.Mutex
-	file string // written, to remove at the end
+	file *gateway.LoginFile // written, to remove at the end
 }
-
-// loginFileName is the file of a process's login link in the state
-// directory.
-func loginFileName(pid int) string { return "dashboard-" + strconv.Itoa(pid) + ".login" }
 
 // note is the text after the dashboard's address: how to log in. It is ""
 // when the operator gave the token (they have it already).
@@ -43,55 +40,20 @@ func (d *dashLogin) note(login string) string {
 	if d.terminal {
 		return " (log in: " + login + " — a token made for this process, shown here only)"
 	}
-	path := filepath.Join(d.stateDir, loginFileName(os.Getpid()))
-	if err := writePrivate(path, []byte(login+"\n")); err != nil {
-		return fmt.Sprintf(" (the login link could not be written to %s: %v; it is not printed because stderr is not a terminal: fix the directory, or give the token with --token-file FILE or SLUICE_TOKEN)", path, err)
+	lf, err := gateway.WriteLoginFile(d.stateDir, []byte(login+"\n"))
+	if err != nil {
+		return fmt.Sprintf(" (the login link could not be written to a file in %s: %v; it is not printed because stderr is not a terminal: fix the directory, or give the token with --token-file FILE or SLUICE_TOKEN)", d.stateDir, err)
 	}
 	d.mu.Lock()
-	d.file = path
+	d.file = lf
 	d.mu.Unlock()
-	return " (log in with the link in " + path + ", readable by you only and removed when this process ends; it is not printed because stderr is not a terminal)"
+	return " (log in with the link in " + lf.Path + ", readable by you only and removed when this process ends; it is not printed because stderr is not a terminal)"
 }
 
 // done removes the login file.
 func (d *dashLogin) done() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.file != "" {
-		_ = os.Remove(d.file)
-		d.file = ""
-	}
-}
-
-// writePrivate writes data to path readable by the user only, atomically:
-// a reader sees the old file or the whole new one, never a part, and an
-// interruption leaves at most a temporary file that is removed.
-func writePrivate(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	d.file.Remove()
+	d.file = nil
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +127,7 @@ func TestDashboardPerProcessToken(t *testing.T) {
 	}
 	// stderr is a pipe (as an MCP client's log is): the link is in a
 	// file only the user can read, named on stderr, gone at the end.
-	file := filepath.Join(w.state, "sluice", "dashboard-"+strconv.Itoa(pidOf(t, stderr))+".login")
+	file := loginFileOf(t, w, stderr)
 	if !strings.Contains(stderr.String(), "log in with the link in "+file+",") {
 		t.Errorf("stderr does not name the login file %s:\n%s", file, stderr)
 	}
@@ -145,15 +144,15 @@ func TestDashboardPerProcessToken(t *testing.T) {
 	}
 }
 
-// pidOf is the pid in the name of the login file a dashboard line names.
-func pidOf(t *testing.T, stderr *syncBuffer) int {
+// loginFileOf is the login file a dashboard line names, which must be in
+// the state directory, named for the process and a random part.
+func loginFileOf(t *testing.T, w *world, stderr *syncBuffer) string {
 	t.Helper()
-	m := regexp.MustCompile(`dashboard-(\d+)\.login`).FindStringSubmatch(stderr.String())
-	if m == nil {
+	m := regexp.MustCompile(`dashboard-\d+-[0-9a-f]{12}\.login`).FindString(stderr.String())
+	if m == "" {
 		t.Fatalf("no login file named on stderr:\n%s", stderr)
 	}
-	n, _ := strconv.Atoi(m[1])
-	return n
+	return filepath.Join(w.state, "sluice", m)
 }
 
 // TestDashboardHidesSecretArgsOfUserServers: the Servers page and its API

@@ -89,9 +89,10 @@ unless --admin-remote is given, and asks for a token once: the one given
 link of a token made for the process (ADDR/admin/login#token=...) is
 printed on stderr only when stderr is a terminal. An MCP client keeps
 sluice's stderr in its logs, so otherwise the link is written to
-<state dir>/dashboard-PID.login (readable by you only, removed when the
-process ends) and stderr and 'sluice status' name that file: open
-it with 'cat FILE' and paste the link into the browser.
+<state dir>/dashboard-PID-RANDOM.login (readable by you only, removed
+when the process ends; one left by a killed process is removed by the
+next start or 'sluice status') and stderr and 'sluice status' name that
+file: open it with 'cat FILE' and paste the link into the browser.
 
 Profiles: --profile NAME serves only what profiles.NAME in the user config
 exposes (its servers, and of their tools those matching its capability
@@ -179,9 +180,9 @@ HTTP limits (slow or greedy clients cannot hold the gateway):
                       with 503 when every session has a request running.
                       Counted in sluice_http_limit_events_total on /metrics.
 
-Shutdown: on stdin EOF (stdio), SIGTERM or SIGINT, running calls get up to
-10 seconds to finish, then every launched server is torn down (process
-groups, SIGTERM then SIGKILL).
+Shutdown: on stdin EOF (stdio), SIGTERM, SIGINT or SIGHUP, running calls
+get up to 10 seconds to finish, then every launched server is torn down
+(process groups, SIGTERM then SIGKILL).
 
 Exit status:
   0    served and shut down cleanly
