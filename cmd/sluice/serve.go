@@ -43,7 +43,11 @@ Transports:
                    /healthz, /readyz and /metrics (Prometheus). ADDR must be
                    a loopback address (127.0.0.1:0 picks a free port; the
                    bound address is logged as "serving MCP over HTTP")
-                   unless --allow-remote is given.
+                   unless --allow-remote is given. Loopback is every user
+                   and process on this machine: without --token-file (or
+                   SLUICE_TOKEN) any of them can call every tool, and
+                   serve warns so at start; give a token on a shared
+                   machine.
 
 Modes:
   gateway (default)  a small fixed tool surface: find, describe, call,
@@ -329,6 +333,9 @@ func runServe(e *env) int {
 		return reportErr(e.stderr, "serve", err)
 	}
 	lh.redactWith(g.RedactLog)
+	if *httpAddr != "" && httpToken == "" && !*allowRemote { // --allow-remote without a token is warned of by the front
+		log.Warn("HTTP without a token: every user and process on this machine can reach /mcp on loopback and call every tool; require one with --token-file FILE or SLUICE_TOKEN", "addr", *httpAddr)
+	}
 	so := gateway.ServeOptions{
 		HTTP:   *httpAddr,
 		Server: *server,
