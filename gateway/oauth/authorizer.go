@@ -192,6 +192,8 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 	if r != nil && r.RefreshToken != "" {
 		if err := a.refreshLocked(ctx); err == nil && valid(a.rec) {
 			return "Bearer " + a.rec.AccessToken, nil
+		} else if err != nil {
+			a.log.Info("token refresh failed", "err", err.Error())
 		}
 	}
 	if a.cfg.Grant == GrantClientCredentials && r != nil {
@@ -382,9 +384,19 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	old := r.RefreshToken
 	r.AccessToken, r.RefreshToken, r.Expiry = t.AccessToken, t.RefreshToken, t.Expiry
 	a.log.Info("token refreshed", "expires", r.Expiry)
-	return a.st.save(r)
+	if err := a.st.save(r); err != nil {
+		if r.RefreshToken != old {
+			// The authorization server has replaced the stored refresh
+			// token (rotation): "nothing was stored" must not read as
+			// "what is stored still works".
+			return fmt.Errorf("%w; the authorization server replaced the refresh token, so the stored authorization may no longer refresh once this process ends (run 'sluice auth %s' then)", err, a.st.server)
+		}
+		return err
+	}
+	return nil
 }
 
 // clientCredentialsLocked gets a client-credentials token. Unless the

@@ -59,6 +59,7 @@ type authServer struct {
 	current        string
 	issuedBy       map[string]string // client id or token -> "/as" or "/as2"
 	grantOnly      []string          // when set, the scopes the AS grants at most
+	padAccess      int               // bytes added to each access token issued
 	authorizations []string          // the scope parameter of each authorization request
 }
 
@@ -317,7 +318,7 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request, as string) {
 		}
 		scopes = granted
 	}
-	at, rt := "at-"+rnd(), "rt-"+rnd()
+	at, rt := "at-"+rnd()+strings.Repeat("x", a.padAccess), "rt-"+rnd()
 	a.access[at] = scopes
 	a.refresh[rt] = true
 	a.issuedBy[at], a.issuedBy[rt] = as, as
