@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -190,14 +189,15 @@ func dashboardBase(addr string) string {
 }
 
 // Dashboard serves the dashboard alone ('sluice dashboard') until ctx ends
-// or SIGTERM, SIGINT or SIGHUP (its terminal closed) arrives; the gateway
-// is closed when it returns.
+// or SIGTERM, SIGINT or SIGHUP (its terminal closed) arrives (the last two
+// unless started ignored, see stopSignals); the gateway is closed when it
+// returns.
 func Dashboard(ctx context.Context, g *Gateway, o DashboardOptions) error {
 	defer g.Close()
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
-	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
+	ctx, cancel := signal.NotifyContext(ctx, stopSignals()...)
 	defer cancel()
 	d, err := newDashboard(g, &o, func() map[string]any { return map[string]any{"transport": "dashboard only"} })
 	if err != nil {

@@ -71,7 +71,8 @@ const (
 const DefaultAutoFlatBytes = front.DefaultAutoFlatBytes
 
 // Serve serves g as an MCP server until ctx ends, stdin reaches EOF
-// (stdio), or SIGTERM, SIGINT or SIGHUP (its terminal closed) arrives; it
+// (stdio), or SIGTERM, SIGINT or SIGHUP (its terminal closed; neither when
+// started ignored, see stopSignals) arrives; it
 // then drains within ShutdownTimeout and tears every upstream server down
 // (the gateway is closed when Serve returns). Stdout carries protocol frames only.
 func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
@@ -129,7 +130,7 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 	}
 	if !fo.NoSignals {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
+		ctx, stop = signal.NotifyContext(ctx, stopSignals()...)
 		defer stop()
 	}
 	// Filters are checked here, before the first request: a filter that
@@ -246,4 +247,24 @@ func d0URL(g *Gateway) string {
 		return d.approvals.URL()
 	}
 	return ""
+}
+
+// stopSignals are the signals that end serve and dashboard: SIGTERM, and
+// SIGINT and SIGHUP unless the process was started with them ignored.
+//
+// # Why not always SIGHUP and SIGINT
+//
+// Notify un-ignores a signal the process started with ignored, so a
+// 'nohup sluice serve' (SIGHUP ignored) or a background job of a
+// non-interactive shell (SIGINT ignored) would end when the terminal
+// closes or the shell is interrupted, which is what starting it that way
+// asks not to happen.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }
