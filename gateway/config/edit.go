@@ -479,6 +479,15 @@ func (e *Edit) Write() error {
 		if err != nil {
 			return &EditError{File: t.File, Message: "cannot create its directory: " + err.Error(), Err: err}
 		}
+		if t.Discovered {
+			// The loader looked before the directory existed; another user
+			// may have made it since (or it is a link to theirs).
+			if fi, err := os.Lstat(dir); err == nil {
+				if uid, foreign := openedOwner(fi); foreign {
+					return &EditError{File: t.File, Message: ForeignEditMessage(Foreign{Path: dir, UID: uid}, ForeignEditFix)}
+				}
+			}
+		}
 	}
 	perm := os.FileMode(0o600)
 	if st, err := os.Stat(t.File); err == nil {

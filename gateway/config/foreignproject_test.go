@@ -136,3 +136,71 @@ func TestDiscoveredProjectFileOfAnotherUserIsNotEdited(t *testing.T) {
 		t.Fatalf("a project named on purpose: %v", err)
 	}
 }
+
+// TestProjectRootOfAnotherUserWithoutSluiceIsForeign: a root found
+// through another user's .git, or a root directory that is theirs, with no
+// .sluice yet, is theirs too: the loader names it foreign (so no edit
+// creates a file there), and --project uses it on purpose.
+func TestProjectRootOfAnotherUserWithoutSluiceIsForeign(t *testing.T) {
+	for _, marker := range []string{".git", ""} {
+		shared := t.TempDir()
+		work := filepath.Join(shared, "sub")
+		if err := os.MkdirAll(filepath.Join(shared, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		theirs := filepath.Join(shared, marker)
+		old := fileOwner
+		fileOwner = func(p string) (int, bool) {
+			if p == theirs {
+				return 4242, true
+			}
+			return 0, false
+		}
+		l := Load(LoadOptions{Cwd: work, ConfigDir: t.TempDir(), Getenv: func(string) string { return "" }})
+		if l.Foreign == nil || l.Foreign.UID != 4242 || l.Foreign.Path != theirs {
+			t.Errorf("a root whose %q is another user's: Foreign %+v", marker, l.Foreign)
+		}
+		l = Load(LoadOptions{Cwd: work, Project: shared, ConfigDir: t.TempDir(), Getenv: func(string) string { return "" }})
+		if l.Foreign != nil {
+			t.Errorf("--project on purpose: Foreign %+v", l.Foreign)
+		}
+		fileOwner = old
+	}
+}
+
+// TestCreatedProjectDirOfAnotherUserIsNotWritten: a discovered project's
+// .sluice made by another user between the plan and the write (or a link
+// to a directory of theirs) is refused by the write that creates the
+// file; nothing is written there.
+func TestCreatedProjectDirOfAnotherUserIsNotWritten(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, ProjectDirName, ProjectFileName)
+	tg := EditTarget{File: file, Scope: ScopeProject, Base: root, Discovered: true, Getenv: func(string) string { return "" }}
+	render := func(indent, step string) string { return indent + "mine:\n" + indent + step + "command: cat\n" }
+	e, err := AppendServers(tg, render, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := openedOwner
+	t.Cleanup(func() { openedOwner = old })
+	openedOwner = func(fi os.FileInfo) (int, bool) { return 4242, fi.Name() == ProjectDirName }
+	err = e.Write()
+	var ee *EditError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "belongs to another user, uid 4242") {
+		t.Fatalf("write into another user's .sluice: %v", err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("the file was written: %v", err)
+	}
+	openedOwner = old
+	tg.Discovered = false
+	if e, err = AppendServers(tg, render, "mine"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write(); err != nil {
+		t.Fatalf("a project named on purpose: %v", err)
+	}
+}

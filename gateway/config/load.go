@@ -211,16 +211,18 @@ func (l *Loaded) resolve(servers []Server, path string, check *programChecker) [
 // fileOwner is foreignOwner; tests replace it.
 var fileOwner = foreignOwner
 
-// foreignProject reports a discovered project's .sluice directory or file
-// owned by another user (and root): anyone who can write a parent of the
-// working directory (a shared /tmp) could otherwise put declarations, and
-// the remedies that trust them, in front of this user and their agent.
+// foreignProject reports a discovered project whose root, the marker that
+// made it one (.sluice or .git), or project file is owned by another user
+// (and not root): anyone who can write a parent of the working directory
+// (a shared /tmp) could otherwise put declarations, and the remedies that
+// trust them, in front of this user and their agent, or have this user's
+// edits (literal env values included) written into a directory of theirs.
 // A root given with --project is taken as chosen.
 func (l *Loaded) foreignProject(root, flag string) (int, string, bool) {
 	if flag != "" {
 		return 0, "", false
 	}
-	for _, p := range []string{filepath.Join(root, ProjectDirName), l.ProjectFile} {
+	for _, p := range []string{root, filepath.Join(root, ProjectDirName), filepath.Join(root, ".git"), l.ProjectFile} {
 		if uid, foreign := fileOwner(p); foreign {
 			return uid, p, true
 		}
