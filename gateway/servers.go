@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sluice/gateway/admin"
@@ -243,9 +244,35 @@ func (g *Gateway) serverIn(l *config.Loaded, st *trust.State, id string) (Server
 		if near := Suggest(id, known); near != "" {
 			msg += "; did you mean " + near + "?"
 		}
+		for _, d := range l.Diagnostics {
+			msg += brokenFileNote(d.Severity == config.SeverityError, d.File, d.Line, d.Message)
+		}
 		return ServerView{}, &Error{Kind: KindUnknown, Server: id, Message: msg, Remedy: Remedy{Step: StepServers}}
 	}
 	return g.view(d, l, st), nil
+}
+
+// BrokenFileNote says, for a message that a server is not declared, which
+// declaration file declares nothing because of a fatal error (a YAML
+// syntax error, an unreadable file), where the server may be meant to be:
+// "; FILE:LINE declares nothing: WHY". It is "" when every file loaded.
+func BrokenFileNote(ds []Diagnostic) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(brokenFileNote(d.Severity == string(config.SeverityError), d.File, d.Line, d.Message))
+	}
+	return b.String()
+}
+
+func brokenFileNote(isErr bool, file string, line int, msg string) string {
+	if !isErr || !strings.Contains(msg, "contributes nothing") {
+		return ""
+	}
+	if line > 0 {
+		file += ":" + strconv.Itoa(line)
+	}
+	why := strings.TrimSuffix(strings.TrimSuffix(msg, "; the file contributes nothing"), "; it contributes nothing")
+	return fmt.Sprintf("; %s declares nothing: %s", file, why)
 }
 
 // notLoadedErr is the error for a server id that is declared but was not

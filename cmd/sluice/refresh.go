@@ -103,6 +103,7 @@ func runRefresh(e *env) int {
 				if near := gateway.Suggest(id, all); near != "" {
 					msg += "; did you mean " + near + "?"
 				}
+				msg += gateway.BrokenFileNote(rep.Diagnostics)
 				return usageErr(e, "refresh", "%s", msg)
 			}
 			if !named[id] {
