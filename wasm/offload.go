@@ -82,6 +82,14 @@ type OffloadStore struct {
 	// (guarded by mu): a scan leaves them alone, whatever their age by
 	// the store's clock.
 	writing map[string]bool
+
+	// inflight is the bytes of the puts being written (guarded by mu),
+	// held at most quota: a put waits on released (closed and replaced
+	// at each release) until its bytes fit beside the others. Stored
+	// results stay under the quota and results being written under
+	// another quota, so the directory never holds more than twice it.
+	inflight int64
+	released chan struct{}
 }
 
 // Rescan triggers (see OffloadStore).
@@ -201,6 +209,12 @@ const offloadWriteChunk = 1 << 20
 // it and the file renamed into place. (Evicting first lost the older
 // results for nothing when the deadline came during the write.) The
 // lock is held only for the eviction and the rename, not the write.
+//
+// Concurrent puts share one more quota for the bytes they are writing:
+// a put whose data does not fit beside those in flight waits for them
+// (or for ctx), so many large results offloaded at once cannot fill the
+// disk with temporary files: the directory holds at most twice the
+// quota, the stored results at most the quota.
 func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, error) {
 	if int64(len(data)) > s.quota {
 		return "", fmt.Errorf("%w: %d bytes, quota %d", ErrQuotaExceeded, len(data), s.quota)
@@ -213,12 +227,20 @@ func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, err
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	n := int64(len(data))
+	if err := s.reserve(ctx, n); err != nil {
+		return "", err
+	}
 	name, mod, err := s.writeTemp(ctx, data)
 	if err != nil {
+		s.mu.Lock()
+		s.release(n)
+		s.mu.Unlock()
 		return "", fmt.Errorf("wasm: offload store: writing result: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.release(n)
 	defer delete(s.writing, filepath.Base(name)) // renamed or removed by then
 	if err := s.makeRoom(int64(len(data))); err != nil {
 		os.Remove(name)
@@ -231,6 +253,39 @@ func (s *OffloadStore) PutContext(ctx context.Context, data []byte) (string, err
 	s.add(&storedEntry{name: h + offloadSuffix, size: int64(len(data)), mod: mod})
 	s.puts++
 	return h, nil
+}
+
+// reserve waits until n more bytes being written fit the quota beside
+// the other puts' (see OffloadStore.inflight), or ctx ends.
+func (s *OffloadStore) reserve(ctx context.Context, n int64) error {
+	for {
+		s.mu.Lock()
+		if s.inflight+n <= s.quota {
+			s.inflight += n
+			s.mu.Unlock()
+			return nil
+		}
+		if s.released == nil {
+			s.released = make(chan struct{})
+		}
+		ch := s.released
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release gives back n bytes reserve took and wakes the puts waiting.
+// s.mu must be held.
+func (s *OffloadStore) release(n int64) {
+	s.inflight -= n
+	if s.released != nil {
+		close(s.released)
+		s.released = nil
+	}
 }
 
 // writeTemp writes data to a new 0600 temporary file in the store, ctx

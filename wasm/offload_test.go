@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -426,5 +427,140 @@ func TestOffloadPutAllOrNothing(t *testing.T) {
 		if _, err := s.Get(old, 0, 0); !errors.Is(err, ErrHandleUnknown) {
 			t.Errorf("older result %s: %v; want it evicted", old, err)
 		}
+	}
+}
+
+// pausesAt blocks in its nth Err call (counting from 1) until resume is
+// closed, telling paused when it blocks: a put paused mid-write.
+type pausesAt struct {
+	context.Context
+	mu             sync.Mutex
+	n              int
+	paused, resume chan struct{}
+}
+
+func (c *pausesAt) Err() error {
+	c.mu.Lock()
+	c.n--
+	hit := c.n == 0
+	c.mu.Unlock()
+	if hit {
+		close(c.paused)
+		<-c.resume
+	}
+	return nil
+}
+
+// waitsOnDone tells waiting the first time Done is asked for: PutContext
+// asks only when it has to wait for room.
+type waitsOnDone struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (c *waitsOnDone) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+// TestOffloadConcurrentPutsShareTheQuota: results being written count
+// against a quota of their own, so concurrent puts cannot put many
+// quotas of temporary files on disk at once (each put used to write its
+// whole temporary file before anything was counted). A put that does
+// not fit beside those in flight waits for them, and then succeeds.
+func TestOffloadConcurrentPutsShareTheQuota(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	const quota = 4 << 20
+	s, err := NewOffloadStore(OffloadOptions{Dir: dir, QuotaBytes: quota, SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data := bytes.Repeat([]byte("r"), 3<<20) // two do not fit the quota at once
+	first := &pausesAt{Context: context.Background(), n: 3, paused: make(chan struct{}), resume: make(chan struct{})}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := s.PutContext(first, data)
+		firstDone <- err
+	}()
+	<-first.paused // one chunk written, the rest waits
+	second := &waitsOnDone{Context: context.Background(), waiting: make(chan struct{})}
+	secondDone := make(chan error, 1)
+	go func() {
+		_, err := s.PutContext(second, data)
+		secondDone <- err
+	}()
+	select {
+	case err := <-secondDone:
+		temps := 0
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".tmp-") {
+				temps++
+			}
+		}
+		t.Fatalf("second put ended (%v) while the first was still writing: %d bytes written at once, quota %d (%d temporary files left)",
+			err, 2*len(data), quota, temps)
+	case <-second.waiting:
+	}
+	close(first.resume)
+	if err := <-firstDone; err != nil {
+		t.Fatalf("first put: %v", err)
+	}
+	if err := <-secondDone; err != nil {
+		t.Fatalf("second put, after the first: %v", err)
+	}
+	if used, n := s.usage(); used != int64(len(data)) || n != 1 {
+		t.Errorf("usage %d bytes in %d results; want the second's %d in 1", used, n, len(data))
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("%d files in the store; want 1", len(ents))
+	}
+}
+
+// TestOffloadPutWaitingGivesUp: a put waiting for room beside others in
+// flight ends with its context and takes nothing.
+func TestOffloadPutWaitingGivesUp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	s, err := NewOffloadStore(OffloadOptions{Dir: dir, QuotaBytes: 4 << 20, SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data := bytes.Repeat([]byte("r"), 3<<20)
+	first := &pausesAt{Context: context.Background(), n: 3, paused: make(chan struct{}), resume: make(chan struct{})}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := s.PutContext(first, data)
+		firstDone <- err
+	}()
+	<-first.paused
+	ctx, cancel := context.WithCancel(context.Background())
+	second := &waitsOnDone{Context: ctx, waiting: make(chan struct{})}
+	secondDone := make(chan error, 1)
+	go func() {
+		_, err := s.PutContext(second, data)
+		secondDone <- err
+	}()
+	select {
+	case err := <-secondDone:
+		t.Fatalf("second put ended (%v) while the first was still writing; want it to wait", err)
+	case <-second.waiting:
+	}
+	cancel()
+	if err := <-secondDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting put after its context ended: %v; want context.Canceled", err)
+	}
+	close(first.resume)
+	if err := <-firstDone; err != nil {
+		t.Fatalf("first put: %v", err)
+	}
+	s.mu.Lock()
+	inflight := s.inflight
+	s.mu.Unlock()
+	if inflight != 0 {
+		t.Errorf("%d bytes still counted in flight after both puts ended", inflight)
 	}
 }
