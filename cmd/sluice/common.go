@@ -150,7 +150,9 @@ type rangeValue[T int | int64] struct {
 }
 
 func (r *rangeValue[T]) Set(s string) error {
-	n, err := strconv.ParseInt(s, 10, 64)
+	// Base 0, as the flag package's own Int flags parse: 0x10, 0o20,
+	// 0b101 and 1_000 keep working in scripts written for them.
+	n, err := strconv.ParseInt(s, 0, 64)
 	if errors.Is(err, strconv.ErrRange) {
 		return errOutOfRange
 	}
