@@ -55,14 +55,21 @@
 // can each allocate gigabytes while the interpreter is inside a built-in
 // that never looks at cancellation. Sampling the heap cannot stop those in
 // time, so before compiling we rewrite the script's syntax tree: `x + y`,
-// `x * y` and `x % y` become calls of hidden built-ins named "<op>" (not
-// identifiers, so a script cannot call or shadow them), `x += y` and
-// `x *= y` on a plain target pass the right side through "<op=>", and the
+// `x * y`, `x % y` and `x | y` become calls of hidden built-ins named "<op>"
+// (not identifiers, so a script cannot call or shadow them), `x += y`,
+// `x *= y` and `x |= y` pass the right side through "<op=>" and `x %= y`
+// becomes x = <op>(x % y) (a target that is not a name or an index of
+// names, d[k()] or l[len(l) - 1], has its operands evaluated first into
+// hidden variables, so the check can read it again), every slice x[a:b:c]
+// goes through "<slice>" (starlark-go's index rules; a stepped slice is
+// charged and built in one allocation), and the
 // methods join, replace, format, split, rsplit, splitlines, extend, update,
-// the case copies upper, lower, title and capitalize
-// and the lazy views elems, codepoints, elem_ords and codepoint_ords (whose
-// materialization happens inside one built-in that cannot be sized later)
-// go through "<method>". str, repr, bytes, list, tuple, sorted, reversed,
+// the case copies upper, lower, title and capitalize, a dict's items, keys
+// and values, and the lazy views elems, codepoints, elem_ords and
+// codepoint_ords (whose materialization happens inside one built-in that
+// cannot be sized later) go through "<method>". json.decode and tool
+// results count what the values they build take as they are decoded and
+// stop at the budget. str, repr, bytes, list, tuple, sorted, reversed,
 // enumerate, zip, print and json.encode are charged the same way. Each estimates the bytes the result
 // will take from its operands (string and bytes lengths, 32 bytes per list
 // element, 64 per dict entry, the largest argument again for each
@@ -78,8 +85,9 @@
 // times the result allocated, a 100 MB join peaked at 1.6 times the
 // 256 MiB cap), a string's escapes are counted (repr of "\x00" * n is four
 // times n), json.encode is charged its buffer and the string copied from
-// it, and % and format, whose buffer is starlark-go's, three times their
-// result (its growth at its peak) plus the rendered containers
+// it, % is built in one buffer of its size (percent.go) and charged
+// that, and str.format, whose buffer is starlark-go's, three times its
+// result (its growth at its peak); both plus the rendered containers
 // (TestOpsAllocateWithinTheCap counts every byte allocated).
 //
 // # Why built-ins walk values themselves
