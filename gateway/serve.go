@@ -132,6 +132,9 @@ func Serve(ctx context.Context, g *Gateway, o ServeOptions) error {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, stopSignals()...)
 		defer stop()
+		// The front must not take the signals again: its own Notify
+		// would un-ignore a SIGINT the process started with ignored.
+		fo.NoSignals = true
 	}
 	// Filters are checked here, before the first request: a filter that
 	// cannot load refuses the start (fail closed) instead of failing calls

@@ -18,7 +18,8 @@ import (
 )
 
 // hupIgnoredExec names the binary the test binary runs, started with
-// SIGHUP ignored, as 'nohup' starts a command.
+// SIGHUP ignored, as 'nohup' starts a command, and SIGINT ignored, as a
+// non-interactive shell starts a background job.
 const hupIgnoredExec = "SLUICE_TEST_EXEC_HUP_IGNORED"
 
 func init() {
@@ -26,7 +27,7 @@ func init() {
 	if bin == "" {
 		return
 	}
-	signal.Ignore(syscall.SIGHUP)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
 	os.Unsetenv(hupIgnoredExec)
 	err := syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
 	fmt.Fprintln(os.Stderr, "exec:", err)
@@ -68,7 +69,8 @@ func startHupIgnored(t *testing.T, ready string, args ...string) (*exec.Cmd, io.
 }
 
 // checkHupStillIgnored fails when the process no longer ignores SIGHUP
-// (Linux says so in /proc; elsewhere the SIGHUP sent next shows it).
+// or SIGINT (Linux says so in /proc; elsewhere the signals sent next
+// show it).
 func checkHupStillIgnored(t *testing.T, pid int) {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -81,8 +83,10 @@ func checkHupStillIgnored(t *testing.T, pid int) {
 			if err != nil {
 				t.Fatalf("SigIgn of %d: %q", pid, v)
 			}
-			if mask&(1<<(uint(syscall.SIGHUP)-1)) == 0 {
-				t.Errorf("the process started with SIGHUP ignored no longer ignores it (SigIgn %s)", strings.TrimSpace(v))
+			for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
+				if mask&(1<<(uint(sig)-1)) == 0 {
+					t.Errorf("the process started with %v ignored no longer ignores it (SigIgn %s)", sig, strings.TrimSpace(v))
+				}
 			}
 			return
 		}
@@ -99,8 +103,10 @@ func TestServeStartedIgnoringSIGHUPKeepsServing(t *testing.T) {
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	cmd, stdin, stdout, stderr := startHupIgnored(t, "dashboard at", "serve", "--admin", "127.0.0.1:0")
 	checkHupStillIgnored(t, cmd.Process.Pid)
-	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGHUP); err != nil {
-		t.Fatal(err)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if err := syscall.Kill(cmd.Process.Pid, sig); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"); err != nil {
 		t.Fatalf("serve after SIGHUP: %v\n%s", err, stderr)
