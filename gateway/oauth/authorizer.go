@@ -91,6 +91,11 @@ type Authorizer struct {
 
 	mu  sync.Mutex
 	rec *record
+	// staleRefresh, when set, is the refresh token the token file still
+	// holds although the authorization server has replaced it: a refresh
+	// whose record could not be saved. rec then holds the newer tokens,
+	// and a file still naming staleRefresh must not replace them.
+	staleRefresh string
 
 	loginMu sync.Mutex  // serializes in-place logins
 	logins  []time.Time // recent in-place logins, under loginMu
@@ -282,8 +287,9 @@ func (a *Authorizer) challenge(ctx context.Context, status int, www []string) er
 		return err
 	}
 	stepUp := status == http.StatusForbidden && ch.Error == "insufficient_scope"
-	if disk, err := a.load(); err == nil && valid(disk) && (r == nil || disk.AccessToken != r.AccessToken) && !stepUp {
+	if disk, err := a.load(); err == nil && valid(disk) && (r == nil || disk.AccessToken != r.AccessToken) && !stepUp && !a.unsavedOver(disk) {
 		a.rec = disk // authorized (or refreshed) by another process since
+		a.staleRefresh = ""
 		return nil
 	}
 	if a.cfg.Grant == GrantClientCredentials {
@@ -369,12 +375,15 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if disk != nil && a.rec != nil && disk.RefreshToken != a.rec.RefreshToken && valid(disk) {
-		a.rec = disk // rotated by another process
+	switch {
+	case a.unsavedOver(disk):
+		// The file holds what this process could not replace: keep the
+		// newer tokens in memory.
+	case disk != nil && a.rec != nil && disk.RefreshToken != a.rec.RefreshToken && valid(disk):
+		a.rec, a.staleRefresh = disk, "" // rotated by another process
 		return nil
-	}
-	if disk != nil {
-		a.rec = disk
+	case disk != nil:
+		a.rec, a.staleRefresh = disk, ""
 	}
 	r := a.rec
 	if r == nil || r.RefreshToken == "" {
@@ -388,15 +397,28 @@ func (a *Authorizer) refreshLocked(ctx context.Context) error {
 	r.AccessToken, r.RefreshToken, r.Expiry = t.AccessToken, t.RefreshToken, t.Expiry
 	a.log.Info("token refreshed", "expires", r.Expiry)
 	if err := a.st.save(r); err != nil {
-		if r.RefreshToken != old {
-			// The authorization server has replaced the stored refresh
-			// token (rotation): "nothing was stored" must not read as
-			// "what is stored still works".
-			return fmt.Errorf("%w; the authorization server replaced the refresh token, so the stored authorization may no longer refresh once this process ends (run 'sluice auth %s' then)", err, a.st.server)
+		// The new tokens work: this process goes on with them (the next
+		// refresh tries to store its record again). What the file holds
+		// is older; after a rotation its refresh token is dead, which
+		// "nothing was stored" alone would hide.
+		if a.staleRefresh == "" {
+			a.staleRefresh = old
 		}
-		return err
+		if r.RefreshToken != old {
+			a.log.Warn("token refreshed but not stored", "err", fmt.Sprintf("%v; this process goes on with the new tokens, but the authorization server replaced the refresh token, so the stored authorization may no longer refresh once this process ends (run 'sluice auth %s' then)", err, a.st.server))
+		} else {
+			a.log.Warn("token refreshed but not stored", "err", err.Error()+"; this process goes on with the new tokens")
+		}
+		return nil
 	}
+	a.staleRefresh = ""
 	return nil
+}
+
+// unsavedOver reports whether disk is the record a refresh of this
+// process could not replace (see staleRefresh): a.rec is newer.
+func (a *Authorizer) unsavedOver(disk *record) bool {
+	return a.staleRefresh != "" && a.rec != nil && (disk == nil || disk.RefreshToken == a.staleRefresh)
 }
 
 // clientCredentialsLocked gets a client-credentials token. Unless the
@@ -413,6 +435,7 @@ func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge, 
 		// server since: the token file then names it.
 		if disk, err := a.load(); err == nil && disk != nil && disk.Issuer == d.issuer {
 			a.rec = disk
+			a.staleRefresh = ""
 		}
 	}
 	if !explicit && a.rec != nil && a.rec.Issuer != "" && d.issuer != a.rec.Issuer {
@@ -444,6 +467,7 @@ func (a *Authorizer) clientCredentialsLocked(ctx context.Context, ch challenge, 
 	r := &record{Issuer: d.issuer, TokenEndpoint: d.as.TokenEndpoint, AuthMethod: c.method, ClientID: c.id,
 		AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Expiry: t.Expiry, Scopes: d.scopes, TokenScopes: d.scopes}
 	a.rec = r
+	a.staleRefresh = ""
 	return a.st.save(r)
 }
 
@@ -472,6 +496,7 @@ func (a *Authorizer) Logout() (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.rec = nil
+	a.staleRefresh = ""
 	return a.st.remove()
 }
 
@@ -638,6 +663,7 @@ func (a *Authorizer) Login(ctx context.Context, lo LoginOptions) error {
 		r.ClientSecret = c.secret
 	}
 	a.rec = r
+	a.staleRefresh = ""
 	return a.st.save(r)
 }
 
