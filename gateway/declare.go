@@ -25,6 +25,9 @@ type EnvVar = config.EnvVar
 // changed lines.
 type Change = config.Change
 
+// shownMask hides in an edit's diff what the listings hide.
+var shownMask = &config.ShownMask{Value: MaskValue, Args: MaskArgs}
+
 func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
 	l := g.reload()
 	if !project {
@@ -32,7 +35,7 @@ func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
 		if c, err := config.CanonicalDir(g.configDir); err == nil {
 			base = c
 		}
-		return config.EditTarget{File: g.UserFile(), Scope: config.ScopeUser, Base: base, Getenv: g.opts.Getenv}, nil
+		return config.EditTarget{File: g.UserFile(), Scope: config.ScopeUser, Base: base, Getenv: g.opts.Getenv, Shown: shownMask}, nil
 	}
 	if l.ProjectRoot == "" {
 		return config.EditTarget{}, &Error{Kind: KindBadInput, Message: "no project root: run inside a project (a directory with .sluice or .git) or pass --project-dir DIR"}
@@ -42,7 +45,7 @@ func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
 		return config.EditTarget{}, &Error{Kind: KindBadInput, Message: file + ": " + config.ForeignEditMessage(*l.Foreign, config.ForeignEditFix)}
 	}
 	return config.EditTarget{File: file, Scope: config.ScopeProject,
-		Base: l.ProjectRoot, Getenv: g.opts.Getenv, Discovered: g.opts.Project == ""}, nil
+		Base: l.ProjectRoot, Getenv: g.opts.Getenv, Discovered: g.opts.Project == "", Shown: shownMask}, nil
 }
 
 func (g *Gateway) applyEdit(project bool, id string, fn func(config.EditTarget) (*Change, error)) (*Change, error) {

@@ -79,6 +79,8 @@ type EditTarget struct {
 	// refused (the caller has checked the path before; this is the look
 	// the write relies on).
 	Discovered bool
+	// Shown, when set, hides literal credentials in the reported diff.
+	Shown *ShownMask
 }
 
 // read reads the target's current bytes, refusing another user's file
@@ -331,7 +333,11 @@ func (t EditTarget) edit(fn func(*doc) error, checkID string) (*Change, error) {
 	if !e.Changed() {
 		return &Change{File: t.File, Scope: t.Scope}, nil
 	}
-	ch := &Change{File: t.File, Scope: t.Scope, Created: e.Created, Diff: linediff.Changed(e.Before, e.After, nil)}
+	var mask func(string) string
+	if t.Shown != nil {
+		mask = t.Shown.lineMask(t, e.Before, e.After)
+	}
+	ch := &Change{File: t.File, Scope: t.Scope, Created: e.Created, Diff: linediff.Changed(e.Before, e.After, mask)}
 	if checkID != "" {
 		warn, err := e.checkProgram(checkID)
 		if err != nil {

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"sort"
+	"strings"
+)
+
+// ShownMask is how an edit's reported diff hides the literal credentials
+// of the declarations it shows (the file keeps them as written): Value
+// masks an env or header value by its name, Args a command line (and a
+// url, as a one-item command line). The gateway supplies its listing
+// rule, so a diff shows what 'sluice servers' shows.
+//
+// # Why mask the diff
+//
+// The output of 'sluice add' and 'sluice update' is often a script's log;
+// a literal token given with --env or in args would be printed there
+// while every listing hides it.
+type ShownMask struct {
+	Value func(name, value string) string
+	Args  func(args []string) []string
+}
+
+// lineMask returns the line rewrite for linediff: every literal value of
+// the declarations in before and after that m hides is replaced by its
+// masked form, in the form it is written in (plain or quoted).
+func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) string {
+	type sub struct{ from, to string }
+	var subs []sub
+	add := func(from, to string) {
+		if from == to || from == "" {
+			return
+		}
+		if q := scalar(from); q != from {
+			subs = append(subs, sub{q, to})
+		}
+		subs = append(subs, sub{from, to})
+	}
+	for _, data := range [][]byte{before, after} {
+		if len(data) == 0 {
+			continue
+		}
+		servers, _, _ := Parse(data, t.File, t.Scope, t.Base)
+		for _, s := range servers {
+			for k, v := range s.Env {
+				add(v, m.Value(k, v))
+			}
+			for k, v := range s.Headers {
+				add(v, m.Value(k, v))
+			}
+			shown := m.Args(s.Args)
+			for i, a := range s.Args {
+				add(a, shown[i])
+			}
+			if s.URL != "" {
+				add(s.URL, m.Args([]string{s.URL})[0])
+			}
+		}
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	sort.SliceStable(subs, func(i, j int) bool { return len(subs[i].from) > len(subs[j].from) })
+	return func(line string) string {
+		for _, s := range subs {
+			line = replaceWord(line, s.from, s.to)
+		}
+		return line
+	}
+}
+
+// replaceWord replaces each occurrence of old in s that does not continue
+// a word on either side (a value "abc" is not looked for inside "xabcx").
+func replaceWord(s, old, repl string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := i + len(old)
+		if (i > 0 && wordByte(s[i-1]) && wordByte(old[0])) || (j < len(s) && wordByte(s[j]) && wordByte(old[len(old)-1])) {
+			b.WriteString(s[:i+1])
+			s = s[i+1:]
+			continue
+		}
+		b.WriteString(s[:i])
+		b.WriteString(repl)
+		s = s[j:]
+	}
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
