@@ -360,19 +360,23 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	}
 	src, err := t.read()
 	created := false
+	base := t.Base
 	var ee *EditError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		src, created = nil, true
 		// The first declaration on a machine: the config directory may
-		// not exist yet, and the new file's cwd checks resolve against
-		// it, so it is made now (as Write would) rather than every cwd
-		// failing to resolve.
+		// not exist yet (Write makes it, private). The new file's cwd
+		// checks resolve against an empty private directory standing for
+		// it, so a preview creates nothing and no cwd fails to resolve.
 		if t.Scope == ScopeUser && t.Base != "" {
 			if _, serr := os.Lstat(t.Base); errors.Is(serr, fs.ErrNotExist) {
-				if merr := proc.MkdirPrivate(t.Base); merr != nil {
-					return nil, &EditError{File: t.File, Message: "cannot create its directory: " + merr.Error(), Err: merr}
+				stand, merr := os.MkdirTemp("", "sluice-config-")
+				if merr != nil {
+					return nil, &EditError{File: t.File, Message: "cannot check it against its directory to be: " + merr.Error(), Err: merr}
 				}
+				defer os.RemoveAll(stand)
+				base = stand
 			}
 		}
 	case errors.As(err, &ee):
@@ -380,7 +384,7 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	case err != nil:
 		return nil, &EditError{File: t.File, Message: "cannot read it: " + err.Error(), Err: err}
 	}
-	_, _, beforeDiags := Parse(src, t.File, t.Scope, t.Base)
+	_, _, beforeDiags := Parse(src, t.File, t.Scope, base)
 	if fatal := fileFatal(src, beforeDiags); fatal != nil {
 		return nil, &EditError{File: t.File, Message: "the file cannot be edited safely as it is; fix it first", Diagnostics: []Diagnostic{*fatal}}
 	}
@@ -398,7 +402,7 @@ func (t EditTarget) plan(fn func(*doc) error) (*Edit, error) {
 	if len(e.After) > MaxFileBytes {
 		return nil, &EditError{File: t.File, Message: fmt.Sprintf("the change is refused: the file would be larger than %d KiB, the most sluice reads", MaxFileBytes>>10)}
 	}
-	servers, _, afterDiags := Parse(e.After, t.File, t.Scope, t.Base)
+	servers, _, afterDiags := Parse(e.After, t.File, t.Scope, base)
 	if added := newErrors(beforeDiags, afterDiags); len(added) > 0 {
 		return nil, &EditError{File: t.File, Message: "the change is refused: the file would not load as intended", Diagnostics: added}
 	}
