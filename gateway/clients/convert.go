@@ -156,7 +156,7 @@ func SecretArg(args []string, i int) bool {
 	case credentialFlag().MatchString(name):
 		return true
 	}
-	if !secretName().MatchString(name) || !plausibleSecret(val) {
+	if !secretName().MatchString(name) || !plausibleSecret(val) || settingWords().MatchString(val) {
 		return false
 	}
 	return !plainWord().MatchString(val) || credentialNoun().MatchString(name) && len(val) > settingWordMax
@@ -181,6 +181,10 @@ var (
 	// plainWord: letters in words joined by - _ or ., which a generated
 	// credential is not (a mode, a backend, a host name).
 	plainWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][a-z]*([-_.][a-z]+)*$`) })
+	// settingWords: lowercase words joined by - or _ (last_modified_time,
+	// oauth-device-flow, hmac-sha256-base64): a column, mode or algorithm
+	// name after a flag that only mentions a credential, not a passphrase.
+	settingWords = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*([-_][a-z][a-z0-9]*)+$`) })
 )
 
 // valueAfterFlag: something a flag could take as a credential: not empty,

@@ -30,6 +30,17 @@ func TestSecretArgBothWays(t *testing.T) {
 		{[]string{"--secret-name", "prod-db"}, false},
 		{[]string{"--password-min-length", "12"}, false},
 		{[]string{"--sort-key", "name"}, false},
+		// schema, mode and algorithm names joined by - or _ are settings;
+		// a run of words without them is a passphrase
+		{[]string{"--sort-key", "last_modified_time"}, false},
+		{[]string{"--partition-key", "customer_region_name"}, false},
+		{[]string{"--primary-key", "organization_id_field"}, false},
+		{[]string{"--auth", "oauth-device-flow"}, false},
+		{[]string{"--session", "interactive-login"}, false},
+		{[]string{"--signature", "hmac-sha256-base64"}, false},
+		{[]string{"--key", "correcthorsebattery"}, true},
+		{[]string{"--auth", "opensesame.please"}, true},
+		{[]string{"--session", "mysessionsecret"}, true},
 		// a flag that mentions one: only a value that is not a word
 		{[]string{"--auth-mode", "interactive"}, false},
 		{[]string{"--secret-store", "keychain"}, false},
