@@ -40,7 +40,7 @@ func TestServersHideTheURLQuery(t *testing.T) {
 		"https://h/mcp?k=${env:KEY}#frag":                     "https://h/mcp?k=${env:KEY}#frag",
 		"https://h/mcp?sk_live_51Habcdef0123&debug&read-only": "https://h/mcp?••••&debug&read-only",
 		"https://h/mcp?a1":                                    "https://h/mcp?••••",
-		"https://h/mcp?k=a%26b&k2=x#f?k3=y":                   "https://h/mcp?k=••••&k2=••••#f?k3=y",
+		"https://h/mcp?k=a%26b&k2=x#f?k3=y":                   "https://h/mcp?k=••••&k2=••••#••••", // a fragment holding more than a word is hidden too
 	} {
 		if got := MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
