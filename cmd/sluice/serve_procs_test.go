@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -18,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"sluice/gateway/mcp/mcptest"
 )
 
 // TestServeProcs: serve on stdio runs Go code on one thread unless the
@@ -152,11 +149,7 @@ func TestServeThreadsFollowLoad(t *testing.T) {
 		t.Skip("one CPU: the runtime's default is one thread, so there is nothing to raise")
 	}
 	w := newWorld(t)
-	// The fixture is built without the race detector, and results pass
-	// the redactor (its deadline far away): the CPU of the calls in
-	// flight below is serve's own, so serve is where they queue.
-	w.writeUser("servers:\n" + plainFixture(t, "fx") +
-		"filters:\n  - module: builtin:redact\n    stage: result\n    timeoutMs: 60000\n")
+	w.writeUser("servers:\n" + fixture(t, "fx"))
 	want(t, sluiceProc(t, "", "find", "--server", "fx", "--refresh"), 0, "fx__echo")
 	cmd := exec.Command(sluiceBin, "serve", "--http", "127.0.0.1:0", "--mode", "flat", "--log-level", "debug")
 	for _, e := range os.Environ() {
@@ -226,14 +219,11 @@ func TestServeThreadsFollowLoad(t *testing.T) {
 		t.Fatalf("raised the thread count for calls made one at a time:\n%s", grepLines(log.String(), "threads"))
 	}
 	// 16 in flight until the log says the count was raised. Each call
-	// carries 32 KiB of lines with a key on each, the redactor's most
-	// expensive input, so that serve (redacting the echoed result) and not
-	// this -race client or the -race fixture (encoding and decoding it)
-	// is where the CPU goes: with a plain pad and the -race fixture, the
-	// fixture's share was far the larger (a second an echo on a loaded
-	// machine), the calls queued there while serve waited for it, and
-	// serve was never busy enough to raise.
-	pad = strings.Repeat("p key "+mcptest.LeakKey+" for the page, status ok ", 32<<10/45)
+	// carries 32 KiB, so that serve (framing, validating, filtering) and
+	// not this -race client is where the CPU goes: a client slowed by the
+	// race detector could not otherwise keep serve busy on a loaded
+	// machine.
+	pad = strings.Repeat("p", 32<<10)
 	raised := regexp.MustCompile(`"msg":"threads raised","gomaxprocs":(\d+)`)
 	var stop atomic.Bool
 	errc := make(chan error, 16)
@@ -269,43 +259,4 @@ func TestServeThreadsFollowLoad(t *testing.T) {
 	if !strings.Contains(log.String(), `"msg":"threads adapted","changes":2`) {
 		t.Errorf("want two changes counted at exit:\n%s", grepLines(log.String(), "threads"))
 	}
-}
-
-// testSourceDir is this package's directory: the tests' working
-// directory before newWorld moves it.
-var testSourceDir, _ = os.Getwd()
-
-var plainFixtureBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// plainFixture is fixture run from cmd/mcpfixture built without the race
-// detector (into sluiceBin's directory, once), for a test whose load must
-// fall on serve and not on a fixture slowed by the detector. Where no Go
-// toolchain runs (a prebuilt SLUICE_TEST_BIN) it is fixture.
-func plainFixture(t *testing.T, id string, args ...string) string {
-	t.Helper()
-	if os.Getenv("SLUICE_TEST_BIN") != "" {
-		return fixture(t, id, args...)
-	}
-	b := &plainFixtureBin
-	b.once.Do(func() {
-		b.path = filepath.Join(filepath.Dir(sluiceBin), "mcpfixture")
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		cmd := exec.Command(gobin, "build", "-o", b.path, "sluice/gateway/mcp/mcptest/cmd/mcpfixture")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		cmd.Dir = testSourceDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("building the fixture: %v\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return decl(id, b.path, args...)
 }
