@@ -156,7 +156,7 @@ func TestServeHTTPSlowloris(t *testing.T) {
 func TestServeHTTPLimitFlags(t *testing.T) {
 	newWorld(t)
 	want(t, sluice(t, "", "serve", "--read-timeout", "5s"), exitUsage, "--read-timeout applies to --http only")
-	want(t, sluice(t, "", "serve", "--http", "127.0.0.1:0", "--max-sessions", "-1"), exitUsage, "--max-sessions must be a positive number")
+	want(t, sluice(t, "", "serve", "--http", "127.0.0.1:0", "--max-sessions", "-1"), exitUsage, `invalid value "-1" for --max-sessions: out of range; want a whole number from 0 to`)
 	want(t, sluice(t, "", "serve", "--http", "127.0.0.1:0", "--idle-timeout", "-1s"), exitUsage, "--idle-timeout must be a positive duration")
 	want(t, sluice(t, "", "help", "serve"), exitOK, "--max-conns-per-client N", "sluice_http_limit_events_total")
 }
