@@ -334,7 +334,7 @@ func runServe(e *env) int {
 	}
 	lh.redactWith(g.RedactLog)
 	if *httpAddr != "" && httpToken == "" && !*allowRemote { // --allow-remote without a token is warned of by the front
-		log.Warn("HTTP without a token: every user and process on this machine can reach /mcp on loopback and call every tool; require one with --token-file FILE or SLUICE_TOKEN", "addr", *httpAddr)
+		log.Warn("HTTP without a token: every user and process on this machine can reach /mcp on loopback and call every tool; require one with --token-file FILE or SLUICE_TOKEN", "listen", *httpAddr)
 	}
 	so := gateway.ServeOptions{
 		HTTP:   *httpAddr,

@@ -374,7 +374,9 @@ func stderrLog(b *testing.B, name string) *os.File {
 // httpPath starts cmd in its own process group, reads the address it
 // reports on stderr and connects the client over streamable HTTP.
 func httpPath(b *testing.B, name string, cmd *exec.Cmd) *wholePath {
-	re := regexp.MustCompile(`"addr":"([^"]+)"`)
+	// The line that reports the bound address: serve's, or the bridge's.
+	// Other lines (a warning naming the --http flag's 127.0.0.1:0) do not.
+	re := regexp.MustCompile(`"msg":"(?:serving MCP over HTTP|listening)".*"addr":"([^"]+)"`)
 	return httpPathAt(b, name, cmd, func(line string) string {
 		if m := re.FindStringSubmatch(line); m != nil {
 			return "http://" + m[1] + "/mcp"
