@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,7 +40,10 @@ import (
 //   - serve: 'sluice serve --mode flat' over stdio;
 //   - serve-http: 'sluice serve --mode flat --http' (streamable HTTP);
 //   - sdk-bridge: a minimal Go SDK stdio→HTTP bridge (benchBridge below),
-//     the reference for what the SDK alone costs on HTTP.
+//     the reference for what the SDK alone costs on HTTP;
+//   - http-relay: a raw streamable-HTTP relay on plain net/http
+//     (benchHTTPRelay below), the physical floor of any net/http gateway:
+//     the HTTP hop plus the two pipe hops, no SDK, no decoding.
 //
 // For each it reports p50 and p99 of sequential calls, calls/s at 1 and 16
 // in flight, and the intermediary's RSS at start (connected, nothing
@@ -52,7 +56,10 @@ import (
 // TBXark/mcp-proxy gateway (Go, streamable HTTP, stateless) serving the
 // fixture from a config this benchmark writes, so another gateway's HTTP
 // overhead is measured in the same run; SLUICE_BENCH_HTTP_PROCS1=1 adds
-// serve-http-p1, the HTTP front with GOMAXPROCS=1; SLUICE_BENCH_AUTO=1 adds
+// serve-http-p1, the HTTP front with GOMAXPROCS=1; SLUICE_BENCH_NOFILTER=1
+// adds serve-nofilter and serve-http-nofilter, both fronts with the default
+// shape filter turned off in their user file (no result filter at all);
+// SLUICE_BENCH_AUTO=1 adds
 // serve-auto and serve-http-auto, both fronts with --procs auto (threads
 // that follow the load); SLUICE_BENCH_ONLY=REGEXP
 // keeps, beside direct and relay, only the paths whose name it matches
@@ -101,6 +108,7 @@ func BenchmarkWholeProcess(b *testing.B) {
 		stdioPath(b, "serve", envCmd(serveEnv, "stdio", sluiceBin, "serve", "--mode", "flat"), true),
 		httpPath(b, "serve-http", envCmd(serveEnv, "http", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")),
 		httpPath(b, "sdk-bridge", exec.Command(self, append([]string{benchBridgeArg, exe}, argv...)...)),
+		httpPath(b, "http-relay", exec.Command(self, append([]string{benchHTTPRelayArg, exe}, argv...)...)),
 	}
 	if before := os.Getenv("SLUICE_BENCH_BEFORE"); before != "" {
 		// The earlier build keeps its own cache and state: files this build
@@ -118,6 +126,22 @@ func BenchmarkWholeProcess(b *testing.B) {
 		paths = append(paths,
 			stdioPath(b, "serve-auto", envCmd(serveEnv, "stdio-auto", sluiceBin, "serve", "--mode", "flat", "--procs", "auto"), true),
 			httpPath(b, "serve-http-auto", envCmd(serveEnv, "http-auto", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0", "--procs", "auto")))
+	}
+	if os.Getenv("SLUICE_BENCH_NOFILTER") != "" {
+		// The supported way to run without result filters: a builtin:shape
+		// entry with no capabilities replaces the default one.
+		nf := filepath.Join(b.TempDir(), "home")
+		if err := os.MkdirAll(nf, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		yaml := "filters:\n  - module: builtin:shape\n    stage: context\n    capabilities: []\nservers:\n" + decl("fx", exe, argv...)
+		if err := os.WriteFile(filepath.Join(nf, "mcp.yaml"), []byte(yaml), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		own := append(append(ownStateEnv(b), "SLUICE_HOME="+nf), serveEnv...)
+		paths = append(paths,
+			stdioPath(b, "serve-nofilter", envCmd(own, "stdio-nofilter", sluiceBin, "serve", "--mode", "flat"), true),
+			httpPath(b, "serve-http-nofilter", envCmd(own, "http-nofilter", sluiceBin, "serve", "--mode", "flat", "--http", "127.0.0.1:0")))
 	}
 	if bin := os.Getenv("SLUICE_BENCH_TBXARK"); bin != "" {
 		paths = append(paths, tbxarkPath(b, bin, exe, argv))
@@ -527,8 +551,9 @@ func procStatusKiB(pid int, field string) (int64, error) {
 
 // The relay and the bridge run as re-executions of the test binary.
 const (
-	benchRelayArg  = "-sluice.benchrelay"
-	benchBridgeArg = "-sluice.benchbridge"
+	benchRelayArg     = "-sluice.benchrelay"
+	benchBridgeArg    = "-sluice.benchbridge"
+	benchHTTPRelayArg = "-sluice.benchhttprelay"
 )
 
 func init() {
@@ -538,6 +563,8 @@ func init() {
 			syscall.Exit(benchRelay(os.Args[2:]))
 		case benchBridgeArg:
 			syscall.Exit(benchBridge(os.Args[2:]))
+		case benchHTTPRelayArg:
+			syscall.Exit(benchHTTPRelay(os.Args[2:]))
 		}
 	}
 }
@@ -620,4 +647,306 @@ func benchBridge(argv []string) int {
 	_ = hs.Serve(ln)
 	cs.Close()
 	return 0
+}
+
+// benchHTTPRelay is the floor of any gateway on net/http: it starts argv
+// and serves it over streamable HTTP on a loopback port with no SDK and no
+// decoding beyond what the transport needs. A POST's body is one message,
+// written to argv's stdin as a line; a request (a message with an id and a
+// method) is answered with argv's line of the same id, as 200
+// application/json with its Content-Length; anything else (a notification,
+// a response to argv) is answered 202. An initialize answer carries an
+// Mcp-Session-Id, which later requests must repeat when they send one (the
+// 2025 protocol eras); a newer era's client sends none. GET (the standalone
+// stream) is refused with 405, DELETE ends nothing and is answered 204.
+func benchHTTPRelay(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	r := &httpRelay{in: in, waiting: map[string]chan []byte{}, gone: make(chan struct{})}
+	go r.readUpstream(out)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "http-relay: listen:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "{\"msg\":\"listening\",\"addr\":%q}\n", ln.Addr().String())
+	hs := &http.Server{Handler: r}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		<-sig
+		hs.Close()
+	}()
+	_ = hs.Serve(ln)
+	in.Close()
+	_ = cmd.Wait()
+	return 0
+}
+
+// httpRelay is benchHTTPRelay's handler and its upstream's two pipes.
+type httpRelay struct {
+	wmu sync.Mutex // one line at a time on in
+	in  io.WriteCloser
+
+	mu      sync.Mutex
+	waiting map[string]chan []byte // by the raw id of a request in flight
+	session string                 // issued with the initialize answer
+	gone    chan struct{}          // closed when the upstream's stdout ends
+}
+
+func (r *httpRelay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	switch req.Method {
+	case http.MethodPost:
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		w.Header().Set("Allow", "POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if sid := req.Header.Get("Mcp-Session-Id"); sid != "" {
+		r.mu.Lock()
+		known := r.session
+		r.mu.Unlock()
+		if sid != known {
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return
+		}
+	}
+	line := make([]byte, 0, min(max(req.ContentLength, 512), 4<<20)+1)
+	buf := bytes.NewBuffer(line)
+	if _, err := buf.ReadFrom(io.LimitReader(req.Body, 4<<20)); err != nil {
+		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	line = buf.Bytes()
+	id, method, ok := relayMembers(line)
+	if !ok || bytes.IndexByte(line, '\n') >= 0 {
+		http.Error(w, "the body is not one JSON object on one line", http.StatusBadRequest)
+		return
+	}
+	line = append(line, '\n')
+	if id == nil || method == nil {
+		if err := r.send(line); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	key := string(id)
+	ch := make(chan []byte, 1)
+	r.mu.Lock()
+	if _, dup := r.waiting[key]; dup {
+		r.mu.Unlock()
+		http.Error(w, "a request with this id is in flight", http.StatusBadRequest)
+		return
+	}
+	r.waiting[key] = ch
+	r.mu.Unlock()
+	if err := r.send(line); err != nil {
+		r.drop(key)
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	var answer []byte
+	select {
+	case answer = <-ch:
+	case <-r.gone:
+		r.drop(key)
+		http.Error(w, "the upstream ended", http.StatusBadGateway)
+		return
+	case <-req.Context().Done():
+		r.drop(key)
+		return
+	}
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+	if string(method) == `"initialize"` {
+		sid := strconv.FormatInt(time.Now().UnixNano(), 36)
+		r.mu.Lock()
+		r.session = sid
+		r.mu.Unlock()
+		h["Mcp-Session-Id"] = []string{sid}
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(answer)
+}
+
+func (r *httpRelay) send(line []byte) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	_, err := r.in.Write(line)
+	return err
+}
+
+func (r *httpRelay) drop(key string) {
+	r.mu.Lock()
+	delete(r.waiting, key)
+	r.mu.Unlock()
+}
+
+// readUpstream hands each line of the upstream's stdout that answers a
+// waiting request to it (without its newline); other lines (the upstream's
+// notifications and requests) have nowhere to go with GET refused and are
+// dropped.
+func (r *httpRelay) readUpstream(out io.Reader) {
+	defer close(r.gone)
+	br := bufio.NewReaderSize(out, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && err == nil {
+			line = line[:len(line)-1]
+			if id, method, ok := relayMembers(line); ok && id != nil && method == nil {
+				r.mu.Lock()
+				ch := r.waiting[string(id)]
+				delete(r.waiting, string(id))
+				r.mu.Unlock()
+				if ch != nil {
+					ch <- line
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// relayMembers finds the raw values of a JSON object's top-level "id" and
+// "method" members (nil when absent) without decoding it; ok is false when
+// line is not an object. Names are compared as written: the SDK never
+// escapes them. The values are not checked beyond their extent: the
+// upstream validates what it reads.
+func relayMembers(line []byte) (id, method []byte, ok bool) {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return nil, nil, false
+	}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return nil, nil, skipSpace(line, i+1) == len(line)
+	}
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return nil, nil, false
+		}
+		end := skipString(line, i)
+		if end < 0 {
+			return nil, nil, false
+		}
+		name := line[i+1 : end-1]
+		i = skipSpace(line, end)
+		if i >= len(line) || line[i] != ':' {
+			return nil, nil, false
+		}
+		i = skipSpace(line, i+1)
+		vend := skipValue(line, i)
+		if vend < 0 {
+			return nil, nil, false
+		}
+		switch string(name) {
+		case "id":
+			id = line[i:vend]
+		case "method":
+			method = line[i:vend]
+		}
+		i = skipSpace(line, vend)
+		if i >= len(line) {
+			return nil, nil, false
+		}
+		switch line[i] {
+		case ',':
+			i = skipSpace(line, i+1)
+		case '}':
+			if skipSpace(line, i+1) != len(line) {
+				return nil, nil, false
+			}
+			return id, method, true
+		default:
+			return nil, nil, false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] (a
+// quote), or -1 when it does not end.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the value starting at b[i], or -1:
+// strings and brackets are followed, a scalar runs to the next delimiter.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && !isDelim(b[j]) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
 }
