@@ -26,7 +26,7 @@ type EnvVar = config.EnvVar
 type Change = config.Change
 
 // shownMask hides in an edit's diff what the listings hide.
-var shownMask = &config.ShownMask{Value: MaskValue, Args: MaskArgs}
+var shownMask = &config.ShownMask{Value: MaskValue, Args: MaskCommand, URL: maskServerURL}
 
 func (g *Gateway) editTarget(project bool) (config.EditTarget, error) {
 	l := g.reload()

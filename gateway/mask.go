@@ -109,28 +109,34 @@ func maskURL(s string) string {
 }
 
 // MaskArgs hides the arguments of a command line that hold a literal
-// credential, by the rule import refuses args by (clients.SecretArg: the
-// value of a flag named like a secret, --token VALUE or --token=VALUE, or
-// a value shaped like a token), NAME=VALUE like an env entry, and the
-// credentials of a URL.
+// credential, by the rule import refuses args by (clients.ArgSecret: the
+// value of a flag named like a secret, --token VALUE or --token=VALUE,
+// NAME=VALUE like an env entry, a header given as one argument, a
+// program's own password flag such as mysql's -p, or a value shaped like
+// a token), and the credentials of a URL. args may start with the
+// program; MaskCommand says which it is when it does not.
 func MaskArgs(args []string) []string {
 	if args == nil {
 		return nil
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		switch k, v, joined := strings.Cut(a, "="); {
-		case clients.SecretArg(args, i) && joined && strings.HasPrefix(a, "-"):
-			out[i] = k + "=" + Hidden
-		case clients.SecretArg(args, i):
-			out[i] = Hidden
-		case joined && !strings.HasPrefix(a, "-") && k != "" && !strings.ContainsAny(k, "/:{ ") && clients.LooksSecret(k, v):
-			out[i] = k + "=" + Hidden
-		default:
+		if off := clients.ArgSecret(args, i); off >= 0 {
+			out[i] = a[:off] + Hidden
+		} else {
 			out[i] = maskURL(a)
 		}
 	}
 	return out
+}
+
+// MaskCommand is MaskArgs of a declaration's args, judged with its
+// command in front of them (the command decides what -p means).
+func MaskCommand(command string, args []string) []string {
+	if args == nil {
+		return nil
+	}
+	return MaskArgs(append([]string{command}, args...))[1:]
 }
 
 // Masked is v as shown to a person or printed: every env entry, header,
@@ -144,7 +150,7 @@ func (v ServerView) Masked() ServerView {
 	}
 	v.Env = maskMap(v.Env)
 	v.Headers = maskMap(v.Headers)
-	v.Args = MaskArgs(v.Args)
+	v.Args = MaskCommand(v.Command, v.Args)
 	v.URL = maskServerURL(v.URL)
 	return v
 }

@@ -99,9 +99,10 @@ func LooksSecret(key, value string) bool {
 // literal credential ("" when none does): a value after (or joined by =
 // to) a flag named like one, a query parameter named like one, or any
 // argument, query value or path segment with a known token shape.
-func secretOutsideEnv(args []string, rawURL string) string {
+func secretOutsideEnv(command string, args []string, rawURL string) string {
+	line := append([]string{command}, args...)
 	for i := range args {
-		if SecretArg(args, i) {
+		if ArgSecret(line, i+1) >= 0 {
 			return fmt.Sprintf("args[%d]", i)
 		}
 	}
@@ -135,8 +136,8 @@ func secretOutsideEnv(args []string, rawURL string) string {
 // --sort-key) lets only a short word through (required, persistent,
 // created_at): a longer run of lowercase words after it is a passphrase
 // (opensesame.please, mysessionsecret). References, paths and flags are
-// never credentials. It is the rule import refuses args by, and the rule
-// a declaration's args are masked by when shown.
+// never credentials. ArgSecret, the rule import refuses args by and a
+// declaration's args are masked by when shown, starts from it.
 func SecretArg(args []string, i int) bool {
 	a := args[i]
 	flag, val := "", a
@@ -171,7 +172,7 @@ var (
 	// credentialFlag: a flag named for the credential itself, so its
 	// value is one however plain (--password swordfish).
 	credentialFlag = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license|encryption|master|session|shared|hmac|webhook|app|service|account|admin|root|deploy|ssh|gpg|pgp|aes|crypto|cipher|consumer|subscription)[-_]?key|credentials?|cookie|bearer)$|^(key|pass|pw)$`)
+		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license|encryption|master|session|shared|hmac|webhook|app|service|account|admin|root|deploy|ssh|gpg|pgp|aes|crypto|cipher|consumer|subscription)[-_]?key|session[-_]?id|credentials?|cookie|bearer)$|^(key|pass|pw|passin|passout)$`)
 	})
 	// credentialNoun: a flag whose last word is what a credential opens or
 	// signs, or a key of some kind, so a passphrase is a likely value.
@@ -257,7 +258,7 @@ func Convert(src *Source, o ConvertOptions) []Decl {
 			d.Skip = "it declares both a command and a url"
 		}
 		if d.Skip == "" {
-			if where := secretOutsideEnv(e.Args, e.URL); where != "" {
+			if where := secretOutsideEnv(e.Command, e.Args, e.URL); where != "" {
 				d.Skip = where + " looks like a secret, and sluice expands references only in env and headers, so importing it would copy the secret into the declaration; " +
 					"pass it through env or a header if the server reads one there, and declare the server by hand"
 				d.Args, d.URL = nil, ""

@@ -7,9 +7,9 @@ import (
 
 // ShownMask is how an edit's reported diff hides the literal credentials
 // of the declarations it shows (the file keeps them as written): Value
-// masks an env or header value by its name, Args a command line (and a
-// url, as a one-item command line). The gateway supplies its listing
-// rule, so a diff shows what 'sluice servers' shows.
+// masks an env or header value by its name, Args a declaration's args
+// (judged with its command), URL a remote server's url. The gateway
+// supplies its listing rule, so a diff shows what 'sluice servers' shows.
 //
 // # Why mask the diff
 //
@@ -18,7 +18,8 @@ import (
 // while every listing hides it.
 type ShownMask struct {
 	Value func(name, value string) string
-	Args  func(args []string) []string
+	Args  func(command string, args []string) []string
+	URL   func(url string) string
 }
 
 // lineMask returns the line rewrite for linediff: every literal value of
@@ -48,12 +49,12 @@ func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) st
 			for k, v := range s.Headers {
 				add(v, m.Value(k, v))
 			}
-			shown := m.Args(s.Args)
+			shown := m.Args(s.Command, s.Args)
 			for i, a := range s.Args {
 				add(a, shown[i])
 			}
 			if s.URL != "" {
-				add(s.URL, m.Args([]string{s.URL})[0])
+				add(s.URL, m.URL(s.URL))
 			}
 		}
 	}

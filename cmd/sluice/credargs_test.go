@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// credentialArgs are credentials given on a command line the ways servers
+// are declared with them: a header as one argument, a program's own
+// password flag, a session id; each with the one secret word it holds.
+var credentialArgs = []struct {
+	command string
+	args    []string
+	secret  string
+	shown   string // how the argument that held it reads in the listing
+}{
+	{"/bin/cat", []string{"-H", "Authorization: Bearer abc123secretvalue"}, "abc123secretvalue", "Authorization: Bearer (hidden)"},
+	{"/bin/cat", []string{"--header", "X-Api-Key: k3yvalue99x"}, "k3yvalue99x", "X-Api-Key: (hidden)"},
+	{"/bin/cat", []string{"--session-id", "correcthorsebattery"}, "correcthorsebattery", "(hidden)"},
+	{"mysql", []string{"-u", "root", "-phunter2pw", "-h", "db"}, "hunter2pw", "-p(hidden)"},
+	{"sshpass", []string{"-p", "opensesame7", "ssh", "-p", "2222", "host"}, "opensesame7", "(hidden)"},
+	{"redis-cli", []string{"-p", "6379", "-a", "letmein99x"}, "letmein99x", "(hidden)"},
+}
+
+// TestCredentialArgsStayOutOfListings: servers --json, check --json and
+// the dashboard's servers page and API hide these credentials, and keep
+// what says what the argument is; the ports next to them stay.
+func TestCredentialArgsStayOutOfListings(t *testing.T) {
+	w := newWorld(t)
+	var b strings.Builder
+	b.WriteString("servers:\n")
+	for i, c := range credentialArgs {
+		b.WriteString("  s" + string(rune('a'+i)) + ":\n    command: " + c.command + "\n    args: [")
+		for j, a := range c.args {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`"` + a + `"`)
+		}
+		b.WriteString("]\n")
+	}
+	w.writeUser(b.String())
+	outs := map[string]string{}
+	r := sluiceProc(t, "", "servers", "--json")
+	want(t, r, exitOK, `"2222"`, `"6379"`, `"root"`)
+	outs["servers --json"] = r.stdout + r.stderr
+	r = sluiceProc(t, "", "check", "--json")
+	outs["check --json"] = r.stdout + r.stderr
+	addr, _, _, _, stop := startDashboardCmd(t)
+	defer stop()
+	d := newDash(t, addr)
+	for _, p := range []string{"/admin/servers", "/admin/api/servers"} {
+		resp, body := d.get(p)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d\n%s", p, resp.StatusCode, body)
+		}
+		outs["GET "+p] = body
+	}
+	for _, c := range credentialArgs {
+		if !strings.Contains(outs["servers --json"], `"`+c.shown+`"`) {
+			t.Errorf("servers --json does not show %q for %s %q:\n%s", c.shown, c.command, c.args, outs["servers --json"])
+		}
+		for where, out := range outs {
+			if strings.Contains(out, c.secret) {
+				t.Errorf("%s shows %s (from %s %q):\n%s", where, c.secret, c.command, c.args, out)
+			}
+		}
+	}
+}
+
+// TestCredentialArgsStayOutOfAddAndImport: the diff 'sluice add' prints
+// and the usage hint hide them (the file keeps them as given), and
+// 'sluice import' skips a client's server that passes one, saying where
+// it is and never what.
+func TestCredentialArgsStayOutOfAddAndImport(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers: {}\n")
+	var literal []string
+	for i, c := range credentialArgs {
+		id := "s" + string(rune('a'+i))
+		add := append([]string{"add", id, "--", c.command}, c.args...)
+		r := sluiceProc(t, "", add...)
+		want(t, r, exitOK, c.shown)
+		if strings.Contains(r.stdout+r.stderr, c.secret) {
+			t.Errorf("sluice add %s shows %s:\n%s", id, c.secret, r)
+		}
+		hint := append([]string{"add", id + "x", c.command}, c.args...)
+		r = sluiceProc(t, "", hint...)
+		want(t, r, exitUsage, "goes after --")
+		if strings.Contains(r.stdout+r.stderr, c.secret) {
+			t.Errorf("sluice add's hint shows %s:\n%s", c.secret, r)
+		}
+		literal = append(literal, c.secret)
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, "mcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range literal {
+		if !strings.Contains(string(b), s) {
+			t.Fatalf("the file lost %s:\n%s", s, b)
+		}
+	}
+
+	for i, c := range credentialArgs {
+		var q []string
+		for _, a := range c.args {
+			q = append(q, `"`+a+`"`)
+		}
+		file := filepath.Join(w.project, ".mcp.json")
+		writeFile(t, file, `{"mcpServers":{"imp`+string(rune('a'+i))+`":{"command":"`+c.command+`","args":[`+strings.Join(q, ",")+`]}}}`)
+		r := sluiceProc(t, "", "import", file)
+		want(t, r, exitOK, "skipped", "looks like a secret")
+		if strings.Contains(r.stdout+r.stderr, c.secret) {
+			t.Errorf("sluice import shows %s:\n%s", c.secret, r)
+		}
+	}
+}
