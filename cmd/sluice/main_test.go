@@ -45,8 +45,11 @@ func TestMain(m *testing.M) {
 	if _, err := os.Stat(gobin); err != nil {
 		gobin = "go"
 	}
-	cmd := exec.Command(gobin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build ships it
+	// CGO_ENABLED=0 as make build ships it; the sluicetest tag adds
+	// hooks that stay inert unless a test's environment turns them on
+	// (wasm/testhook_sluicetest.go).
+	cmd := exec.Command(gobin, "build", "-tags", "sluicetest", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building sluice for the process tests: %v\n", err)
