@@ -118,3 +118,30 @@ func TestCredentialArgsStayOutOfAddAndImport(t *testing.T) {
 		}
 	}
 }
+
+// TestAddURLDiffHidesItsKey: the diff 'sluice add --url' and 'sluice
+// update --url' print hides a key in the url's path and its query values
+// as 'sluice servers' does; the file keeps the url as given.
+func TestAddURLDiffHidesItsKey(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers: {}\n")
+	const key, key2, pw = "sk_live_abcdefgh12345678", "Zq8xW2vR7tY4uP9s", "hunter2pwsecret"
+	r := sluiceProc(t, "", "add", "hosted", "--url", "https://mcp.example.com/v1/"+key+"/mcp?apikey="+pw+"&region=eu")
+	want(t, r, exitOK, "https://mcp.example.com/v1/(hidden)/mcp?apikey=(hidden)&region=(hidden)")
+	r2 := sluiceProc(t, "", "update", "hosted", "--url", "https://mcp.example.com/v2/"+key2+"/mcp?"+pw)
+	want(t, r2, exitOK, "-", "+", "https://mcp.example.com/v2/(hidden)/mcp?(hidden)")
+	for _, out := range []string{r.stdout + r.stderr, r2.stdout + r2.stderr} {
+		for _, s := range []string{key, key2, pw} {
+			if strings.Contains(out, s) {
+				t.Errorf("the output shows %s:\n%s", s, out)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, "mcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), key2) || !strings.Contains(string(b), pw) {
+		t.Fatalf("the file lost the url as given:\n%s", b)
+	}
+}
