@@ -231,7 +231,11 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 		} else if src.Path != "" && (strings.HasPrefix(src.Path, root+string(filepath.Separator))) {
 			ws = root
 		}
-		decls := clients.Convert(src, clients.ConvertOptions{Workspace: ws, Taken: func(id string) string {
+		removeFlags := ""
+		if req.Project {
+			removeFlags = " --project"
+		}
+		decls := clients.Convert(src, clients.ConvertOptions{Workspace: ws, RemoveFlags: removeFlags, Taken: func(id string) string {
 			if declared[id] {
 				return target
 			}
@@ -242,7 +246,7 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 				fp := fingerprint(d)
 				if prev, ok := seen[d.ID]; ok {
 					if prev == fp {
-						d.Skip = "the same server was already imported from another file"
+						d.Skip = "the same server was already imported from another file; nothing to do"
 					} else {
 						base := d.ID
 						for n := 2; seen[d.ID] != ""; n++ {

@@ -211,8 +211,8 @@ func runImport(e *env) int {
 		}
 		return exitOK
 	}
-	if !*write {
-		printImport(e.stdout, res)
+	if !*write || res.Diff == "" {
+		printImport(e.stdout, res) // with nothing to write, why each server was skipped
 	}
 	switch {
 	case res.Written:

@@ -41,6 +41,9 @@ type ConvertOptions struct {
 	// Taken reports a server id already declared where the import
 	// writes, with where ("" = free).
 	Taken func(id string) string
+	// RemoveFlags are the flags 'sluice remove ID' needs to remove a
+	// taken id from where the import writes (" --project" there).
+	RemoveFlags string
 	// Workspace replaces ${workspaceFolder} and ${workspaceRoot} ("" =
 	// left as written, with a note).
 	Workspace string
@@ -251,22 +254,22 @@ func Convert(src *Source, o ConvertOptions) []Decl {
 		}
 		switch {
 		case d.ID == "":
-			d.Skip = fmt.Sprintf("the name %q has no letters or digits to make a server id of", e.Name)
+			d.Skip = fmt.Sprintf("the name %q has no letters or digits to make a server id of; rename the entry in its file, or declare the server with 'sluice add ID -- COMMAND ARGS'", e.Name)
 		case e.Command == "" && e.URL == "":
-			d.Skip = "it declares neither a command nor a url"
+			d.Skip = "it declares neither a command nor a url; give the entry one in its file and import again"
 		case e.Command != "" && e.URL != "":
-			d.Skip = "it declares both a command and a url"
+			d.Skip = "it declares both a command and a url; keep the one the server uses in its file and import again"
 		}
 		if d.Skip == "" {
 			if where := secretOutsideEnv(e.Command, e.Args, e.URL); where != "" {
 				d.Skip = where + " looks like a secret, and sluice expands references only in env and headers, so importing it would copy the secret into the declaration; " +
-					"pass it through env or a header if the server reads one there, and declare the server by hand"
+					"pass it through env or a header if the server reads one there, and declare the server by hand ('sluice add " + d.ID + " --env NAME=VALUE -- COMMAND ARGS')"
 				d.Args, d.URL = nil, ""
 			}
 		}
 		if d.Skip == "" && o.Taken != nil {
 			if where := o.Taken(d.ID); where != "" {
-				d.Skip = fmt.Sprintf("server %s is already declared in %s", d.ID, where)
+				d.Skip = fmt.Sprintf("server %s is already declared in %s; to import this one instead, run 'sluice remove %s%s' and import again", d.ID, where, d.ID, o.RemoveFlags)
 			}
 		}
 		if d.Skip != "" {
