@@ -16,7 +16,6 @@ import (
 
 	"sluice/gateway/clients"
 	"sluice/gateway/config"
-	"sluice/gateway/internal/linediff"
 	"sluice/gateway/internal/suggest"
 )
 
@@ -285,7 +284,10 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 			ids = append(ids, d.ID)
 		}
 	}
-	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base, Discovered: scope == config.ScopeProject && g.opts.Project == "",
+	// The plan shows the declarations as 'sluice servers' would: a value
+	// import copies (a url's key in args, a database url's password)
+	// is hidden there too.
+	edit, err := config.AppendServers(config.EditTarget{File: target, Scope: scope, Base: base, Discovered: scope == config.ScopeProject && g.opts.Project == "", Shown: shownMask,
 		Backup: filepath.Join(g.configDir, "backups", fmt.Sprintf("%s-%s.%d.bak", scope, config.UserFileName, g.opts.now().UnixNano()))}, render, ids...)
 	if err != nil {
 		kind := KindBadInput // the file as it is cannot take the servers
@@ -295,7 +297,7 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 		return nil, &Error{Kind: kind, Message: err.Error(), Err: err}
 	}
 	res.Created = edit.Created
-	res.Diff = linediff.Changed(edit.Before, edit.After, clients.Mask)
+	res.Diff = edit.Diff(clients.Mask)
 	if !req.Write {
 		return res, nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,6 +33,46 @@ func TestImportSaysWhyEachServerWasSkipped(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, gh) {
 				t.Errorf("sluice %v shows the token:\n%s", args, r)
 			}
+		}
+	}
+}
+
+// TestImportPlanHidesWhatServersHides: the plan 'sluice import' prints
+// hides what 'sluice servers' hides in what it copies (a key in a url's
+// path, a database url's password), the file gets them as the client had
+// them; a server whose url in args carries a key in its query is
+// skipped, as one whose url field does.
+func TestImportPlanHidesWhatServersHides(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers: {}\n")
+	const pathKey, dbpw, qkey = "Zq8xW2vR7tY4uP9sKk3m", "pw12345678", "hunter2pwsecret"
+	file := filepath.Join(w.project, ".mcp.json")
+	writeFile(t, file, `{"mcpServers":{
+ "hosted":{"url":"https://mcp.example.com/v1/`+pathKey+`/mcp"},
+ "db":{"command":"npx","args":["-y","@modelcontextprotocol/server-postgres","postgresql://me:`+dbpw+`@db.internal/app"],"env":{"DB_URL":"postgres://me:`+dbpw+`@db/x","MODE":"debug"}},
+ "bridge":{"command":"npx","args":["-y","mcp-remote","https://mcp.example.com/sse?api_key=`+qkey+`"]}
+}}`)
+	r := sluiceProc(t, "", "import", file)
+	want(t, r, exitOK, "https://mcp.example.com/v1/(hidden)/mcp", "postgres://me:(hidden)@db/x", "postgresql://me:(hidden)@db.internal/app",
+		`skipped  bridge (`, `args[2] (the url's query parameter "api_key") looks like a secret`, `"MODE": "debug"`)
+	for _, s := range []string{pathKey, dbpw, qkey} {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("sluice import shows %s:\n%s", s, r)
+		}
+	}
+	r = sluiceProc(t, "", "import", file, "--write", "--yes")
+	want(t, r, exitOK, "Written")
+	b, err := os.ReadFile(filepath.Join(w.home, "mcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), pathKey) || !strings.Contains(string(b), dbpw) || strings.Contains(string(b), qkey) {
+		t.Fatalf("the file does not hold what was imported:\n%s", b)
+	}
+	r = sluiceProc(t, "", "servers", "--json")
+	for _, s := range []string{pathKey, dbpw} {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("sluice servers shows %s:\n%s", s, r)
 		}
 	}
 }

@@ -104,11 +104,21 @@ func LooksSecret(key, value string) bool {
 // argument, query value or path segment with a known token shape.
 func secretOutsideEnv(command string, args []string, rawURL string) string {
 	line := append([]string{command}, args...)
-	for i := range args {
+	for i, a := range args {
 		if ArgSecret(line, i+1) >= 0 {
 			return fmt.Sprintf("args[%d]", i)
 		}
+		if strings.Contains(a, "://") && urlSecret(a) != "" {
+			return fmt.Sprintf("args[%d] (%s)", i, urlSecret(a))
+		}
 	}
+	return urlSecret(rawURL)
+}
+
+// urlSecret names the part of rawURL that holds a literal credential: a
+// query parameter named or shaped like one, or a path segment with a
+// known token shape ("" when none does).
+func urlSecret(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if rawURL == "" || err != nil {
 		return ""

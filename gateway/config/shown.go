@@ -3,6 +3,8 @@ package config
 import (
 	"sort"
 	"strings"
+
+	"sluice/gateway/internal/linediff"
 )
 
 // ShownMask is how an edit's reported diff hides the literal credentials
@@ -94,4 +96,21 @@ func replaceWord(s, old, repl string) string {
 
 func wordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// Diff is the edit's line diff as reported: with the target's Shown mask
+// (when set), then extra (when not nil), applied to every line shown.
+func (e *Edit) Diff(extra func(string) string) string {
+	var mask func(string) string
+	if e.Target.Shown != nil {
+		mask = e.Target.Shown.lineMask(e.Target, e.Before, e.After)
+	}
+	switch {
+	case mask == nil:
+		mask = extra
+	case extra != nil:
+		shown := mask
+		mask = func(line string) string { return extra(shown(line)) }
+	}
+	return linediff.Changed(e.Before, e.After, mask)
 }
