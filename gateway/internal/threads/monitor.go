@@ -80,6 +80,19 @@ func (m *Monitor) Changes() int {
 	return m.changes
 }
 
+// sampler takes the samples Policy decides by.
+type sampler interface {
+	// next is what the process did since the last sample (or rebase);
+	// false: no sample this time.
+	next() (Sample, bool)
+	// rebase starts the next sample now: what came before is no sample's.
+	rebase()
+}
+
+// testSampler, when set (by a test build, see testhook_sluicetest.go),
+// stands for the process's own readings in every Monitor started after.
+var testSampler func() sampler
+
 // reading is one point the samples are differences of.
 type reading struct {
 	at   time.Time
@@ -87,44 +100,72 @@ type reading struct {
 	hist []uint64 // /sched/latencies counts
 }
 
+// runtimeSampler samples the process: its CPU time from the kernel, the
+// time its goroutines waited for a P from the runtime.
+type runtimeSampler struct {
+	ms        []metrics.Sample
+	buckets   []float64
+	prev, cur reading
+}
+
+func newRuntimeSampler() *runtimeSampler {
+	r := &runtimeSampler{ms: []metrics.Sample{{Name: latencies}}}
+	r.rebase()
+	return r
+}
+
+func (r *runtimeSampler) read(into *reading) {
+	into.at = time.Now()
+	into.cpu, _ = processCPU()
+	metrics.Read(r.ms)
+	if r.ms[0].Value.Kind() != metrics.KindFloat64Histogram {
+		into.hist = into.hist[:0]
+		return
+	}
+	h := r.ms[0].Value.Float64Histogram()
+	r.buckets = h.Buckets
+	into.hist = append(into.hist[:0], h.Counts...)
+}
+
+func (r *runtimeSampler) rebase() { r.read(&r.prev) }
+
+func (r *runtimeSampler) next() (Sample, bool) {
+	r.read(&r.cur)
+	s := Sample{Wall: r.cur.at.Sub(r.prev.at), CPU: r.cur.cpu - r.prev.cpu}
+	s.Waiting = waiting(r.prev.hist, r.cur.hist, r.buckets)
+	r.prev, r.cur = r.cur, r.prev
+	return s, true
+}
+
 func (m *Monitor) run() {
 	defer close(m.exited)
-	ms := []metrics.Sample{{Name: latencies}}
-	var buckets []float64
-	read := func(r *reading) {
-		r.at = time.Now()
-		r.cpu, _ = processCPU()
-		metrics.Read(ms)
-		if ms[0].Value.Kind() != metrics.KindFloat64Histogram {
-			r.hist = r.hist[:0]
-			return
-		}
-		h := ms[0].Value.Float64Histogram()
-		buckets = h.Buckets
-		r.hist = append(r.hist[:0], h.Counts...)
+	var smp sampler
+	if testSampler != nil {
+		smp = testSampler()
+	} else {
+		smp = newRuntimeSampler()
 	}
 	gcOff := os.Getenv("GOGC") == "off"
-	var prev, cur reading
 	t := time.NewTimer(Interval)
 	defer t.Stop()
-	read(&prev)
 	for {
 		select {
 		case <-m.done:
 			return
 		case <-t.C:
 		}
-		read(&cur)
-		s := Sample{Wall: cur.at.Sub(prev.at), CPU: cur.cpu - prev.cpu}
-		s.Waiting = waiting(prev.hist, cur.hist, buckets)
-		prev, cur = cur, prev
+		s, ok := smp.next()
+		if !ok {
+			t.Reset(Interval)
+			continue
+		}
 		was := m.policy.Procs()
 		procs, sleep := m.policy.Next(s)
 		if procs != was {
 			m.apply(procs, s)
 		}
 		if m.policy.Quiet() && !gcOff && trim() {
-			read(&prev) // the trim's own CPU is no sample's
+			smp.rebase() // the trim's own CPU is no sample's
 		}
 		if sleep && !gcOff {
 			armWake(m.wake)
@@ -133,7 +174,7 @@ func (m *Monitor) run() {
 				return
 			case <-m.wake:
 			}
-			read(&prev)
+			smp.rebase()
 		}
 		t.Reset(Interval)
 	}

@@ -2,6 +2,8 @@ package threads
 
 import (
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -71,5 +73,51 @@ func TestTrim(t *testing.T) {
 	}
 	if trim() {
 		t.Fatal("trim ran again with nothing to hand back")
+	}
+}
+
+// TestRuntimeSamplerSeesTheQueue: the process's own readings see its
+// load. With four goroutines that never block on one thread, three wait
+// for it at any moment, whether or not the machine gives the thread a
+// core (the runtime counts that wait too), so the sample's mean queue is
+// well over HotQueue however loaded the machine is; its CPU time is what
+// the process used. (Whether that CPU share is enough to raise is the
+// policy's, TestPolicyRaise.)
+func TestRuntimeSamplerSeesTheQueue(t *testing.T) {
+	if _, ok := processCPU(); !ok {
+		t.Skip("no process CPU clock on this platform: the monitor does not start")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }()
+	r := newRuntimeSampler()
+	start, _ := processCPU()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; !stop.Load(); n++ {
+			}
+		}()
+	}
+	// Enough work for the scheduler to have switched between them many
+	// times (it preempts each after 10 ms), however long it takes.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if now, _ := processCPU(); now-start >= 500*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("four spinning goroutines used under half a second of CPU in two minutes") // hang guard only
+		}
+	}
+	s, ok := r.next()
+	if !ok || s.Wall <= 0 || s.CPU < 500*time.Millisecond {
+		t.Fatalf("sample %+v (ok %v); want the half second of CPU used", s, ok)
+	}
+	q := float64(s.Waiting) / float64(s.Wall)
+	t.Logf("%v of CPU over %v, mean queue %.2f", s.CPU, s.Wall, q)
+	if q < 2*HotQueue {
+		t.Errorf("mean queue %.2f with three goroutines always waiting for the one thread; want at least %v", q, 2*HotQueue)
 	}
 }
