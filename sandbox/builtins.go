@@ -148,7 +148,7 @@ func (rs *runState) binaryOp(thread *starlark.Thread, b *starlark.Builtin, args 
 			// an error, or a form left to starlark-go (a key with %%,
 			// very many directives): its growing builder, charged three
 			// times the result (builderPeak)
-			if err := rs.chargeFn(sumCapped(est, est), what); err != nil {
+			if err := rs.chargeFn(builderPeak(est)-est, what); err != nil {
 				return nil, err
 			}
 			return starlark.Binary(op, x, args)
@@ -233,7 +233,8 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	if m == nil {
 		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
 	}
-	if est := methodEstimate(recv, name, rest, kwargs, rs.memBudget()+1); est > 0 {
+	est := methodEstimate(recv, name, rest, kwargs, rs.memBudget()+1)
+	if est > 0 {
 		if err := rs.chargeFn(est, func() string { return recv.Type() + "." + name + "()" }); err != nil {
 			return nil, err
 		}
@@ -317,7 +318,22 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 			if err != nil {
 				return nil, rs.valueErr(err, what)
 			}
-			rest, kwargs = args, kws
+			pieces, size, ok := planFormat(string(recv), args, kws)
+			if !ok {
+				// an error, or a form left to starlark-go (bytes or a
+				// range printed, very many fields): its growing builder,
+				// charged three times the result (builderPeak)
+				if err := rs.charge(builderPeak(est)-est, what); err != nil {
+					return nil, err
+				}
+				return starlark.Call(thread, m, args, kws)
+			}
+			if size > est {
+				if err := rs.charge(size-est, what); err != nil {
+					return nil, err
+				}
+			}
+			return starlark.String(buildPercent(pieces, size)), nil
 		}
 	}
 	return starlark.Call(thread, m, rest, kwargs)

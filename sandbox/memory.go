@@ -517,8 +517,8 @@ func nonASCIIQuoted(s string) int64 {
 // buffer and a new one 1.25 times as large (Go's append growth), 2.25
 // times the result, beside the earlier buffers not yet collected (five
 // times the result allocated in all); measured, three times the result.
-// Formatting (% and str.format, whose buffer is starlark-go's) is
-// charged that.
+// Formatting left to starlark-go (% or str.format of a form the planners
+// do not build themselves, or that fails) is charged that.
 func builderPeak(est int64) int64 {
 	if est > math.MaxInt64/3 {
 		return math.MaxInt64
@@ -703,7 +703,8 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 		for _, kv := range kwargs {
 			arg(kv[1])
 		}
-		return sumCapped(builderPeak(int64(len(s))+reuse(namedFields(string(s)), total, largest)), rendered)
+		// built in one buffer of its size (planFormat)
+		return sumCapped(sumCapped(int64(len(s)), reuse(namedFields(string(s)), total, largest)), rendered)
 	case "upper", "lower", "title", "capitalize":
 		// built in one buffer of its exact size (caseCopy)
 		if s, ok := recv.(starlark.String); ok {
