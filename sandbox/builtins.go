@@ -60,10 +60,18 @@ func (rs *runState) predeclared() starlark.StringDict {
 	return d
 }
 
-// sized wraps a universal built-in with a size estimate of its result.
+// sized wraps a universal built-in with a size estimate of its result;
+// an argument with no length is gathered first (collectArgs).
 func (rs *runState) sized(name string, est func(starlark.Tuple) int64) *starlark.Builtin {
 	orig := starlark.Universe[name]
 	return starlark.NewBuiltin(name, func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if name != "bytes" {
+			var done starlark.Value
+			var err error
+			if args, done, err = rs.collectArgs(name, args, len(kwargs) == 0); err != nil || done != nil {
+				return done, err
+			}
+		}
 		if err := rs.charge(est(args), name+"()"); err != nil {
 			return nil, err
 		}
@@ -221,6 +229,9 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	recv := args[0]
 	name := string(args[1].(starlark.String))
 	rest := args[2:]
+	if l, ok := recv.(*starlark.List); ok && name == "append" && len(rest) == 1 && len(kwargs) == 0 {
+		return rs.appendTo(l, rest[0])
+	}
 	ha, ok := recv.(starlark.HasAttrs)
 	var m starlark.Value
 	if ok {
@@ -243,6 +254,25 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	switch recv := recv.(type) {
 	case *starlark.List:
 		switch name {
+		case "extend":
+			if len(rest) == 1 && len(kwargs) == 0 && starlark.Len(rest[0]) < 0 {
+				if it, ok := rest[0].(starlark.Iterable); ok {
+					vals, err := rs.collectValues(it, what)
+					if err != nil {
+						return nil, err
+					}
+					if err := rs.charge(int64(recv.Len()+len(vals))*elemCost, what); err != nil {
+						return nil, err
+					}
+					rest = starlark.Tuple{starlark.NewList(vals)}
+				}
+			}
+			if t, ok := rest[0].(starlark.Tuple); ok && len(rest) == 1 && len(kwargs) == 0 {
+				// read, never kept: starlark-go extends by a list in one
+				// append, by anything else one element at a time (Go's
+				// growth: five times the slots allocated in all)
+				rest = starlark.Tuple{starlark.NewList(t)}
+			}
 		case "index", "remove":
 			i, err := rs.listIndex(recv, rest, kwargs)
 			if err != nil {
@@ -283,8 +313,11 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 		}
 	case starlark.String:
 		if name == "join" && len(rest) == 1 && len(kwargs) == 0 {
-			if it, ok := rest[0].(starlark.Iterable); ok {
-				return joinStrings(string(recv), it)
+			switch it := rest[0].(type) {
+			case *starlark.List, starlark.Tuple, *starlark.Dict:
+				return joinStrings(string(recv), it.(starlark.Iterable))
+			case starlark.Iterable:
+				return rs.joinGrowing(string(recv), it)
 			}
 		}
 		switch name {
@@ -831,7 +864,18 @@ func (rs *runState) dict(thread *starlark.Thread, b *starlark.Builtin, args star
 		return nil, fmt.Errorf("dict: got %d arguments, want at most 1", len(args))
 	}
 	d := new(starlark.Dict)
-	if err := rs.walker().updateDict(d, args, kwargs); err != nil {
+	w := rs.walker()
+	if len(args) == 1 {
+		// made at its length at once: grown one by one, a dict of a
+		// million took 281 MiB in all, 125 presized
+		// only when it fits: dict(range(10**9)) is an error of its first
+		// element, and a long update grown instead is charged as it grows
+		if n := starlark.Len(args[0]); n > 0 && rs.fits(int64(n)*dictTableCost) {
+			d = starlark.NewDict(n)
+			w.presized = true
+		}
+	}
+	if err := w.updateDict(d, args, kwargs); err != nil {
 		return nil, rs.walkErr(err, "dict")
 	}
 	return d, nil
@@ -859,6 +903,14 @@ func (rs *runState) sorted(thread *starlark.Thread, b *starlark.Builtin, args st
 		return nil, err
 	}
 	n := starlark.Len(iterable)
+	if n < 0 {
+		// gathered, charged as it grows, then sorted at its length
+		vals, err := rs.collectValues(iterable, "sorted()")
+		if err != nil {
+			return nil, err
+		}
+		iterable, n = starlark.Tuple(vals), len(vals)
+	}
 	if n > 0 {
 		est := int64(n) * elemCost
 		if key != nil {

@@ -85,10 +85,18 @@
 // times the result allocated, a 100 MB join peaked at 1.6 times the
 // 256 MiB cap), a string's escapes are counted (repr of "\x00" * n is four
 // times n), json.encode is charged its buffer and the string copied from
-// it, % is built in one buffer of its size (percent.go) and charged
-// that, and str.format, whose buffer is starlark-go's, three times its
-// result (its growth at its peak); both plus the rendered containers
-// (TestOpsAllocateWithinTheCap counts every byte allocated).
+// it, % and str.format are built in one buffer of their size
+// (percent.go, format.go) and charged that plus the rendered containers
+// (a form they leave to starlark-go, three times its result, its
+// growth at its peak; TestOpsAllocateWithinTheCap counts every byte
+// allocated). What is built to a size not known up front is charged as
+// it is built (grow.go): list, tuple, sorted, reversed, enumerate, zip
+// and list.extend gather an iterable with no length (s.codepoints())
+// chunk by chunk, each chunk charged before it is made; join of anything
+// but a list or tuple is one pass into a doubling buffer, each growth
+// charged; dict() of n pairs is made at its length when that fits;
+// dict.update and list.append charge their value's next growth every
+// 4,096 elements (TestGrowingBuiltinsWithinTheCap).
 //
 // # Why built-ins walk values themselves
 //
@@ -131,8 +139,8 @@
 //
 // # Why memory is bounded twice
 //
-// Many small steps (l.append in a loop, d[i] = v) grow the heap without any
-// single big operation. For those a sampler goroutine reads the runtime's
+// Many small steps (d[i] = v, a comprehension, l += [x]) grow the heap
+// without any single big operation. For those a sampler goroutine reads the runtime's
 // heap-object bytes (runtime/metrics, no stop-the-world, well under a
 // microsecond) every millisecond and cancels the thread when the growth
 // since the run started passes the limit. Before blaming the script it

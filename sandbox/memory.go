@@ -39,7 +39,7 @@ var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: tru
 // checkedMethods are the methods whose result can be much larger than the
 // receiver or arguments.
 var checkedMethods = map[string]bool{
-	"join": true, "replace": true, "format": true, "extend": true,
+	"join": true, "replace": true, "format": true, "extend": true, "append": true,
 	"upper": true, "lower": true, "title": true, "capitalize": true,
 	"split": true, "rsplit": true, "splitlines": true, "update": true,
 	// lazy views whose materialization (list(s.codepoints())) happens in
@@ -648,8 +648,16 @@ func methodEstimate(recv starlark.Value, name string, args starlark.Tuple, kwarg
 		if !ok || len(args) != 1 {
 			return 0
 		}
-		it, ok := args[0].(starlark.Iterable)
-		if !ok {
+		var it starlark.Iterable
+		switch x := args[0].(type) {
+		case *starlark.List:
+			it = x
+		case starlark.Tuple:
+			it = x
+		case *starlark.Dict:
+			it = x
+		default:
+			// iterated once, charged as it grows (joinGrowing)
 			return 0
 		}
 		var n, count int64

@@ -49,6 +49,9 @@ var (
 type walker struct {
 	rs *runState
 	n  int
+	// presized: the dict being updated was made at the update's length,
+	// so its growth is not charged again (dictGrowth)
+	presized bool
 }
 
 // tick returns the run's limit or cancellation once one has tripped.
@@ -544,8 +547,11 @@ func (w *walker) updateDict(d *starlark.Dict, updates starlark.Tuple, kwargs []s
 	if len(updates) == 1 {
 		switch u := updates[0].(type) {
 		case starlark.IterableMapping:
-			for _, item := range u.Items() {
+			for i, item := range u.Items() {
 				if err := w.check(); err != nil {
+					return err
+				}
+				if err := w.dictGrowth(d, i); err != nil {
 					return err
 				}
 				if err := d.SetKey(item[0], item[1]); err != nil {
@@ -561,6 +567,9 @@ func (w *walker) updateDict(d *starlark.Dict, updates starlark.Tuple, kwargs []s
 			var pair starlark.Value
 			for i := 0; iter.Next(&pair); i++ {
 				if err := w.check(); err != nil {
+					return err
+				}
+				if err := w.dictGrowth(d, i); err != nil {
 					return err
 				}
 				iter2 := starlark.Iterate(pair)
