@@ -784,20 +784,26 @@ func (c *Client) answer(id json.RawMessage, result json.RawMessage, e *RPCError)
 // larger than the cap on its own is
 // refused (CodeOverload, not fatal); a queue that would cross the cap means
 // the server stopped reading: fatal CodeOverload.
-func (c *Client) enqueue(line []byte, op string) error { return c.send(line, op, false) }
+func (c *Client) enqueue(line []byte, op string) error {
+	_, err := c.send(line, op, false)
+	return err
+}
 
 // send is enqueue; direct allows the caller to write line itself (see
 // sendDirect): a request with no other in flight. Requests that overlap
 // queue, so the writer goroutine sends them together in one write.
-func (c *Client) send(line []byte, op string, direct bool) error {
+// written reports that the caller's own write took the whole line: line
+// is then the caller's again (nothing else holds it). Otherwise line, or
+// its tail, may wait in the queue and must be left alone for good.
+func (c *Client) send(line []byte, op string, direct bool) (written bool, _ error) {
 	c.wmu.Lock()
 	if c.wclosed {
 		c.wmu.Unlock()
-		return c.closedErr(op)
+		return false, c.closedErr(op)
 	}
 	if len(line) > c.opts.MaxOutboundBytes {
 		c.wmu.Unlock()
-		return &Error{Code: CodeOverload, Server: c.server, Op: op,
+		return false, &Error{Code: CodeOverload, Server: c.server, Op: op,
 			Message: fmt.Sprintf("outbound message of %d bytes exceeds the %d-byte outbound cap", len(line), c.opts.MaxOutboundBytes)}
 	}
 	if c.wqBytes+len(line) > c.opts.MaxOutboundBytes {
@@ -806,7 +812,7 @@ func (c *Client) send(line []byte, op string, direct bool) error {
 		e := &Error{Code: CodeOverload, Server: c.server, Op: op,
 			Message: fmt.Sprintf("server stopped reading its stdin: %d bytes already queued, cap %d", queued, c.opts.MaxOutboundBytes)}
 		c.fail(e)
-		return e
+		return false, e
 	}
 	c.wqBytes += len(line)
 	if direct && c.direct != nil && !c.writing && len(c.wq) == 0 {
@@ -814,13 +820,12 @@ func (c *Client) send(line []byte, op string, direct bool) error {
 		// line itself, sparing the hand-off to the writer goroutine.
 		c.writing = true
 		c.wmu.Unlock()
-		c.sendDirect(line)
-		return nil
+		return c.sendDirect(line), nil
 	}
 	c.wq = append(c.wq, line)
 	c.wmu.Unlock()
 	c.signalWriter()
-	return nil
+	return false, nil
 }
 
 func (c *Client) signalWriter() {
@@ -842,7 +847,10 @@ const directWait = time.Millisecond
 // put first in the queue for the writer goroutine, which finishes the
 // line without a deadline: the framing stays whole and the caller returns
 // to waiting for its answer, which its context and timeout bound as ever.
-func (c *Client) sendDirect(line []byte) {
+//
+// It reports whether the transport took the whole line (and its newline):
+// only then is nothing left of line in the queue.
+func (c *Client) sendDirect(line []byte) (written bool) {
 	n, err := c.direct.sendDirect(line)
 	c.wmu.Lock()
 	c.writing = false
@@ -853,7 +861,7 @@ func (c *Client) sendDirect(line []byte) {
 		if more {
 			c.signalWriter()
 		}
-		return
+		return true
 	}
 	if errors.Is(err, errNotTaken) && !c.wclosed {
 		// n < len(line)+1: the rest of the line (Send adds the newline).
@@ -861,10 +869,11 @@ func (c *Client) sendDirect(line []byte) {
 		c.wq = append([][]byte{line[n:]}, c.wq...)
 		c.wmu.Unlock()
 		c.signalWriter()
-		return
+		return false
 	}
 	c.wmu.Unlock()
 	c.writeFailed(err)
+	return false
 }
 
 func (c *Client) closedErr(op string) error {
@@ -1066,8 +1075,9 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	var line []byte
 	var done bool
 	var err error
+	lb := getBuf()
 	if x != nil && len(x.ClientCapabilities) > 0 {
-		line, done, err = c.relayedMeta(appendEnvelope(make([]byte, 0, 256+len(params)+len(x.ClientCapabilities)+len(c.infoJSON)+len(cl.token)), idText, method), method, params, o.Meta, cl.token, x, checked)
+		line, done, err = c.relayedMeta(appendEnvelope(lb.room(256+len(params)+len(x.ClientCapabilities)+len(c.infoJSON)+len(cl.token)), idText, method), method, params, o.Meta, cl.token, x, checked)
 	}
 	if done {
 		line = append(line, '}')
@@ -1077,9 +1087,10 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 		if err == nil && x != nil {
 			p, err = c.applyExtras(method, p, x)
 		}
-		line = encodeRequest(idText, method, p)
+		line = appendRequest(lb.room(64+len(method)+len(p)), idText, method, p)
 	}
 	if err != nil {
+		putBuf(lb, nil)
 		return Message{}, &Error{Code: CodeProtocol, Server: c.server, Op: method, Message: "invalid params: " + err.Error(), Err: err}
 	}
 
@@ -1096,7 +1107,11 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 	}
 	c.mu.Unlock()
 
-	if err := c.send(line, method, alone); err != nil {
+	written, err := c.send(line, method, alone)
+	if written {
+		putBuf(lb, line) // written whole by this goroutine: nothing else holds it
+	}
+	if err != nil {
 		cl.finished.Store(true)
 		c.unregister(idText, cl)
 		return Message{}, err
@@ -1161,6 +1176,51 @@ func putCall(cl *call) {
 	ch := cl.ch
 	*cl = call{ch: ch}
 	calls.Put(cl)
+}
+
+// bufs are the buffers requests are built in (CallTool's params and the
+// request's line), reused. A params buffer goes back when its request has
+// returned (its line was built from a copy); a line only when the caller
+// wrote it whole itself (Client.send reports written): a line handed to
+// the writer goroutine, or whose tail is queued after a partial write, is
+// left to the collector, since the writer may still be reading it. A
+// buffer that grew beyond maxPooledBuf is not kept.
+var bufs sync.Pool
+
+// maxPooledBuf bounds what bufs keeps: a large argument's buffer is not
+// worth holding for the next small call.
+const maxPooledBuf = 16 << 10
+
+// buf is a reusable byte buffer (its box goes round the pool with it, so
+// a give-back allocates nothing).
+type buf struct{ b []byte }
+
+func getBuf() *buf {
+	if b, ok := bufs.Get().(*buf); ok {
+		return b
+	}
+	return &buf{}
+}
+
+// room returns the buffer emptied, with room for at least n bytes.
+func (b *buf) room(n int) []byte {
+	if cap(b.b) < n {
+		b.b = make([]byte, 0, n)
+	}
+	return b.b[:0]
+}
+
+// putBuf gives b back holding used, the bytes last built in it (they may
+// have moved to a larger array while appended to; nil: b's own).
+func putBuf(b *buf, used []byte) {
+	if used != nil {
+		b.b = used
+	}
+	if cap(b.b) > maxPooledBuf {
+		return
+	}
+	b.b = b.b[:0]
+	bufs.Put(b)
 }
 
 // timers are the requests' response timers, reused: since Go 1.23 a
@@ -1234,7 +1294,11 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 }
 
 func encodeRequest(id, method string, params json.RawMessage) []byte {
-	b := make([]byte, 0, 64+len(method)+len(params)) // room for the stdio newline too
+	return appendRequest(make([]byte, 0, 64+len(method)+len(params)), id, method, params) // room for the stdio newline too
+}
+
+// appendRequest appends a request's line to b (encodeRequest's bytes).
+func appendRequest(b []byte, id, method string, params json.RawMessage) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"method":`...)
@@ -1422,7 +1486,8 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		}
 		return nil, &Error{Code: CodeProtocol, Server: c.server, Op: "tools/call", Message: "invalid arguments: " + err.Error(), Err: err}
 	}
-	p := make([]byte, 0, 32+len(name)+len(a))
+	pb := getBuf()
+	p := pb.room(32 + len(name) + len(a))
 	p = append(p, `{"name":`...)
 	p = appendString(p, name)
 	p = append(p, `,"arguments":`...)
@@ -1430,6 +1495,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	p = append(p, '}')
 	var ie []byte
 	res, err := c.request(ctx, "tools/call", p, o, true, &ie)
+	// The request's line was made from a copy of p, and nothing else
+	// keeps it (not an error, not a retry: both end with request).
+	putBuf(pb, p)
 	if err != nil {
 		return nil, err
 	}
