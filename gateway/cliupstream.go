@@ -32,6 +32,7 @@ func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.T
 		s.AllowCommands = g.allow
 		s.KillGrace, s.StdinGrace = g.opts.killGrace, g.opts.stdinGrace
 		s.Timeout = cliTimeout(d, t)
+		s.Scrub = scrubber(declSecrets(d, env))
 		if g.opts.ServerStderr != nil {
 			s.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "__" + t.Name + "] "}
 		}

@@ -175,6 +175,7 @@ func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) 
 		AllowCommands: g.allow,
 		KillGrace:     g.opts.killGrace,
 		StdinGrace:    g.opts.stdinGrace,
+		Scrub:         scrubber(declSecrets(d, env)),
 	}
 	if g.opts.ServerStderr != nil {
 		spec.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "] "}

@@ -97,6 +97,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (json.RawMessage,
 		StderrTailBytes: stderrTailBytes,
 		NoWatchdog:      t.spec.NoWatchdog,
 		Stderr:          t.spec.Stderr,
+		Scrub:           t.spec.Scrub,
 	})
 	if err != nil {
 		return nil, err

@@ -73,6 +73,9 @@ type Spec struct {
 	// Stderr, if set, also receives every stderr line of every run (the
 	// gateway relays them at debug level); it must not block for long.
 	Stderr io.Writer
+	// Scrub, if set, rewrites every stderr line before the tail (which a
+	// failed run's result carries to the model) and Stderr get it.
+	Scrub func(line []byte) []byte
 }
 
 // Tool is a compiled, callable Spec. It is safe for concurrent use.

@@ -47,6 +47,10 @@ type Spec struct {
 	Stderr          io.Writer         // optional: every stderr line is also copied here; must not block for long
 	NoWatchdog      bool              // do not start the watchdog that kills the group if the gateway dies (see package doc)
 
+	// Scrub, when set, rewrites every stderr line before the tail and
+	// Stderr get it: the caller hides the credentials it gave the server.
+	Scrub func(line []byte) []byte
+
 	// groupHasMembers replaces the /proc scan in tests (nil = real scan).
 	groupHasMembers func(pgid, leader int) bool
 	// onSignal, when set, is told about every signal about to be sent
@@ -478,6 +482,9 @@ func (p *Process) readStderr() {
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
+			if p.spec.Scrub != nil {
+				line = p.spec.Scrub(line)
+			}
 			p.tail.Write(line)
 			if p.spec.Stderr != nil {
 				_, _ = p.spec.Stderr.Write(line)

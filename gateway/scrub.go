@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"bytes"
+	"net/url"
+	"sort"
+	"strings"
+
+	"sluice/gateway/clients"
+	"sluice/gateway/config"
+)
+
+// minScrubbed is the shortest credential scrubbed from a server's stderr:
+// a shorter one would hide ordinary words and is hardly a secret.
+const minScrubbed = 4
+
+// declSecrets lists the credentials d's process is given, as it gets them
+// (env expanded): every env value a listing hides by its name or shape
+// (without its auth scheme, and each word of one on its own), a
+// url's password, and the part of each argument the listing hides.
+//
+// # Why a server's stderr is scrubbed of its own credentials
+//
+// A server that fails often prints what it was started with ("login
+// refused for --password hunter2", a usage line repeating its argv, its
+// environment). Its stderr reaches the log, the CLI's error, the
+// dashboard and a cli tool's result to the model; the redaction filters
+// only know generic token shapes, while the gateway knows the exact
+// values it passed.
+func declSecrets(d config.Server, env map[string]string) []string {
+	var out []string
+	add := func(s string) {
+		if len(s) >= minScrubbed {
+			out = append(out, s)
+		}
+	}
+	for k, v := range env {
+		if clients.LooksSecret(k, v) {
+			bare := v
+			for _, scheme := range []string{"Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "} {
+				bare = strings.TrimPrefix(bare, scheme)
+			}
+			add(bare)
+			for _, w := range strings.Fields(v) {
+				if w != v && clients.LooksSecret("", w) || clients.LooksSecret(k, w) && len(w) >= 8 {
+					add(w)
+				}
+			}
+		}
+		add(urlPassword(v))
+	}
+	line := append([]string{d.Command}, d.Args...)
+	for i := 1; i < len(line); i++ {
+		if off := clients.ArgSecret(line, i); off >= 0 {
+			add(line[i][off:])
+		}
+		add(urlPassword(line[i]))
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// urlPassword is the password of s when s is a url with one, else "".
+func urlPassword(s string) string {
+	if !strings.Contains(s, "://") {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return pw
+}
+
+// scrubber replaces each of secrets (longest first) in a line by Hidden;
+// nil when there is none.
+func scrubber(secrets []string) func([]byte) []byte {
+	if len(secrets) == 0 {
+		return nil
+	}
+	olds := make([][]byte, len(secrets))
+	for i, s := range secrets {
+		olds[i] = []byte(s)
+	}
+	hidden := []byte(Hidden)
+	return func(line []byte) []byte {
+		for _, o := range olds {
+			if bytes.Contains(line, o) {
+				line = bytes.ReplaceAll(line, o, hidden)
+			}
+		}
+		return line
+	}
+}

@@ -1,0 +1,36 @@
+package gateway
+
+import (
+	"testing"
+
+	"sluice/gateway/config"
+)
+
+// TestScrubberHidesWhatTheServerWasGiven: the env values (as expanded)
+// and the args parts a listing hides are replaced in a stderr line; what
+// is not a credential stays.
+func TestScrubberHidesWhatTheServerWasGiven(t *testing.T) {
+	d := config.Server{Command: "mysql", Args: []string{"-u", "root", "-phunter2pw", "--session-id", "correcthorsebattery", "postgres://me:dbpw5678@db/x"}}
+	env := map[string]string{
+		"GITHUB_TOKEN": "plainvalue99", // from ${env:GITHUB_TOKEN}: judged by its name
+		"AUTH_HEADER":  "Bearer tok_abc12345",
+		"MODE":         "debug",
+	}
+	scrub := scrubber(declSecrets(d, env))
+	for in, want := range map[string]string{
+		"token plainvalue99 refused":                     "token (hidden) refused",
+		"sent Bearer tok_abc12345; got 401":              "sent Bearer (hidden); got 401",
+		"header tok_abc12345 refused":                    "header (hidden) refused",
+		"mysql -u root -phunter2pw: access denied":       "mysql -u root -p(hidden): access denied",
+		"session correcthorsebattery expired":            "session (hidden) expired",
+		"connect postgres://me:dbpw5678@db/x: refused":   "connect postgres://me:(hidden)@db/x: refused",
+		"mode debug, user root, nothing secret in here.": "mode debug, user root, nothing secret in here.",
+	} {
+		if got := string(scrub([]byte(in))); got != want {
+			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if scrubber(declSecrets(config.Server{Command: "srv", Args: []string{"--port", "80"}}, map[string]string{"MODE": "debug"})) != nil {
+		t.Error("a server given no credential gets a scrubber")
+	}
+}
