@@ -107,17 +107,7 @@ func serveStopsStdio(t *testing.T, file, mod string) {
 			cmd.Env = append(cmd.Env, e)
 		}
 	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(cmd) })
+	stdin, out, errb := startPiped(t, cmd)
 	// answer sends one request and waits for its answer; a serve that
 	// the filter froze answers nothing.
 	answer := func(id, req string) string {

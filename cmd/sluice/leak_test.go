@@ -18,28 +18,13 @@ import (
 // fail-closed (the default), shape by default at 16 KiB.
 const readmeFilters = "filters:\n  - module: builtin:redact\n    stage: result\n    onError: fail-closed\n"
 
-// serveFrames runs 'sluice serve' over stdio with args, sends the frames
-// (an initialize handshake first), waits for a response to every request
-// id and returns every frame serve wrote, decoded.
-func serveFrames(t *testing.T, args []string, frames []string) []map[string]any {
+// serveLog runs 'sluice serve' over stdio with args, sends an initialize
+// handshake and the frames, waits for an answer to each request, closes
+// stdin and returns what serve wrote to stdout and to stderr.
+func serveLog(t *testing.T, args []string, frames []string) (stdout, stderr string) {
 	t.Helper()
-	init := []string{
-		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-	}
 	cmd := exec.Command(sluiceBin, append([]string{"serve"}, args...)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(cmd) })
-	io.WriteString(stdin, strings.Join(init, "\n")+"\n")
+	stdin, out, errb := startPiped(t, cmd)
 	waitFor := func(id string) {
 		deadline := time.Now().Add(3 * time.Minute) // a loaded machine starts serve slowly
 		for !strings.Contains(out.String(), `"id":`+id+`,`) && !strings.Contains(out.String(), `"id":`+id+`}`) {
@@ -49,6 +34,7 @@ func serveFrames(t *testing.T, args []string, frames []string) []map[string]any 
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	waitFor(`"init"`)
 	for _, f := range frames {
 		io.WriteString(stdin, f+"\n")
@@ -62,11 +48,20 @@ func serveFrames(t *testing.T, args []string, frames []string) []map[string]any 
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("serve did not exit after stdin EOF")
 	}
+	return out.String(), errb.String()
+}
+
+// serveFrames runs 'sluice serve' over stdio with args, sends the frames
+// (an initialize handshake first), waits for a response to every request
+// id and returns every frame serve wrote, decoded.
+func serveFrames(t *testing.T, args []string, frames []string) []map[string]any {
+	t.Helper()
+	stdout, _ := serveLog(t, args, frames)
 	var res []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("stdout line is not JSON: %.200q", line)

@@ -74,17 +74,7 @@ func TestServeLogsEveryCallBeforeItExits(t *testing.T) {
 			fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"c%d"}}}`+"\n", i, i)
 		}
 		cmd := exec.Command(sluiceBin, "serve", "--mode", "flat")
-		ownGroup(cmd)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out, errb syncBuffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { killGroup(cmd) })
+		stdin, out, errb := startPiped(t, cmd)
 		io.WriteString(stdin, in.String())
 		deadline := time.Now().Add(60 * time.Second)
 		for strings.Count(out.String(), `"result"`) < calls+1 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,6 +164,24 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// startPiped starts cmd in a process group of its own (killed when the
+// test ends) with its stdin a pipe and its stdout and stderr kept.
+func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, out, errb *syncBuffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errb = &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(cmd) })
+	return stdin, out, errb
 }
 
 // sluice runs the CLI in-process with stdin as given.

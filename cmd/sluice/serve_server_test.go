@@ -39,17 +39,7 @@ func rpcLines(lines ...string) string { return strings.Join(lines, "\n") + "\n" 
 func serveSession(t *testing.T, in string, ids []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(sluiceBin, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killGroup(cmd) })
+	stdin, out, errb := startPiped(t, cmd)
 	io.WriteString(stdin, in)
 	deadline := time.Now().Add(90 * time.Second)
 	for _, id := range ids {
@@ -61,7 +51,7 @@ func serveSession(t *testing.T, in string, ids []string, args ...string) result 
 		}
 	}
 	stdin.Close()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

@@ -45,18 +45,7 @@ func TestServeStdioProcess(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fx__echo","arguments":{"text":"hello"}}}`,
 	}, "\n") + "\n"
 	cmd := exec.Command(sluiceBin, "serve", "--mode", "flat", "--log-level", "debug")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	stdin, out, errb := startPiped(t, cmd)
 	io.WriteString(stdin, in)
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), `"id":3`) {
@@ -152,18 +141,8 @@ func TestServeSIGTERMDrains(t *testing.T) {
 	name := uniqueName(t)
 	w.writeUser("servers:\n" + fixture(t, "fx", "-name", name))
 	cmd := exec.Command(sluiceBin, "serve", "--mode", "flat")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL); stdin.Close() })
+	stdin, out, errb := startPiped(t, cmd)
+	t.Cleanup(func() { stdin.Close() })
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx__slow","arguments":{"ms":1500,"steps":3},"_meta":{"progressToken":"p"}}}`+"\n")
@@ -174,7 +153,7 @@ func TestServeSIGTERMDrains(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
