@@ -145,3 +145,20 @@ func TestAddURLDiffHidesItsKey(t *testing.T) {
 		t.Fatalf("the file lost the url as given:\n%s", b)
 	}
 }
+
+// TestURLKeyInThePortPlaceStaysOutOfCheck: a key typed after the host
+// with : for / is refused by 'sluice check' (and --json) without being
+// printed, in the url or in the reason.
+func TestURLKeyInThePortPlaceStaysOutOfCheck(t *testing.T) {
+	w := newWorld(t)
+	const key = "sk_live_abcdefgh12345678"
+	w.writeUser("servers:\n  hosted:\n    url: \"https://mcp.example.com:" + key + "/mcp\"\n")
+	r := sluiceProc(t, "", "check")
+	want(t, r, exitFailure, `URL "https://mcp.example.com:…/mcp" refused: not a URL: invalid port "…" after host`)
+	rj := sluiceProc(t, "", "check", "--json")
+	for _, out := range []string{r.stdout + r.stderr, rj.stdout + rj.stderr} {
+		if strings.Contains(out, key) {
+			t.Errorf("check shows the key:\n%s", out)
+		}
+	}
+}

@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -111,7 +114,8 @@ func Refused(a netip.Addr) (string, bool) {
 func CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, &URLError{URL: redactURL(raw), Reason: "not a URL: " + strings.TrimPrefix(err.Error(), "parse "+fmt.Sprintf("%q", raw)+": ")}
+		shown := redactURL(raw)
+		return nil, &URLError{URL: shown, Reason: "not a URL: " + quotedPartsOf(strings.TrimPrefix(err.Error(), "parse "+fmt.Sprintf("%q", raw)+": "), shown)}
 	}
 	if u.User != nil {
 		return nil, &URLError{URL: redactURL(raw), Reason: "it carries userinfo (user:password@); put credentials in headers or use oauth"}
@@ -143,6 +147,22 @@ func CheckURL(raw string) (*url.URL, error) {
 // there; the names stay, to tell which parameter is meant) and the
 // segments of its path that look like a key (urlmask): the URL of an
 // error message, which reaches logs and terminals.
+// quotedPartsOf is a parse error's reason with each quoted part of the
+// url it repeats (invalid port ":KEY" after host) kept only when the
+// redacted url shows it too or it is too short to be a key; otherwise
+// it is "…", as in the url.
+func quotedPartsOf(reason, shown string) string {
+	return quotedPart().ReplaceAllStringFunc(reason, func(q string) string {
+		part, err := strconv.Unquote(q)
+		if err != nil || len(part) < 8 || strings.Contains(shown, part) {
+			return q
+		}
+		return `"…"`
+	})
+}
+
+var quotedPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
+
 func redactURL(raw string) string {
 	raw = urlmask.HidePath(raw, "…")
 	if i := strings.Index(raw, "://"); i >= 0 {
@@ -153,6 +173,13 @@ func redactURL(raw string) string {
 		}
 		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
 			raw = raw[:i+3] + "…@" + rest[at+1:]
+			rest, end = raw[i+3:], end-(at+1)+len("…@")
+		}
+		// a port that is not a number is no port (a key typed after the
+		// host with : for /)
+		host := rest[:end]
+		if c := strings.LastIndex(host, ":"); c >= 0 && c > strings.LastIndex(host, "]") && strings.Trim(host[c+1:], "0123456789") != "" {
+			raw = raw[:i+3] + host[:c+1] + "…" + rest[end:]
 		}
 	}
 	base, query, ok := strings.Cut(raw, "?")
