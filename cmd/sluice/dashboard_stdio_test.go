@@ -134,15 +134,8 @@ func TestServeStdioAdmin(t *testing.T) {
 		}
 	}
 	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve after stdin closed: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("serve did not end when stdin closed")
+	if err := waitExit(t, cmd, "stdin's end"); err != nil {
+		t.Errorf("serve after stdin closed: %v", err)
 	}
 }
 
@@ -171,15 +164,8 @@ func TestDashboardCommand(t *testing.T) {
 	if err := interrupt(cmd); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("dashboard after SIGTERM: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("dashboard did not end on SIGTERM")
+	if err := waitExit(t, cmd, "SIGTERM"); err != nil {
+		t.Errorf("dashboard after SIGTERM: %v", err)
 	}
 }
 

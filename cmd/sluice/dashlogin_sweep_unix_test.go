@@ -108,9 +108,7 @@ func TestServeEndsOnSIGHUP(t *testing.T) {
 	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	if err := waitEnd(t, done, "SIGHUP"); err != nil {
+	if err := waitExit(t, cmd, "SIGHUP"); err != nil {
 		t.Errorf("serve after SIGHUP: %v", err)
 	}
 	if _, err := os.Stat(files[0]); !os.IsNotExist(err) {

@@ -44,13 +44,7 @@ func serveLog(t *testing.T, args []string, frames []string) (stdout, stderr stri
 		}
 	}
 	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("serve did not exit after stdin EOF")
-	}
+	_ = waitExit(t, cmd, "stdin's end") // the output is what the callers check
 	return out.String(), errb.String()
 }
 

@@ -84,15 +84,8 @@ func TestServeLogsEveryCallBeforeItExits(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		stdin.Close() // at once: the last lines are still held back
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("serve exited with %v\n%s", err, errb.String())
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("serve did not exit within 30 s of stdin EOF")
+		if err := waitExit(t, cmd, "stdin's end"); err != nil {
+			t.Fatalf("serve exited with %v\n%s", err, errb.String())
 		}
 		callLines(t, errb.String(), calls)
 	})

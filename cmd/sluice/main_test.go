@@ -184,6 +184,25 @@ func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, out, errb *s
 	return stdin, out, errb
 }
 
+// waitExit waits for cmd, which the test started, to exit after what
+// (stdin's end, a signal) and returns Wait's error. One still running
+// after two minutes (a hang guard, not a timing) is killed with its
+// group, reaped, and fails the test.
+func waitExit(t *testing.T, cmd *exec.Cmd, what string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(2 * time.Minute):
+		killGroup(cmd)
+		<-done
+		t.Fatalf("%v did not exit after %s", cmd.Args[1:], what)
+		return nil
+	}
+}
+
 // sluice runs the CLI in-process with stdin as given.
 func sluice(t *testing.T, stdin string, args ...string) result {
 	t.Helper()

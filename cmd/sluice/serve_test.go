@@ -55,15 +55,8 @@ func TestServeStdioProcess(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exited with %v\n%s", err, errb.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not exit within 20 s of stdin EOF")
+	if err := waitExit(t, cmd, "stdin's end"); err != nil {
+		t.Fatalf("serve exited with %v\n%s", err, errb.String())
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var m map[string]json.RawMessage
@@ -156,15 +149,8 @@ func TestServeSIGTERMDrains(t *testing.T) {
 	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve after SIGTERM: %v\n%s", err, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not exit within 30 s of SIGTERM")
+	if err := waitExit(t, cmd, "SIGTERM"); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, errb.String())
 	}
 	if !strings.Contains(out.String(), `"id":2,"result"`) {
 		t.Errorf("the running call was not drained:\n%s\n%s", out.String(), errb.String())

@@ -186,15 +186,8 @@ func TestWindowsServeStdio(t *testing.T) {
 		t.Fatalf("want 2 server processes under serve (pid %d), found %d\nstdout:\n%s\nstderr:\n%s", cmd.Process.Pid, len(kids), out.String(), errb.String())
 	}
 	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exited with %v\n%s", err, errb.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not exit within 60 s of stdin EOF\n%s", errb.String())
+	if err := waitExit(t, cmd, "stdin's end"); err != nil {
+		t.Fatalf("serve exited with %v\n%s", err, errb.String())
 	}
 	if strings.Contains(out.String(), "\r") {
 		t.Errorf("stdout has a CR: %q", out.String())
