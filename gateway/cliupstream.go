@@ -33,6 +33,7 @@ func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.T
 		s.KillGrace, s.StdinGrace = g.opts.killGrace, g.opts.stdinGrace
 		s.Timeout = cliTimeout(d, t)
 		s.Scrub = scrubber(declSecrets(d, env))
+		s.ShowArgs = MaskArgs // the model reads a description made of the template
 		if g.opts.ServerStderr != nil {
 			s.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "__" + t.Name + "] "}
 		}
@@ -96,7 +97,9 @@ func (g *Gateway) startCLI(ctx context.Context, d config.Server, env map[string]
 func cliListing(d config.Server) listing {
 	l := listing{prov: ProvDeclared}
 	for _, t := range d.CLI.Tools {
-		tool, err := clitool.Compile(t.Spec)
+		spec := t.Spec
+		spec.ShowArgs = MaskArgs // as the running server describes it
+		tool, err := clitool.Compile(spec)
 		if err != nil {
 			continue // config compiled it already; cannot happen
 		}
@@ -123,7 +126,11 @@ func cliViews(d config.Server) []CLIToolView {
 	out := make([]CLIToolView, 0, len(d.CLI.Tools))
 	for _, t := range d.CLI.Tools {
 		v := CLIToolView{Name: t.Name, Description: t.Spec.Description, Output: t.Spec.Output}
-		if tool, err := clitool.Compile(t.Spec); err == nil {
+		spec := t.Spec
+		if d.Scope != config.ScopeProject {
+			spec.ShowArgs = MaskArgs // shown as 'sluice servers' shows args
+		}
+		if tool, err := clitool.Compile(spec); err == nil {
 			v.Argv = tool.Template()
 			var def struct {
 				Description string `json:"description"`

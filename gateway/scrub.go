@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sluice/gateway/clients"
+	"sluice/gateway/clitool"
 	"sluice/gateway/config"
 )
 
@@ -49,14 +50,36 @@ func declSecrets(d config.Server, env map[string]string) []string {
 		}
 		add(urlPassword(v))
 	}
-	line := append([]string{d.Command}, d.Args...)
-	for i := 1; i < len(line); i++ {
-		if off := clients.ArgSecret(line, i); off >= 0 {
-			add(line[i][off:])
+	lines := [][]string{append([]string{d.Command}, d.Args...)}
+	if d.CLI != nil {
+		for _, t := range d.CLI.Tools {
+			lines = append(lines, literalArgv(t.Spec.Argv))
 		}
-		add(urlPassword(line[i]))
+	}
+	for _, line := range lines {
+		for i := 1; i < len(line); i++ {
+			if off := clients.ArgSecret(line, i); off >= 0 {
+				add(line[i][off:])
+			}
+			add(urlPassword(line[i]))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// literalArgv is a cli tool's argv template as a command line: its text
+// elements in order, groups flattened (placeholders as written, which no
+// rule takes for a credential's value when it is literal).
+func literalArgv(es []clitool.Elem) []string {
+	var out []string
+	for _, e := range es {
+		if e.Group != nil {
+			out = append(out, literalArgv(e.Group)...)
+			continue
+		}
+		out = append(out, e.Text)
+	}
 	return out
 }
 

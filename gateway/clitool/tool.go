@@ -73,6 +73,12 @@ type Spec struct {
 	// Stderr, if set, also receives every stderr line of every run (the
 	// gateway relays them at debug level); it must not block for long.
 	Stderr io.Writer
+	// ShowArgs, if set, is how the template's literal arguments are shown
+	// in Template and in the description made when none is declared
+	// (the model reads it): the caller hides credentials there. It gets
+	// the whole command line, placeholders included, and must return as
+	// many items.
+	ShowArgs func(argv []string) []string
 	// Scrub, if set, rewrites every stderr line before the tail (which a
 	// failed run's result carries to the model) and Stderr get it.
 	Scrub func(line []byte) []byte
@@ -254,7 +260,27 @@ func (t *Tool) definition() json.RawMessage {
 func (t *Tool) Template() string { return t.templateText(t.command) }
 
 func (t *Tool) templateText(cmd string) string {
-	parts := []string{cmd}
+	// shown[i] is the i-th text element (argv[0] first) as shown: a
+	// literal through ShowArgs, one with a placeholder as written.
+	flat := []string{t.spec.Argv[0].Text}
+	var collect func(es []Elem)
+	collect = func(es []Elem) {
+		for _, e := range es {
+			if e.Group != nil {
+				collect(e.Group)
+				continue
+			}
+			flat = append(flat, e.Text)
+		}
+	}
+	collect(t.spec.Argv[1:])
+	shown := flat
+	if t.spec.ShowArgs != nil {
+		if s := t.spec.ShowArgs(flat); len(s) == len(flat) {
+			shown = s
+		}
+	}
+	next := 1
 	var walk func(es []Elem) []string
 	walk = func(es []Elem) []string {
 		var out []string
@@ -263,11 +289,16 @@ func (t *Tool) templateText(cmd string) string {
 				out = append(out, "["+strings.Join(walk(e.Group), " ")+"]")
 				continue
 			}
-			out = append(out, e.Text)
+			text := e.Text
+			if !strings.Contains(text, "{") {
+				text = shown[next]
+			}
+			next++
+			out = append(out, text)
 		}
 		return out
 	}
-	return strings.Join(append(parts, walk(t.spec.Argv[1:])...), " ")
+	return strings.Join(append([]string{cmd}, walk(t.spec.Argv[1:])...), " ")
 }
 
 // bind validates the call's arguments and applies defaults. Every problem
