@@ -189,8 +189,9 @@ func (p *pool) classifyInit(filter string, err error, mod api.Module, in *instan
 	return fmt.Errorf("wasm: filter %q: initialisation failed: %w", filter, &TrapError{Filter: filter, Message: firstLine(err.Error()), Stderr: in.stderr.String()})
 }
 
-// put returns an instance after a call. A failed, over-used or over-grown
-// instance is closed and its slot freed.
+// put returns an instance after a call. An instance whose call failed
+// (ok false: Run passes true when the guest returned normally), over-used
+// or over-grown, is closed and its slot freed.
 func (p *pool) put(ctx context.Context, in *instance, ok bool) {
 	in.calls++
 	in.state.input, in.state.metaReady = nil, false
