@@ -162,3 +162,24 @@ func TestURLKeyInThePortPlaceStaysOutOfCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedEnvFlagDoesNotEchoAValue: an --env without = may be a
+// credential pasted without its name: the error says which --env and how
+// to write it, and repeats it only when it reads as a name.
+func TestMalformedEnvFlagDoesNotEchoAValue(t *testing.T) {
+	w := newWorld(t)
+	w.writeUser("servers: {}\n")
+	const pasted = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	for _, c := range []struct{ arg, want string }{
+		{pasted, "--env #2 is not NAME=VALUE"},
+		{"hunter2pwsecret", "--env #2 is not NAME=VALUE"},
+		{"=" + pasted, "--env #2 has no name before its ="},
+		{"GITHUB_TOKEN", "--env GITHUB_TOKEN has no value; write --env GITHUB_TOKEN=VALUE, or --env 'GITHUB_TOKEN=${env:GITHUB_TOKEN}'"},
+	} {
+		r := sluiceProc(t, "", "add", "x", "--env", "MODE=debug", "--env", c.arg, "--", "/bin/cat")
+		want(t, r, exitUsage, c.want)
+		if c.arg != "GITHUB_TOKEN" && strings.Contains(r.stdout+r.stderr, strings.TrimPrefix(c.arg, "=")) {
+			t.Errorf("the error repeats the --env text:\n%s", r)
+		}
+	}
+}

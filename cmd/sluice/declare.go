@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	"sluice/gateway"
 )
@@ -175,10 +177,10 @@ func runDeclare(e *env, cmd string) int {
 	var spec gateway.ServerSpec
 	if url != nil {
 		spec.URL, spec.Cwd, spec.ActionClass = *url, *cwd, *class
-		for _, kv := range envs.vals {
+		for i, kv := range envs.vals {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
-				return usageErr(e, cmd, "--env %q is not KEY=VALUE", kv)
+				return usageErr(e, cmd, "%s", envEntryProblem(i, kv))
 			}
 			spec.Env = append(spec.Env, gateway.EnvVar{Key: k, Value: v})
 		}
@@ -325,3 +327,20 @@ func shellWords(args []string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// envEntryProblem says what is wrong with the i-th --env (0-based) that
+// is not KEY=VALUE. Its text is repeated only when it reads as a name:
+// anything else may be the value itself, a credential pasted without
+// its name.
+func envEntryProblem(i int, kv string) string {
+	nth := fmt.Sprintf("--env #%d", i+1)
+	switch {
+	case strings.HasPrefix(kv, "="):
+		return nth + " has no name before its =; write --env NAME=VALUE (its value is not shown)"
+	case envNameShape().MatchString(kv):
+		return fmt.Sprintf("--env %s has no value; write --env %s=VALUE, or --env '%s=${env:%s}' to pass the one in your environment", kv, kv, kv, kv)
+	}
+	return nth + " is not NAME=VALUE (it has no =; its text is not shown, as it may be a value); write --env NAME=VALUE"
+}
+
+var envNameShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`) })
