@@ -183,3 +183,23 @@ func TestMalformedEnvFlagDoesNotEchoAValue(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteTransportErrorsInTheDebugLogHideTheURL: the debug log's
+// "retrying after a transport error" repeats the HTTP client's error,
+// which names the url: its key in the path and query stay hidden.
+func TestRemoteTransportErrorsInTheDebugLogHideTheURL(t *testing.T) {
+	w := newWorld(t)
+	const key, q = "sk_live_abcdefgh12345678", "hunter2pwsecret"
+	// port 1 on loopback: nothing listens, so every attempt fails to dial
+	w.writeUser("servers:\n  r:\n    url: \"http://127.0.0.1:1/v1/" + key + "/mcp?api_key=" + q + "\"\n    allowPrivate: true\n")
+	t.Setenv("SLUICE_LOG_LEVEL", "debug")
+	r := sluiceProc(t, "", "find", "--server", "r", "--refresh")
+	if !strings.Contains(r.stderr, "retrying after a transport error") || !strings.Contains(r.stderr, `/v1/…/mcp?api_key=…`) {
+		t.Fatalf("no retry logged with the url hidden:\n%s", r)
+	}
+	for _, s := range []string{key, q} {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("the output shows %s:\n%s", s, r)
+		}
+	}
+}

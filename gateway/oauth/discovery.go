@@ -178,7 +178,7 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) (bool, error)
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return false, err
+		return false, remote.HideURLError(err) // a well-known url repeats the server's path
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

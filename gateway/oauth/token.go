@@ -24,6 +24,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"sluice/gateway/remote"
 )
 
 const maxTokenResponseBytes = 64 << 10
@@ -209,7 +211,7 @@ func (a *Authorizer) post(ctx context.Context, endpoint, aud string, c *client, 
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return nil, "", err
+		return nil, "", remote.HideURLError(err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))
@@ -372,7 +374,7 @@ func (a *Authorizer) register(ctx context.Context, d *discovery, redirect string
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, remote.HideURLError(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))

@@ -296,7 +296,7 @@ func (c *Conn) Close() error {
 					drain(resp)
 					c.log.Debug("session deleted", "status", resp.StatusCode)
 				} else {
-					c.log.Debug("session delete failed", "err", err)
+					c.log.Debug("session delete failed", "err", HideURLError(err))
 				}
 			}
 		}
@@ -598,7 +598,7 @@ func (c *Conn) post(ctx context.Context, target *url.URL, body []byte, env envel
 			if !retry {
 				return nil, unwrapURLError(err)
 			}
-			c.log.Debug("retrying after a transport error", "method", env.method, "attempt", attempt+1, "err", err)
+			c.log.Debug("retrying after a transport error", "method", env.method, "attempt", attempt+1, "err", HideURLError(err))
 			if !sleepCtx(ctx, backoff(attempt)) {
 				return nil, c.ctxErr(ctx)
 			}

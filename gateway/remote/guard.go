@@ -202,6 +202,17 @@ func redactURL(raw string) string {
 	return raw
 }
 
+// HideURLError is err with the url an HTTP client error repeats (Post
+// "URL": ...) shown as errors show urls: query values, userinfo and a key
+// in the path hidden. Any other error is returned as is.
+func HideURLError(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.URL == "" {
+		return err
+	}
+	return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
+}
+
 // Describe returns the URL without query and fragment, and with the
 // segments of its path that look like a key hidden (urlmask), for
 // messages that may reach a log or a model.

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"errors"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -25,5 +27,23 @@ func TestURLErrorsHideAKeyInThePortPlace(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), key) {
 			t.Errorf("CheckURL(%q) prints the key: %v", raw, err)
 		}
+	}
+}
+
+// TestHideURLErrorHidesTheRepeatedURL: an HTTP client error repeats the
+// url it was for; HideURLError shows it as other errors do and keeps the
+// cause; another error is returned as is.
+func TestHideURLErrorHidesTheRepeatedURL(t *testing.T) {
+	const key, q = "sk_live_abcdefgh12345678", "hunter2pwsecret"
+	cause := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	err := HideURLError(&url.Error{Op: "Post", URL: "http://127.0.0.1:1/v1/" + key + "/mcp?api_key=" + q, Err: cause})
+	if got, want := err.Error(), `Post "http://127.0.0.1:1/v1/…/mcp?api_key=…": `+cause.Error(); got != want {
+		t.Errorf("HideURLError = %q, want %q", got, want)
+	}
+	if !errors.Is(err, cause) {
+		t.Error("HideURLError lost the cause")
+	}
+	if HideURLError(cause) != cause || HideURLError(nil) != nil {
+		t.Error("HideURLError changed an error that is not a url.Error")
 	}
 }
