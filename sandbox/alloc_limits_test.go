@@ -175,13 +175,25 @@ func TestCopiesRefusedBeforeAllocating(t *testing.T) {
 // the charge was three times the result for starlark-go's growing
 // builder, and both were refused though they fit.
 func TestPercentChargedItsSize(t *testing.T) {
-	const limit = 48 << 20
-	for _, c := range []struct{ name, setup, op string }{
+	checkChargedItsSize(t, []chargedCase{
 		{"two strings", `s = "x" * 8000000`, `"%s|%s" % (s, s)`},
 		{"a thousand strings", "s = \"y\" * 16000\nt = tuple([s] * 1000)", `("%s" * 1000) % t`},
 		{"quoted", `s = "x\n" * 4000000`, `"%r" % (s,)`},
 		{"named", `s = "x" * 8000000`, `"%(a)s|%(a)s" % {"a": s}`},
-	} {
+	})
+}
+
+// chargedCase is an operation op, after setup, whose string result is
+// built in one buffer of its size.
+type chargedCase struct{ name, setup, op string }
+
+// checkChargedItsSize runs each case under a 48 MiB cap: it must succeed
+// having allocated (garbage included, counted by the runtime) little more
+// than its result.
+func checkChargedItsSize(t *testing.T, cases []chargedCase) {
+	t.Helper()
+	const limit = 48 << 20
+	for _, c := range cases {
 		base, r := allocatedBy(c.setup+"\nresult = 1", limit)
 		if r.Error != nil {
 			t.Fatalf("%s: setup: %v", c.name, r.Error)
@@ -200,5 +212,25 @@ func TestPercentChargedItsSize(t *testing.T) {
 		if op > n+n/4+(1<<20) {
 			t.Errorf("%s: allocated %s for a result of %s", c.name, fmtBytes(op), fmtBytes(n))
 		}
+	}
+}
+
+// checkRefusedUpFront runs op after setup under limit: it must be refused
+// by the memory limit, with want in the message, having allocated
+// (garbage included, counted by the runtime) no more than 1 MiB.
+func checkRefusedUpFront(t *testing.T, setup, op string, limit int64, want string) {
+	t.Helper()
+	base, r := allocatedBy(setup+"result = 1", limit)
+	if r.Error != nil {
+		t.Fatalf("setup: %v", r.Error)
+	}
+	a, r := allocatedBy(setup+op+"\nresult = 1", limit)
+	if r.Error == nil || r.Error.Limit != LimitMemory || !strings.Contains(r.Error.Message, want) {
+		t.Fatalf("%s: %v (result %s); want %q refused by the memory limit", op, r.Error, r.Result, want)
+	}
+	n := int64(a) - int64(base)
+	t.Logf("%s refused: %s (allocated %s)", op, r.Error.Message, fmtBytes(n))
+	if n > 1<<20 {
+		t.Errorf("%s: refused after allocating %s", op, fmtBytes(n))
 	}
 }

@@ -20,17 +20,7 @@ import (
 // the caller then lets starlark-go run it, so results and errors stay
 // starlark-go's.
 func planFormat(format string, args starlark.Tuple, kwargs []starlark.Tuple) (pieces []percentPiece, size int64, ok bool) {
-	add := func(p percentPiece) {
-		if p.text == "" && !p.quote {
-			return
-		}
-		pieces = append(pieces, p)
-		if p.quote {
-			size += quotedLen(p.text)
-		} else {
-			size += int64(len(p.text))
-		}
-	}
+	add := func(p percentPiece) { pieces, size = addPiece(pieces, size, p) }
 	var auto, manual bool
 	index := 0
 	for {

@@ -139,31 +139,11 @@ func TestPlanFormatLeavesOnlyWhatItCannotPrint(t *testing.T) {
 // the result. Before, the charge was three times the result (starlark-go's
 // growing builder) and all were refused though they fit.
 func TestFormatChargedItsSize(t *testing.T) {
-	const limit = 48 << 20
-	for _, c := range []struct{ name, setup, op string }{
+	checkChargedItsSize(t, []chargedCase{
 		{"two strings", `s = "x" * 8000000`, `"{}|{}".format(s, s)`},
 		{"a thousand strings", "s = \"y\" * 16000\nt = [s] * 1000", `("{}" * 1000).format(*t)`},
 		{"quoted", `s = "x\n" * 4000000`, `"{!r}".format(s)`},
 		{"named", `s = "x" * 8000000`, `"{a}|{a}".format(a = s)`},
 		{"numbered", `s = "x" * 8000000`, `"{0}|{0}".format(s)`},
-	} {
-		base, r := allocatedBy(c.setup+"\nresult = 1", limit)
-		if r.Error != nil {
-			t.Fatalf("%s: setup: %v", c.name, r.Error)
-		}
-		a, r := allocatedBy(c.setup+"\nr = "+c.op+"\nresult = len(r)", limit)
-		if r.Error != nil {
-			t.Errorf("%s: %v", c.name, r.Error)
-			continue
-		}
-		var n int64
-		if err := json.Unmarshal(r.Result, &n); err != nil {
-			t.Fatal(err)
-		}
-		op := int64(a) - int64(base)
-		t.Logf("%s: result %s, allocated %s", c.name, fmtBytes(n), fmtBytes(op))
-		if op > n+n/4+(1<<20) {
-			t.Errorf("%s: allocated %s for a result of %s", c.name, fmtBytes(op), fmtBytes(n))
-		}
-	}
+	})
 }

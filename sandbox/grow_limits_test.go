@@ -70,19 +70,6 @@ func TestGrowingBuiltinsWithinTheCap(t *testing.T) {
 // later, could stop the run (an append loop to three million: the heap
 // at 97.5 MiB, twice the cap, after 423 MiB allocated).
 func TestAppendRefusedBeforeTheListGrows(t *testing.T) {
-	const limit = 48 << 20
-	setup := "l = [0] * 1503232\n" // 367 x growCheckEvery
-	base, r := allocatedBy(setup+"result = len(l)", limit)
-	if r.Error != nil {
-		t.Fatalf("setup: %v", r.Error)
-	}
-	a, r := allocatedBy(setup+"l.append(1)\nresult = len(l)", limit)
-	if r.Error == nil || r.Error.Limit != LimitMemory || !strings.Contains(r.Error.Message, "list.append()") {
-		t.Fatalf("%v (result %s); want list.append() refused by the memory limit", r.Error, r.Result)
-	}
-	n := int64(a) - int64(base)
-	t.Logf("refused: %s (allocated %s)", r.Error.Message, fmtBytes(n))
-	if n > 1<<20 {
-		t.Errorf("refused after allocating %s", fmtBytes(n))
-	}
+	// 367 x growCheckEvery
+	checkRefusedUpFront(t, "l = [0] * 1503232\n", "l.append(1)", 48<<20, "list.append()")
 }

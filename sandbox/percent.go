@@ -37,17 +37,7 @@ func planPercent(format string, x starlark.Value) (pieces []percentPiece, size i
 	if isTuple {
 		nargs = len(tuple)
 	}
-	add := func(p percentPiece) {
-		if p.text == "" && !p.quote {
-			return
-		}
-		pieces = append(pieces, p)
-		if p.quote {
-			size += quotedLen(p.text)
-		} else {
-			size += int64(len(p.text))
-		}
-	}
+	add := func(p percentPiece) { pieces, size = addPiece(pieces, size, p) }
 	for {
 		i := strings.IndexByte(format, '%')
 		if i < 0 {
@@ -122,6 +112,18 @@ func planPercent(format string, x starlark.Value) (pieces []percentPiece, size i
 		return nil, 0, false
 	}
 	return pieces, size, true
+}
+
+// addPiece appends p to pieces of size bytes, counting a quoted piece at
+// the length quotedLen bounds it by; an empty text adds nothing.
+func addPiece(pieces []percentPiece, size int64, p percentPiece) ([]percentPiece, int64) {
+	if p.text == "" && !p.quote {
+		return pieces, size
+	}
+	if p.quote {
+		return append(pieces, p), size + quotedLen(p.text)
+	}
+	return append(pieces, p), size + int64(len(p.text))
 }
 
 // buildPercent joins planned pieces into one buffer of size bytes.

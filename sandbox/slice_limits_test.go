@@ -96,17 +96,5 @@ func TestViewsAndSortedWithinTheirCharge(t *testing.T) {
 		}
 	}
 	// A cap the view does not fit: refused before it allocates.
-	const limit = 48 << 20
-	setup := "d = {i: i for i in range(300000)}\n"
-	base, r := allocatedBy(setup+"result = len(d)", limit)
-	if r.Error != nil {
-		t.Fatalf("setup: %v", r.Error)
-	}
-	a, r := allocatedBy(setup+"r = d.items()\nresult = len(r)", limit)
-	if r.Error == nil || r.Error.Limit != LimitMemory || !strings.Contains(r.Error.Message, "maxMemoryBytes") {
-		t.Fatalf("items(): %v (result %s); want the memory limit named", r.Error, r.Result)
-	}
-	if n := int64(a) - int64(base); n > 1<<20 {
-		t.Errorf("items(): refused after allocating %s", fmtBytes(n))
-	}
+	checkRefusedUpFront(t, "d = {i: i for i in range(300000)}\n", "r = d.items()", 48<<20, "maxMemoryBytes")
 }
