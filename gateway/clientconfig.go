@@ -298,6 +298,17 @@ func (g *Gateway) Import(req ImportRequest) (*ImportResult, error) {
 	}
 	res.Created = edit.Created
 	res.Diff = edit.Diff(clients.Mask)
+	if mask := edit.LineMask(clients.Mask); mask != nil {
+		lines := strings.SplitAfter(res.Text, "\n")
+		for i, l := range lines {
+			nl := strings.HasSuffix(l, "\n")
+			lines[i] = mask(strings.TrimSuffix(l, "\n"))
+			if nl {
+				lines[i] += "\n"
+			}
+		}
+		res.Text = strings.Join(lines, "")
+	}
 	if !req.Write {
 		return res, nil
 	}

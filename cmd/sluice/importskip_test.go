@@ -60,6 +60,13 @@ func TestImportPlanHidesWhatServersHides(t *testing.T) {
 			t.Errorf("sluice import shows %s:\n%s", s, r)
 		}
 	}
+	rj := sluiceProc(t, "", "import", file, "--json")
+	want(t, rj, exitOK, `"text":`, `https://mcp.example.com/v1/(hidden)/mcp`, `postgres://me:(hidden)@db/x`)
+	for _, s := range []string{pathKey, dbpw, qkey} {
+		if strings.Contains(rj.stdout+rj.stderr, s) {
+			t.Errorf("sluice import --json shows %s:\n%s", s, rj)
+		}
+	}
 	r = sluiceProc(t, "", "import", file, "--write", "--yes")
 	want(t, r, exitOK, "Written")
 	b, err := os.ReadFile(filepath.Join(w.home, "mcp.yaml"))

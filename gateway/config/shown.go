@@ -98,19 +98,26 @@ func wordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// Diff is the edit's line diff as reported: with the target's Shown mask
-// (when set), then extra (when not nil), applied to every line shown.
+// Diff is the edit's line diff as reported: every line shown through
+// LineMask(extra).
 func (e *Edit) Diff(extra func(string) string) string {
+	return linediff.Changed(e.Before, e.After, e.LineMask(extra))
+}
+
+// LineMask is how a line of the edit is shown: the target's Shown mask
+// (when set) for the declarations before and after it, then extra (when
+// not nil). nil when there is neither.
+func (e *Edit) LineMask(extra func(string) string) func(string) string {
 	var mask func(string) string
 	if e.Target.Shown != nil {
 		mask = e.Target.Shown.lineMask(e.Target, e.Before, e.After)
 	}
 	switch {
 	case mask == nil:
-		mask = extra
+		return extra
 	case extra != nil:
 		shown := mask
-		mask = func(line string) string { return extra(shown(line)) }
+		return func(line string) string { return extra(shown(line)) }
 	}
-	return linediff.Changed(e.Before, e.After, mask)
+	return mask
 }
