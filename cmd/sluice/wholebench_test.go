@@ -569,20 +569,30 @@ func init() {
 	}
 }
 
-// benchRelay is a raw line relay: it starts argv and copies newline-framed
-// lines both ways without looking at them.
-func benchRelay(argv []string) int {
+// startUpstream starts argv with its stdin and stdout piped to the caller and
+// its stderr on the caller's.
+func startUpstream(argv []string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return 1
+		return nil, nil, nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return 1
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, in, out, nil
+}
+
+// benchRelay is a raw line relay: it starts argv and copies newline-framed
+// lines both ways without looking at them.
+func benchRelay(argv []string) int {
+	cmd, in, out, err := startUpstream(argv)
+	if err != nil {
 		return 1
 	}
 	lines := func(dst io.Writer, src io.Reader) {
@@ -660,17 +670,8 @@ func benchBridge(argv []string) int {
 // 2025 protocol eras); a newer era's client sends none. GET (the standalone
 // stream) is refused with 405, DELETE ends nothing and is answered 204.
 func benchHTTPRelay(argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startUpstream(argv)
 	if err != nil {
-		return 1
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return 1
-	}
-	if err := cmd.Start(); err != nil {
 		return 1
 	}
 	r := &httpRelay{in: in, waiting: map[string]chan []byte{}, gone: make(chan struct{})}

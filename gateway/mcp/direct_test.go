@@ -21,64 +21,24 @@ import (
 // the writer goroutine: once the server reads again it sees every line
 // whole and in order, and later calls are answered.
 func TestDirectWriteKeepsFramingWhenThePipeIsFull(t *testing.T) {
-	cr, sw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sr, cw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	release := make(chan struct{})
 	lines := make(chan string, 16)
-	served := make(chan struct{})
-	go func() { // the server: answers initialize, then waits for release
-		defer close(served)
-		r := bufio.NewReaderSize(sr, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				return
-			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(line, &m) != nil {
-				lines <- "malformed line: " + string(line[:min(len(line), 80)])
-				continue
-			}
-			if m.Method == "initialize" {
-				sw.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"t"}}}` + "\n"))
-				continue
-			}
-			if m.ID == nil {
-				continue // notifications
-			}
-			<-release
-			lines <- m.Method + " " + strconv.Itoa(len(line))
-			sw.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[]}}` + "\n"))
+	c, _ := pipeClient(t, func(m *pipeMsg, line []byte, answer func(string)) {
+		if m == nil {
+			lines <- "malformed line: " + string(line[:min(len(line), 80)])
+			return
 		}
-	}()
-	c := NewClient(cr, cw, func() proc.Outcome {
-		cw.Close()
-		<-served
-		sw.Close()
-		cr.Close()
-		sr.Close()
-		return proc.Outcome{Complete: true}
-	}, &Options{Server: "t", Era: EraLegacy})
-	defer c.Close()
-	if c.direct == nil {
-		t.Fatal("a client over a pipe does not write directly")
-	}
-	if err := c.Handshake(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+		if m.ID == nil {
+			return // notifications
+		}
+		<-release
+		lines <- m.Method + " " + strconv.Itoa(len(line))
+		answer(`{"content":[]}`)
+	})
 	// Far more than a pipe holds: the direct write cannot finish.
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	_, err = c.CallTool(ctx, "echo", big, nil)
+	_, err := c.CallTool(ctx, "echo", big, nil)
 	cancel()
 	if CodeOf(err) != CodeTimeout && CodeOf(err) != CodeAborted {
 		t.Fatalf("a call to a server that does not read: %v", err)
@@ -124,6 +84,73 @@ func TestBarePipeWritesThroughTheWriter(t *testing.T) {
 	if (&stdio{w: errDeadline{}}).canSendDirect() {
 		t.Fatal("a writer whose deadline fails was taken for a pipe")
 	}
+}
+
+// pipeMsg is what pipeClient's server reads of a line.
+type pipeMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Arguments struct{ Text string } `json:"arguments"`
+	} `json:"params"`
+}
+
+// pipeClient is a client (legacy era, handshake done) over two pipes to a
+// server goroutine that answers initialize itself and hands every other
+// line it reads to serve, in order, with a function that answers the
+// line's request with result (m is nil for a line that is not JSON). cw is
+// the client's end of the server's stdin. The client is closed when the
+// test ends; the server ends when its stdin does.
+func pipeClient(t *testing.T, serve func(m *pipeMsg, line []byte, answer func(result string))) (c *Client, cw *os.File) {
+	t.Helper()
+	cr, sw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, cw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		r := bufio.NewReaderSize(sr, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var m pipeMsg
+			if json.Unmarshal(line, &m) != nil {
+				serve(nil, line, nil)
+				continue
+			}
+			answer := func(result string) {
+				sw.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + "}\n"))
+			}
+			if m.Method == "initialize" {
+				answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"t"}}`)
+				continue
+			}
+			serve(&m, line, answer)
+		}
+	}()
+	c = NewClient(cr, cw, func() proc.Outcome {
+		cw.Close()
+		<-served
+		sw.Close()
+		cr.Close()
+		sr.Close()
+		return proc.Outcome{Complete: true}
+	}, &Options{Server: "t", Era: EraLegacy})
+	t.Cleanup(func() { c.Close() })
+	if c.direct == nil {
+		t.Fatal("a client over a pipe does not write directly")
+	}
+	if err := c.Handshake(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c, cw
 }
 
 type nopDeadline struct{}
