@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,6 +37,17 @@ func startDashboardProc(t *testing.T, w *world) (*exec.Cmd, *syncBuffer, chan er
 	return nil, nil, nil, ""
 }
 
+// hupAtDefault makes the processes the test starts from now on begin with
+// SIGHUP at its default, as from a terminal, even when the test binary
+// runs with it ignored (under nohup): a child inherits an ignored signal,
+// and a sluice started with SIGHUP ignored keeps it so by design
+// (nohup_unix_test.go). A signal the test binary handles is not inherited.
+func hupAtDefault(t *testing.T) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGHUP)
+	t.Cleanup(func() { signal.Stop(c) })
+}
+
 func waitEnd(t *testing.T, done chan error, what string) error {
 	t.Helper()
 	select {
@@ -53,6 +65,7 @@ func waitEnd(t *testing.T, done chan error, what string) error {
 // the file of a live process is kept and named. A file planted under a
 // live process's name pattern but held by nobody goes too.
 func TestLoginFileOfAKilledProcessIsSwept(t *testing.T) {
+	hupAtDefault(t)
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	cmd, _, done, file := startDashboardProc(t, w)
@@ -97,6 +110,7 @@ func TestLoginFileOfAKilledProcessIsSwept(t *testing.T) {
 // on SIGTERM, removing its dashboard login file, instead of dying with it
 // left behind.
 func TestServeEndsOnSIGHUP(t *testing.T) {
+	hupAtDefault(t)
 	w := newWorld(t)
 	w.writeUser("servers:\n" + fixture(t, "fx"))
 	cmd, stdin, _, _ := startWithDashboard(t, "serve", "--admin", "127.0.0.1:0")
