@@ -19,15 +19,7 @@ import (
 func startDashboardProc(t *testing.T, w *world) (*exec.Cmd, *syncBuffer, chan error, string) {
 	t.Helper()
 	cmd := exec.Command(sluiceBin, "dashboard", "127.0.0.1:0")
-	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = &syncBuffer{}, stderr
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { killGroup(cmd) })
+	_, stderr, done := startWaited(t, cmd)
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if strings.Contains(stderr.String(), ".login,") {
 			return cmd, stderr, done, loginFileOf(t, w, stderr)

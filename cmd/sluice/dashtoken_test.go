@@ -17,15 +17,7 @@ import (
 func startDashboardCmd(t *testing.T) (addr, link string, stdout, stderr *syncBuffer, stop func()) {
 	t.Helper()
 	cmd := exec.Command(sluiceBin, "dashboard", "127.0.0.1:0")
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { killGroup(cmd) })
+	stdout, stderr, done := startWaited(t, cmd)
 	stop = func() {
 		_ = interrupt(cmd)
 		select {

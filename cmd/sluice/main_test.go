@@ -184,6 +184,23 @@ func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, out, errb *s
 	return stdin, out, errb
 }
 
+// startWaited starts cmd in a process group of its own (killed when the
+// test ends) with its stdout and stderr kept, and waits for it in the
+// background: done gets Wait's error.
+func startWaited(t *testing.T, cmd *exec.Cmd) (stdout, stderr *syncBuffer, done chan error) {
+	t.Helper()
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { killGroup(cmd) })
+	return stdout, stderr, done
+}
+
 // waitExit waits for cmd, which the test started, to exit after what
 // (stdin's end, a signal) and returns Wait's error. One still running
 // after two minutes (a hang guard, not a timing) is killed with its
