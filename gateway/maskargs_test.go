@@ -81,6 +81,7 @@ func TestMaskArgsHidesCredentials(t *testing.T) {
 		{"srv --session_id=correcthorsebattery", "srv --session_id=" + h},
 		{"docker run -i -e GITHUB_TOKEN=hunter2pwsecret ghcr.io/github/github-mcp-server", "docker run -i -e GITHUB_TOKEN=" + h + " ghcr.io/github/github-mcp-server"},
 		{"srv --password swordfish --token abc12345xyz", "srv --password " + h + " --token " + h},
+		{"docker run -i -e PGPASSWORD=swordfish -e MODE=debug img", "docker run -i -e PGPASSWORD=" + h + " -e MODE=debug img"},
 	} {
 		args := splitLine(c.line)
 		want := splitLine(c.want)

@@ -41,9 +41,10 @@ func ArgSecret(args []string, i int) int {
 		return 0
 	}
 	// NAME=VALUE (an env entry given to a launcher: docker run -e
-	// GITHUB_TOKEN=..., env API_KEY=...) is judged like --NAME=VALUE.
+	// GITHUB_TOKEN=..., env PGPASSWORD=...) is judged like an env entry
+	// and like --NAME=VALUE.
 	if k, v, ok := strings.Cut(a, "="); ok && envName().MatchString(k) && !strings.HasPrefix(a, "-") {
-		if SecretArg([]string{"--" + k, v}, 1) {
+		if LooksSecret(k, v) || SecretArg([]string{"--" + k, v}, 1) {
 			return len(k) + 1
 		}
 	}
