@@ -50,6 +50,8 @@ func (rs *runState) predeclared() starlark.StringDict {
 		opBinary:    starlark.NewBuiltin(opBinary, rs.binaryOp),
 		opGrow:      starlark.NewBuiltin(opGrow, rs.growOp),
 		opMethod:    starlark.NewBuiltin(opMethod, rs.methodOp),
+		opBound:     starlark.NewBuiltin(opBound, rs.boundOp),
+		"getattr":   starlark.NewBuiltin("getattr", rs.getattr),
 		opCompare:   starlark.NewBuiltin(opCompare, rs.compareOp),
 		opKey:       starlark.NewBuiltin(opKey, rs.keyOp),
 		opSlice:     starlark.NewBuiltin(opSlice, rs.sliceOp),
@@ -225,12 +227,70 @@ func (rs *runState) growOp(thread *starlark.Thread, b *starlark.Builtin, args st
 	return y, nil
 }
 
+// boundOp is x.name taken as a value, not called: for a method of a
+// string, bytes, list or dict, a built-in that calls it through methodOp,
+// charged as x.name(...) is; anything else (a module's function, a
+// struct's field) as it is.
+func (rs *runState) boundOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	recv, name := args[0], string(args[1].(starlark.String))
+	ha, ok := recv.(starlark.HasAttrs)
+	if !ok {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	v, err := ha.Attr(name)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	return rs.checkedBound(recv, name, v), nil
+}
+
+// checkedBound returns v, recv's attribute name, or for a method of the
+// core types a built-in method that calls it through methodOp.
+func (rs *runState) checkedBound(recv starlark.Value, name string, v starlark.Value) starlark.Value {
+	switch recv.(type) {
+	case starlark.String, starlark.Bytes, *starlark.List, *starlark.Dict:
+	default:
+		return v
+	}
+	if _, ok := v.(*starlark.Builtin); !ok || !checkedMethods[name] {
+		return v
+	}
+	return starlark.NewBuiltin(name, func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return rs.methodOp(thread, b, append(starlark.Tuple{b.Receiver(), starlark.String(name)}, args...), kwargs)
+	}).BindReceiver(recv)
+}
+
+// getattr is the universal getattr, a checked method it returns bound as
+// x.name is (boundOp).
+func (rs *runState) getattr(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	v, err := starlark.Call(thread, starlark.Universe["getattr"], args, kwargs)
+	if err != nil || len(args) < 2 {
+		return v, err
+	}
+	name, ok := starlark.AsString(args[1])
+	if !ok {
+		return v, nil
+	}
+	if bv, ok := v.(*starlark.Builtin); ok && bv.Receiver() == args[0] {
+		return rs.checkedBound(args[0], name, v), nil
+	}
+	return v, nil
+}
+
 func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	recv := args[0]
 	name := string(args[1].(starlark.String))
 	rest := args[2:]
 	if l, ok := recv.(*starlark.List); ok && name == "append" && len(rest) == 1 && len(kwargs) == 0 {
 		return rs.appendTo(l, rest[0])
+	}
+	if l, ok := recv.(*starlark.List); ok && name == "insert" {
+		if err := rs.chargeListGrowth(l, "list.insert()"); err != nil {
+			return nil, err
+		}
 	}
 	ha, ok := recv.(starlark.HasAttrs)
 	var m starlark.Value

@@ -115,15 +115,22 @@ func (rs *runState) collectArgs(name string, args starlark.Tuple, noKwargs bool)
 // cost more than the append; between checks a list of n elements grows at
 // most once when n is past 16K.
 func (rs *runState) appendTo(l *starlark.List, x starlark.Value) (starlark.Value, error) {
-	if n := l.Len(); n >= growCheckEvery && n%growCheckEvery == 0 {
-		if err := rs.charge(int64(n+n/4)*wordSize, "list.append()"); err != nil {
-			return nil, err
-		}
+	if err := rs.chargeListGrowth(l, "list.append()"); err != nil {
+		return nil, err
 	}
 	if err := l.Append(x); err != nil {
 		return nil, fmt.Errorf("append: %v", err)
 	}
 	return starlark.None, nil
+}
+
+// chargeListGrowth is appendTo's charge of l's next growth, for any
+// method that adds one element (append, insert).
+func (rs *runState) chargeListGrowth(l *starlark.List, what string) error {
+	if n := l.Len(); n >= growCheckEvery && n%growCheckEvery == 0 {
+		return rs.charge(int64(n+n/4)*wordSize, what)
+	}
+	return nil
 }
 
 // fits tells whether est more bytes fit in what is left of the cap, as

@@ -35,6 +35,11 @@ func TestGrowingBuiltinsWithinTheCap(t *testing.T) {
 		{"join of codepoints with a separator", `s = "ab" * 500000`, `r = ("-" * 20).join(s.codepoints())`, 4 * 21000000},
 		{"dict of pairs", pairs("200000"), `r = dict(p)`, 200000 * dictTableCost},
 		{"dict updated by pairs", pairs("250000"), "r = {}\nr.update(p)", 0},
+		// a method taken as a value is the same method, charged alike
+		{"bound extend by codepoints", cp, "r = []\ne = r.extend\ne(s.codepoints())", 0},
+		{"extend by codepoints through getattr", cp, "r = []\ngetattr(r, 'extend')(s.codepoints())", 0},
+		{"bound update by pairs", pairs("250000"), "r = {}\nu = r.update\nu(p)", 0},
+		{"bound format", `s = "x" * 4000000`, "fm = ('{0}' * 14).format\nr = fm(s)", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base, r := allocatedBy(c.setup+"\nresult = 1", limit)
@@ -72,4 +77,10 @@ func TestGrowingBuiltinsWithinTheCap(t *testing.T) {
 func TestAppendRefusedBeforeTheListGrows(t *testing.T) {
 	// 367 x growCheckEvery
 	checkRefusedUpFront(t, "l = [0] * 1503232\n", "l.append(1)", 48<<20, "list.append()")
+	// the same method taken as a value, or found by getattr; and insert,
+	// which grows the list as append does
+	checkRefusedUpFront(t, "l = [0] * 1503232\nf = l.append\n", "f(1)", 48<<20, "list.append()")
+	checkRefusedUpFront(t, "l = [0] * 1503232\nf = getattr(l, 'append')\n", "f(1)", 48<<20, "list.append()")
+	checkRefusedUpFront(t, "l = [0] * 1503232\n", "l.insert(0, 1)", 48<<20, "list.insert()")
+	checkRefusedUpFront(t, "l = [0] * 1503232\nf = l.insert\n", "f(0, 1)", 48<<20, "list.insert()")
 }

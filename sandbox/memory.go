@@ -28,18 +28,19 @@ const (
 	opBinary  = "<op>"     // <op>(tok, x, y): x tok y
 	opGrow    = "<op=>"    // <op=>(tok, x, y): returns y after checking x tok y
 	opMethod  = "<method>" // <method>(x, name, args...): x.name(args...)
+	opBound   = "<bound>"  // <bound>(x, name): x.name taken as a value
 	opCompare = "<cmp>"    // <cmp>(tok, x, y): x tok y for comparisons and in
 	opKey     = "<key>"    // <key>(k): k, sized as a dict key
 	opSlice   = "<slice>"  // <slice>(x, parts, lo?, hi?, step?): x[lo:hi:step]
 )
 
 // hiddenBuiltins are the names above; backtraces leave them out.
-var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: true, opCompare: true, opKey: true, opSlice: true}
+var hiddenBuiltins = map[string]bool{opBinary: true, opGrow: true, opMethod: true, opBound: true, opCompare: true, opKey: true, opSlice: true}
 
 // checkedMethods are the methods whose result can be much larger than the
 // receiver or arguments.
 var checkedMethods = map[string]bool{
-	"join": true, "replace": true, "format": true, "extend": true, "append": true,
+	"join": true, "replace": true, "format": true, "extend": true, "append": true, "insert": true,
 	"upper": true, "lower": true, "title": true, "capitalize": true,
 	"split": true, "rsplit": true, "splitlines": true, "update": true,
 	// lazy views whose materialization (list(s.codepoints())) happens in
@@ -291,6 +292,11 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 		x.X = rwExpr(x.X)
 	case *syntax.DotExpr:
 		x.X = rwExpr(x.X)
+		if checkedMethods[x.Name.Name] {
+			// l.append taken as a value (f = l.append; f(i)): a method
+			// that calls the checked one, or it would grow uncharged
+			return mkCall(opBound, x.NamePos, x.X, strLit(x.Name.Name, x.NamePos))
+		}
 	case *syntax.IndexExpr:
 		x.X = rwExpr(x.X)
 		x.Y = keyed(rwExpr(x.Y))
