@@ -9,6 +9,7 @@ import (
 	"sluice/gateway/clients"
 	"sluice/gateway/clitool"
 	"sluice/gateway/config"
+	"sluice/gateway/proc"
 )
 
 // minScrubbed is the shortest credential scrubbed from a server's stderr:
@@ -98,21 +99,38 @@ func urlPassword(s string) string {
 
 // scrubber replaces each of secrets (longest first) in a line by Hidden;
 // nil when there is none.
-func scrubber(secrets []string) func([]byte) []byte {
+func scrubber(secrets []string) proc.Scrubber {
 	if len(secrets) == 0 {
 		return nil
 	}
-	olds := make([][]byte, len(secrets))
+	olds := make(secretScrubber, len(secrets))
 	for i, s := range secrets {
 		olds[i] = []byte(s)
 	}
-	hidden := []byte(Hidden)
-	return func(line []byte) []byte {
-		for _, o := range olds {
-			if bytes.Contains(line, o) {
-				line = bytes.ReplaceAll(line, o, hidden)
+	return olds
+}
+
+// secretScrubber is scrubber's: the secrets, longest first.
+type secretScrubber [][]byte
+
+func (ss secretScrubber) Scrub(line []byte) []byte {
+	for _, o := range ss {
+		if bytes.Contains(line, o) {
+			line = bytes.ReplaceAll(line, o, []byte(Hidden))
+		}
+	}
+	return line
+}
+
+func (ss secretScrubber) Partial(b []byte) int {
+	k := 0
+	for _, o := range ss {
+		for n := min(len(o)-1, len(b)); n > k; n-- {
+			if bytes.HasSuffix(b, o[:n]) {
+				k = n
+				break
 			}
 		}
-		return line
 	}
+	return k
 }

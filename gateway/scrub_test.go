@@ -26,11 +26,32 @@ func TestScrubberHidesWhatTheServerWasGiven(t *testing.T) {
 		"connect postgres://me:dbpw5678@db/x: refused":   "connect postgres://me:(hidden)@db/x: refused",
 		"mode debug, user root, nothing secret in here.": "mode debug, user root, nothing secret in here.",
 	} {
-		if got := string(scrub([]byte(in))); got != want {
+		if got := string(scrub.Scrub([]byte(in))); got != want {
 			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
 		}
 	}
 	if scrubber(declSecrets(config.Server{Command: "srv", Args: []string{"--port", "80"}}, map[string]string{"MODE": "debug"})) != nil {
 		t.Error("a server given no credential gets a scrubber")
+	}
+}
+
+// TestScrubberHoldsABeginningSecret: the end of a piece of a long line
+// that begins one of the secrets (the longest such end) is what the
+// reader holds back for the next piece; an end that begins none, or a
+// whole secret (already replaced), is not held.
+func TestScrubberHoldsABeginningSecret(t *testing.T) {
+	scrub := scrubber([]string{"hunter2secretpw", "dbpw5678"})
+	for in, want := range map[string]int{
+		"xxxxhunter2sec":      len("hunter2sec"),
+		"xxxxdbpw567":         len("dbpw567"),
+		"xxxxd":               1,
+		"xxxxh":               1,
+		"xxxxhunter2secretpw": 0, // whole: Scrub has replaced it
+		"xxxxhunterx":         0,
+		"":                    0,
+	} {
+		if got := scrub.Partial([]byte(in)); got != want {
+			t.Errorf("Partial(%q) = %d, want %d", in, got, want)
+		}
 	}
 }

@@ -81,7 +81,7 @@ type Spec struct {
 	ShowArgs func(argv []string) []string
 	// Scrub, if set, rewrites every stderr line before the tail (which a
 	// failed run's result carries to the model) and Stderr get it.
-	Scrub func(line []byte) []byte
+	Scrub proc.Scrubber
 }
 
 // Tool is a compiled, callable Spec. It is safe for concurrent use.

@@ -77,6 +77,11 @@ func runChild(mode string) int {
 			fmt.Println("env=" + kv)
 		}
 		return 0
+	case "stderr-long": // write one stderr line: PAD x's, then TAIL, then exit on EOF
+		n, _ := strconv.Atoi(os.Getenv("PAD"))
+		os.Stderr.WriteString(strings.Repeat("x", n) + os.Getenv("TAIL") + "\n")
+		io.Copy(io.Discard, os.Stdin)
+		return 0
 	case "stderr-flood": // write a lot of stderr, including split UTF-8, then exit on EOF
 		for i := 0; i < 2000; i++ {
 			fmt.Fprintf(os.Stderr, "line %d ünïcödé ✓\n", i)

@@ -49,7 +49,7 @@ type Spec struct {
 
 	// Scrub, when set, rewrites every stderr line before the tail and
 	// Stderr get it: the caller hides the credentials it gave the server.
-	Scrub func(line []byte) []byte
+	Scrub Scrubber
 
 	// groupHasMembers replaces the /proc scan in tests (nil = real scan).
 	groupHasMembers func(pgid, leader int) bool
@@ -476,21 +476,47 @@ func waitGone(has func() bool, d time.Duration) bool {
 	}
 }
 
+// A Scrubber hides text (the credentials a server was given) in its
+// stderr.
+//
+// # Why Partial
+//
+// A line longer than the read buffer is read in pieces; a credential
+// across two pieces matches in neither. The end of a piece that may
+// begin one is held back and read again with the next piece.
+type Scrubber interface {
+	// Scrub returns line with each hidden text replaced.
+	Scrub(line []byte) []byte
+	// Partial is the length of the longest end of b that begins a text
+	// Scrub hides but is not all of it; 0 when none.
+	Partial(b []byte) int
+}
+
 func (p *Process) readStderr() {
 	defer close(p.stderrDone)
 	br := bufio.NewReaderSize(p.stderrR, maxStderrLine)
+	var held []byte // the end of the last piece of a long line, not yet written
 	for {
 		line, err := br.ReadSlice('\n')
+		more := err == bufio.ErrBufferFull
+		if len(held) > 0 {
+			line, held = append(held, line...), nil
+		}
 		if len(line) > 0 {
 			if p.spec.Scrub != nil {
-				line = p.spec.Scrub(line)
+				line = p.spec.Scrub.Scrub(line)
+				if more {
+					k := p.spec.Scrub.Partial(line)
+					held = append([]byte(nil), line[len(line)-k:]...)
+					line = line[:len(line)-k]
+				}
 			}
 			p.tail.Write(line)
 			if p.spec.Stderr != nil {
 				_, _ = p.spec.Stderr.Write(line)
 			}
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if err != nil && !more {
 			return
 		}
 	}

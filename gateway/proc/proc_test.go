@@ -4,6 +4,7 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -490,5 +491,56 @@ func TestArgumentsReachChild(t *testing.T) {
 	}
 	if out := p.Close(); !out.Complete {
 		t.Fatalf("outcome = %+v", out)
+	}
+}
+
+// oneSecret scrubs one text, as the gateway's scrubber does each of its.
+type oneSecret string
+
+func (o oneSecret) Scrub(line []byte) []byte {
+	return bytes.ReplaceAll(line, []byte(o), []byte("(hidden)"))
+}
+
+func (o oneSecret) Partial(b []byte) int {
+	for k := min(len(o)-1, len(b)); k > 0; k-- {
+		if bytes.HasSuffix(b, []byte(o[:k])) {
+			return k
+		}
+	}
+	return 0
+}
+
+// TestScrubAcrossTheReadBuffer: a line longer than the read buffer is
+// read in pieces; a credential across two of them is hidden all the
+// same, in the tail and in the copy. Before, each piece was scrubbed on
+// its own and one split at 64 KiB reached both whole.
+func TestScrubAcrossTheReadBuffer(t *testing.T) {
+	const secret = "hunter2secretpw"
+	for _, pad := range []int{maxStderrLine - len(secret), maxStderrLine - 9, maxStderrLine - 1, maxStderrLine, 2*maxStderrLine - 3} {
+		s := childSpec(t, "stderr-long")
+		s.Env["PAD"] = strconv.Itoa(pad)
+		s.Env["TAIL"] = secret + " end"
+		s.StderrTailBytes = 4 * maxStderrLine
+		s.Scrub = oneSecret(secret)
+		var mu sync.Mutex
+		var copied bytes.Buffer
+		s.Stderr = writerFunc(func(b []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return copied.Write(b)
+		})
+		p := mustStart(t, s)
+		if out := p.Close(); !out.Complete {
+			t.Fatalf("outcome = %+v", out)
+		}
+		want := strings.Repeat("x", pad) + "(hidden) end\n"
+		if tail := p.StderrTail(); tail != want {
+			t.Errorf("pad %d: tail ends %q, want it to end %q", pad, tail[max(0, len(tail)-40):], want[len(want)-40:])
+		}
+		mu.Lock()
+		if got := copied.String(); got != want {
+			t.Errorf("pad %d: copy ends %q, want it to end %q", pad, got[max(0, len(got)-40):], want[len(want)-40:])
+		}
+		mu.Unlock()
 	}
 }
