@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"sluice/gateway/clients"
 	"sluice/gateway/clitool"
@@ -43,13 +46,14 @@ func declSecrets(d config.Server, env map[string]string) []string {
 				bare = strings.TrimPrefix(bare, scheme)
 			}
 			add(bare)
+			addBasic(add, bare)
 			for _, w := range strings.Fields(v) {
 				if w != v && clients.LooksSecret("", w) || clients.LooksSecret(k, w) && len(w) >= 8 {
 					add(w)
 				}
 			}
 		}
-		add(urlPassword(v))
+		addURL(add, v)
 	}
 	lines := [][]string{append([]string{d.Command}, d.Args...)}
 	if d.CLI != nil {
@@ -61,12 +65,63 @@ func declSecrets(d config.Server, env map[string]string) []string {
 		for i := 1; i < len(line); i++ {
 			if off := clients.ArgSecret(line, i); off >= 0 {
 				add(line[i][off:])
+				addBasic(add, line[i][off:])
+				if off > 0 && line[i][off-1] == ':' {
+					// curl -u user:pw: sent as Basic base64(user:pw)
+					start := strings.LastIndexAny(line[i][:off-1], "= ") + 1
+					add(base64.StdEncoding.EncodeToString([]byte(line[i][start:])))
+				}
 			}
-			add(urlPassword(line[i]))
+			addURL(add, line[i])
+		}
+	}
+	for _, w := range out {
+		// as a JSON string prints it ({"password":"quo\"te"})
+		if q, _ := json.Marshal(w); string(q[1:len(q)-1]) != w {
+			out = append(out, string(q[1:len(q)-1]))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// addURL adds the password of s, a url or NAME=url / --flag=url, both as
+// given (percent-encoded: a server echoes its url as it got it) and
+// decoded, and the Basic credential a client makes of the userinfo.
+func addURL(add func(string), s string) {
+	if i, j := strings.IndexByte(s, '='), strings.Index(s, "://"); i >= 0 && i < j {
+		s = s[i+1:]
+	}
+	pw := urlPassword(s)
+	if pw == "" {
+		return
+	}
+	add(pw)
+	u, _ := url.Parse(s)
+	add(base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw)))
+	rest := s[strings.Index(s, "://")+3:]
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		rest = rest[:k]
+	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
+			add(rest[c+1 : at])
+		}
+	}
+}
+
+// addBasic adds, for a Basic credential (base64 of user:password), the
+// user:password and the password it decodes to: a server that logs the
+// header it got may log them.
+func addBasic(add func(string), s string) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || !utf8.Valid(b) {
+		return
+	}
+	if c := bytes.IndexByte(b, ':'); c > 0 {
+		add(string(b))
+		add(string(b[c+1:]))
+	}
 }
 
 // literalArgv is a cli tool's argv template as a command line: its text

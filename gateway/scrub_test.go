@@ -55,3 +55,33 @@ func TestScrubberHoldsABeginningSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestScrubberHidesTheFormsAServerPrints: a credential is hidden as a
+// server may print it, not only as it was given: a url's password still
+// percent-encoded (as given, in args or env) and in a --flag=url, one
+// escaped in a JSON string, and the Basic header a client builds of a
+// user:password (and what a Basic header given decodes to).
+func TestScrubberHidesTheFormsAServerPrints(t *testing.T) {
+	d := config.Server{Command: "curl", Args: []string{
+		"postgres://me:p%40ss5678@db/x", "--db=postgres://me:dbpw5678@db/y",
+		"--password", `quo"te\pw99`, "-u", "me:hunter2pw",
+	}}
+	env := map[string]string{
+		"DATABASE_URL": "postgres://me:s3cr%2Ft99@db/x",
+		"AUTH_HEADER":  "Basic Ym9iOnNlc2FtZTEyMzQ=", // bob:sesame1234
+	}
+	scrub := scrubber(declSecrets(d, env))
+	for in, want := range map[string]string{
+		"connect postgres://me:p%40ss5678@db/x":   "connect postgres://me:(hidden)@db/x",
+		"connect postgres://me:s3cr%2Ft99@db/x":   "connect postgres://me:(hidden)@db/x",
+		"connect postgres://me:dbpw5678@db/y":     "connect postgres://me:(hidden)@db/y",
+		`{"password":"quo\"te\\pw99"}`:            `{"password":"(hidden)"}`,
+		"> Authorization: Basic bWU6aHVudGVyMnB3": "> Authorization: Basic (hidden)",
+		"> Authorization: Basic bWU6ZGJwdzU2Nzg=": "> Authorization: Basic (hidden)",
+		"login bob:sesame1234 refused":            "login (hidden) refused",
+	} {
+		if got := string(scrub.Scrub([]byte(in))); got != want {
+			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
