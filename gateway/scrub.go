@@ -125,8 +125,9 @@ func addBasic(add func(string), s string) {
 }
 
 // literalArgv is a cli tool's argv template as a command line: its text
-// elements in order, groups flattened (placeholders as written, which no
-// rule takes for a credential's value when it is literal).
+// elements in order, groups flattened, a literal as the program gets it
+// ("{{x}}" is "{x}"), one with a placeholder as written (which no rule
+// takes for a credential's value when it is literal).
 func literalArgv(es []clitool.Elem) []string {
 	var out []string
 	for _, e := range es {
@@ -134,7 +135,11 @@ func literalArgv(es []clitool.Elem) []string {
 			out = append(out, literalArgv(e.Group)...)
 			continue
 		}
-		out = append(out, e.Text)
+		if lit, ok := clitool.Literal(e.Text); ok {
+			out = append(out, lit)
+		} else {
+			out = append(out, e.Text)
+		}
 	}
 	return out
 }

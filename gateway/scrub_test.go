@@ -3,6 +3,7 @@ package gateway
 import (
 	"testing"
 
+	"sluice/gateway/clitool"
 	"sluice/gateway/config"
 )
 
@@ -83,5 +84,20 @@ func TestScrubberHidesTheFormsAServerPrints(t *testing.T) {
 		if got := string(scrub.Scrub([]byte(in))); got != want {
 			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestScrubberHidesACLIToolsBracedLiteral: a cli tool's literal argv
+// element is scrubbed as the program gets it, "{{x}}" read as "{x}".
+func TestScrubberHidesACLIToolsBracedLiteral(t *testing.T) {
+	d := config.Server{CLI: &config.CLI{Tools: []config.CLITool{{Name: "get", Spec: clitool.Spec{
+		Argv: []clitool.Elem{{Text: "srv"}, {Text: "--password"}, {Text: "hunter2pw{{x}}"}, {Text: "--q={q}"}},
+	}}}}}
+	scrub := scrubber(declSecrets(d, nil))
+	if scrub == nil {
+		t.Fatal("no scrubber for a tool given a password")
+	}
+	if got := string(scrub.Scrub([]byte("login hunter2pw{x} refused"))); got != "login (hidden) refused" {
+		t.Errorf("scrubbed %q", got)
 	}
 }

@@ -48,6 +48,19 @@ type rawSeg struct {
 	ph     bool
 }
 
+// Literal is the text an element without a placeholder passes (its
+// "{{name}}" read as "{name}"); false for one with a placeholder.
+func Literal(text string) (string, bool) {
+	var b strings.Builder
+	for _, r := range parseText(text) {
+		if r.ph {
+			return "", false
+		}
+		b.WriteString(r.lit)
+	}
+	return b.String(), true
+}
+
 // parseText splits one element's text into segments. A placeholder is
 // {name} or {name...} with name an identifier; "{{name}}" is the literal
 // text "{name}"; every other brace is literal, so `{{.Name}}` (a Go

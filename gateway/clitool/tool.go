@@ -261,7 +261,8 @@ func (t *Tool) Template() string { return t.templateText(t.command) }
 
 func (t *Tool) templateText(cmd string) string {
 	// shown[i] is the i-th text element (argv[0] first) as shown: a
-	// literal through ShowArgs, one with a placeholder as written.
+	// literal through ShowArgs (as the program gets it: a brace in it is
+	// no placeholder), one with a placeholder as written.
 	flat := []string{t.spec.Argv[0].Text}
 	var collect func(es []Elem)
 	collect = func(es []Elem) {
@@ -270,7 +271,11 @@ func (t *Tool) templateText(cmd string) string {
 				collect(e.Group)
 				continue
 			}
-			flat = append(flat, e.Text)
+			if lit, ok := Literal(e.Text); ok {
+				flat = append(flat, lit)
+			} else {
+				flat = append(flat, e.Text)
+			}
 		}
 	}
 	collect(t.spec.Argv[1:])
@@ -290,7 +295,10 @@ func (t *Tool) templateText(cmd string) string {
 				continue
 			}
 			text := e.Text
-			if !strings.Contains(text, "{") {
+			if _, lit := Literal(text); lit && shown[next] != flat[next] {
+				// hidden, in whole or part; a literal shown unchanged
+				// stays as written ({{x}}, not {x}, which reads as a
+				// placeholder)
 				text = shown[next]
 			}
 			next++
