@@ -45,10 +45,12 @@ func declSecrets(d config.Server, env map[string]string) []string {
 			for _, scheme := range []string{"Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "} {
 				bare = strings.TrimPrefix(bare, scheme)
 			}
-			add(bare)
-			addBasic(add, bare)
+			if clients.LooksSecret("", bare) || namedSecret(bare) {
+				add(bare)
+				addBasic(add, bare)
+			}
 			for _, w := range strings.Fields(v) {
-				if w != v && clients.LooksSecret("", w) || clients.LooksSecret(k, w) && len(w) >= 8 {
+				if w != v && clients.LooksSecret("", w) || clients.LooksSecret(k, w) && namedSecret(w) {
 					add(w)
 				}
 			}
@@ -83,6 +85,16 @@ func declSecrets(d config.Server, env map[string]string) []string {
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// namedSecret tells whether v, the value of an env entry whose name
+// reads as a credential's (AUTH_MODE, SESSION_STORE as well as
+// API_TOKEN) but whose shape does not, is scrubbed: at least 8 bytes,
+// not a number, a path or a url (a url's password is added on its own).
+// A shorter value or a setting (oauth, redis, true) is an ordinary word
+// the server's stderr is full of, inside other words too.
+func namedSecret(v string) bool {
+	return len(v) >= 8 && !strings.Contains(v, "://") && !strings.ContainsRune("/.~", rune(v[0])) && strings.Trim(v, "0123456789") != ""
 }
 
 // addURL adds the password of s, a url or NAME=url / --flag=url, both as

@@ -101,3 +101,26 @@ func TestScrubberHidesACLIToolsBracedLiteral(t *testing.T) {
 		t.Errorf("scrubbed %q", got)
 	}
 }
+
+// TestScrubberLeavesSettingsNamedLikeCredentials: an env value judged a
+// credential only by its name is scrubbed only when it could be one
+// (namedSecret); a setting such as AUTH_MODE=oauth is an ordinary word
+// of the server's stderr, hidden before even inside other words
+// ("rediscover").
+func TestScrubberLeavesSettingsNamedLikeCredentials(t *testing.T) {
+	env := map[string]string{
+		"AUTH_MODE": "oauth", "SESSION_STORE": "redis", "TOKEN_URL": "https://auth.example.com/token", "AUTH_ENABLED": "true",
+		"API_TOKEN": "plainvalue99",
+	}
+	scrub := scrubber(declSecrets(config.Server{Command: "srv"}, env))
+	for in, want := range map[string]string{
+		"connecting to redis at localhost:6379 (rediscover on)":       "connecting to redis at localhost:6379 (rediscover on)",
+		"oauth flow started; fetching https://auth.example.com/token": "oauth flow started; fetching https://auth.example.com/token",
+		"feature enabled=true":       "feature enabled=true",
+		"token plainvalue99 refused": "token (hidden) refused",
+	} {
+		if got := string(scrub.Scrub([]byte(in))); got != want {
+			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
