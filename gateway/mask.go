@@ -121,9 +121,13 @@ func MaskArgs(args []string) []string {
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		if off := clients.ArgSecret(args, i); off >= 0 {
+		k, v, joined := strings.Cut(a, "=")
+		switch off := clients.ArgSecret(args, i); {
+		case off >= 0:
 			out[i] = a[:off] + Hidden
-		} else {
+		case joined && strings.Contains(v, "://") && !strings.Contains(k, "://"):
+			out[i] = k + "=" + maskURL(v) // --db=URL, DATABASE_URL=URL
+		default:
 			out[i] = maskURL(a)
 		}
 	}

@@ -22,6 +22,10 @@ var credentialArgs = []struct {
 	{"mysql", []string{"-u", "root", "-phunter2pw", "-h", "db"}, "hunter2pw", "-p(hidden)"},
 	{"sshpass", []string{"-p", "opensesame7", "ssh", "-p", "2222", "host"}, "opensesame7", "(hidden)"},
 	{"redis-cli", []string{"-p", "6379", "-a", "letmein99x"}, "letmein99x", "(hidden)"},
+	{"docker", []string{"run", "-i", "-e", "PGPASSWORD=swordfish", "img"}, "swordfish", "PGPASSWORD=(hidden)"},
+	{"docker", []string{"exec", "-i", "db", "sh", "-c", "mysql -p1234hunter app"}, "1234hunter", "mysql -p(hidden)"},
+	{"curl", []string{"-Hx-api-key:k3yvalue55x", "https://api.example.com/"}, "k3yvalue55x", "-Hx-api-key:(hidden)"},
+	{"/bin/cat", []string{"--url=https://api.example.com/mcp?api_key=k3yvalue77x"}, "k3yvalue77x", "--url=https://api.example.com/mcp?api_key=(hidden)"},
 }
 
 // TestCredentialArgsStayOutOfListings: servers --json, check --json and

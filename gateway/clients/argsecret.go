@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,7 +19,8 @@ import (
 // --header 'X-Api-Key: ...'), after a program's own password flag
 // (mysql -pVALUE, sshpass -p VALUE, redis-cli -a VALUE, curl -u
 // user:VALUE) and never in a value shaped like a port (-p 8080,
-// -p 127.0.0.1:80:80).
+// -p 127.0.0.1:80:80), in NAME=VALUE as an env entry (PGPASSWORD=...),
+// and in a command line a shell is given as one argument (sh -c '...').
 //
 // # Why a header's name and scheme stay
 //
@@ -28,6 +28,9 @@ import (
 // for and where the credential goes; only the credential is hidden.
 func ArgSecret(args []string, i int) int {
 	a := args[i]
+	if off := shellSecret(args, i); off >= 0 {
+		return off
+	}
 	if off := headerSecret(args, i); off != 0 {
 		return off
 	}
@@ -41,15 +44,33 @@ func ArgSecret(args []string, i int) int {
 		return 0
 	}
 	// NAME=VALUE (an env entry given to a launcher: docker run -e
-	// GITHUB_TOKEN=..., env PGPASSWORD=...) is judged like an env entry
-	// and like --NAME=VALUE.
+	// GITHUB_TOKEN=..., env PGPASSWORD=...) is judged like --NAME=VALUE
+	// and like the env entry it is.
 	if k, v, ok := strings.Cut(a, "="); ok && envName().MatchString(k) && !strings.HasPrefix(a, "-") {
-		if LooksSecret(k, v) || SecretArg([]string{"--" + k, v}, 1) {
+		if SecretArg([]string{"--" + k, v}, 1) || envSecret(k, v) {
 			return len(k) + 1
 		}
 	}
 	return -1
 }
+
+// envSecret: NAME=VALUE given as an argument holds a credential by the
+// rule an env entry is hidden by (LooksSecret of a name that mentions
+// one: PGPASSWORD, REDISCLI_AUTH, APITOKEN, whatever the value), except where
+// the name says the value is a setting about one (MAX_TOKENS,
+// TOKEN_FILE, AUTH_MODE, SESSION_TIMEOUT) or the value is a path.
+func envSecret(k, v string) bool {
+	if !secretName().MatchString(k) || !LooksSecret(k, v) {
+		return false // a value's shape alone is SecretArg's to judge
+	}
+	return !flagNotSecret().MatchString(k) && !envSetting().MatchString(k) && !strings.ContainsRune("/.~", rune(v[0]))
+}
+
+// envSetting: an env name whose last word says it holds a setting, not
+// the credential its name mentions (AUTH_MODE, SESSION_TIMEOUT).
+var envSetting = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|[-_.])(mode|timeout|ttl|level|enabled|disabled|enable|disable|required|store|backend|provider|method|type|host|port|user|username|domain|region|version|scope|scopes|issuer|audience|endpoint|server|realm|strategy)$`)
+})
 
 // headerSecret: the offset of a credential in a header given as one
 // argument, 0 when there is none (a header never starts at 0). The
@@ -61,6 +82,8 @@ func headerSecret(args []string, i int) int {
 	after := i > 0 && headerFlag().MatchString(args[i-1])
 	if f, v, ok := strings.Cut(a, "="); ok && headerFlag().MatchString(f) {
 		a, base, after = v, len(f)+1, true
+	} else if len(a) > 2 && strings.HasPrefix(a, "-H") {
+		a, base, after = a[2:], 2, true // -HName:value, as curl takes it
 	}
 	name, val, ok := strings.Cut(a, ":")
 	if !ok || !headerName().MatchString(name) || !secretName().MatchString(name) {
@@ -128,17 +151,17 @@ var passwordFlags = map[string][]struct {
 	"mongoexport":   {{flag: "-p"}},
 	"mongoimport":   {{flag: "-p"}},
 	"rabbitmqadmin": {{flag: "-p"}},
-	"sqlcmd":        {{flag: "-P"}},
-	"bcp":           {{flag: "-P"}},
-	"mosquitto_pub": {{flag: "-P"}},
-	"mosquitto_sub": {{flag: "-P"}},
-	"ldapsearch":    {{flag: "-w"}},
-	"ldapmodify":    {{flag: "-w"}},
-	"ldapadd":       {{flag: "-w"}},
-	"ldapdelete":    {{flag: "-w"}},
-	"ldapwhoami":    {{flag: "-w"}},
-	"curl":          {{flag: "-u", joined: true, user: true}, {flag: "--user", user: true}, {flag: "--proxy-user", user: true}, {flag: "-U", user: true}},
-	"smbclient":     {{flag: "-U", joined: true, user: true}},
+	"sqlcmd":        {{flag: "-P", joined: true}},
+	"bcp":           {{flag: "-P", joined: true}},
+	"mosquitto_pub": {{flag: "-P", joined: true}},
+	"mosquitto_sub": {{flag: "-P", joined: true}},
+	"ldapsearch":    {{flag: "-w", joined: true}},
+	"ldapmodify":    {{flag: "-w", joined: true}},
+	"ldapadd":       {{flag: "-w", joined: true}},
+	"ldapdelete":    {{flag: "-w", joined: true}},
+	"ldapwhoami":    {{flag: "-w", joined: true}},
+	"curl":          {{flag: "-u", joined: true, user: true}, {flag: "--user", user: true}, {flag: "--proxy-user", user: true}, {flag: "-U", joined: true, user: true}},
+	"smbclient":     {{flag: "-U", joined: true, user: true}, {flag: "--user", user: true}},
 }
 
 // programSecret: the offset of a password given to a program's own
@@ -150,18 +173,20 @@ func programSecret(args []string, i int) int {
 	}
 	a := args[i]
 	for _, f := range passwordFlags[prog] {
-		val, off := "", 0
+		val, off, glued := "", 0, false
 		switch {
 		case i > 0 && args[i-1] == f.flag:
 			val = a
 		case strings.HasPrefix(a, f.flag+"=") && strings.HasPrefix(f.flag, "--"):
 			val, off = a[len(f.flag)+1:], len(f.flag)+1
 		case f.joined && len(a) > len(f.flag) && strings.HasPrefix(a, f.flag) && !strings.HasPrefix(f.flag, "--"):
-			val, off = a[len(f.flag):], len(f.flag)
+			val, off, glued = a[len(f.flag):], len(f.flag), true
 		default:
 			continue
 		}
-		if val == "" || strings.HasPrefix(val, "-") || isRefOnly(val) || !f.user && portShape().MatchString(val) {
+		// mysql's port is -P: its -pDIGITS is a password of digits.
+		port := !f.user && !(glued && (strings.HasPrefix(prog, "mysql") || strings.HasPrefix(prog, "mariadb")))
+		if val == "" || strings.HasPrefix(val, "-") || isRefOnly(val) || port && portShape().MatchString(val) {
 			continue
 		}
 		if f.user {
@@ -184,7 +209,7 @@ func programSecret(args []string, i int) int {
 // password flags: a word (not a flag's value) whose base name is one.
 func programBefore(args []string, i int) string {
 	for j := i - 1; j >= 0; j-- {
-		base := strings.ToLower(strings.TrimSuffix(filepath.Base(args[j]), ".exe"))
+		base := programName(args[j])
 		if _, ok := passwordFlags[base]; !ok {
 			continue
 		}
@@ -194,4 +219,92 @@ func programBefore(args []string, i int) string {
 		return base
 	}
 	return ""
+}
+
+// programName is the program a command line's word names, as
+// passwordFlags and shells know it: its base name in lowercase, without
+// a Windows launcher's extension or a version (mysql8, mysql-8.0,
+// MySQL.cmd, python3.12 are mysql, mysql, mysql, python).
+func programName(word string) string {
+	base := strings.ToLower(word[strings.LastIndexAny(word, `/\`)+1:])
+	for _, ext := range []string{".exe", ".cmd", ".bat", ".com", ".ps1"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if v := strings.TrimRight(base, "0123456789.-"); v != "" {
+		return v
+	}
+	return base
+}
+
+// shells are the programs that run a command line given as one argument
+// (sh -c '...', cmd /c "...", pwsh -Command "...").
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "cmd": true, "powershell": true, "pwsh": true}
+
+// shellSecret: the offset of a credential in a command line given to a
+// shell as one argument (bash -c 'mysql -phunter2pw app'), judged word
+// by word as the line it is; -1 when args[i] is none or holds none.
+// What follows the credential in the line is hidden with it.
+func shellSecret(args []string, i int) int {
+	if i < 2 || !strings.ContainsAny(args[i], " \t") {
+		return -1
+	}
+	flag := args[i-1]
+	switch {
+	case strings.EqualFold(flag, "/c"), strings.EqualFold(flag, "/k"), strings.EqualFold(flag, "-command"):
+	case len(flag) >= 2 && flag[0] == '-' && flag[1] != '-' && strings.Trim(flag[1:], "abcdefghijklmnopqrstuvwxyz") == "" && strings.Contains(flag, "c"):
+	default:
+		return -1
+	}
+	j := i - 2
+	for j > 0 && (strings.HasPrefix(args[j], "-") || len(args[j]) == 2 && args[j][0] == '/') {
+		j-- // sh -e -c, cmd /d /c
+	}
+	if !shells[programName(args[j])] {
+		return -1
+	}
+	words, at := shellWords(args[i])
+	for k := range words {
+		if off := ArgSecret(words, k); off >= 0 {
+			if off < len(at[k]) {
+				return at[k][off]
+			}
+			return at[k][0]
+		}
+	}
+	return -1
+}
+
+// shellWords splits a shell's command line into its words, with, for
+// each byte of a word, where it is in line. Quotes ('...', "...") and a
+// backslash escape are taken away as a shell takes them.
+func shellWords(line string) (words []string, at [][]int) {
+	var w []byte
+	var pos []int
+	in := false
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
+			if in {
+				words, at = append(words, string(w)), append(at, pos)
+				w, pos, in = nil, nil, false
+			}
+			continue
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote, in = c, true
+			continue
+		case quote != 0 && c == quote:
+			quote = 0
+			continue
+		case c == '\\' && quote != '\'' && i+1 < len(line):
+			i++
+			c = line[i]
+		}
+		w, pos, in = append(w, c), append(pos, i), true
+	}
+	if in {
+		words, at = append(words, string(w)), append(at, pos)
+	}
+	return words, at
 }

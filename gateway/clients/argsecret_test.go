@@ -23,7 +23,14 @@ func TestConvertNeverCopiesSecretsInArgsOrURL(t *testing.T) {
  "path":{"url":"https://server.example.com/` + gh + `/mcp"},
  "plain":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","--token-file","/home/me/.tok","--max-tokens","100"]},
  "ref":{"command":"srv","args":["--token","${GITHUB_TOKEN}"]},
- "plain-url":{"url":"https://server.example.com/mcp?profile=dev&session=1"}
+ "plain-url":{"url":"https://server.example.com/mcp?profile=dev&session=1"},
+ "env-arg":{"command":"env","args":["PGPASSWORD=swordfish","psql","-h","db"]},
+ "docker-env":{"command":"docker","args":["run","-i","-e","MYPASSWORD=swordfish","img"]},
+ "shell":{"command":"bash","args":["-c","mysql -phunter2pw app"]},
+ "url-eq":{"command":"srv","args":["--db=https://server.example.com/mcp?api_key=` + sk + `"]},
+ "plain-env":{"command":"docker","args":["run","-i","-e","MAX_TOKENS=4096","-e","AUTH_MODE=interactive","-e","TOKEN_FILE=/run/t","img"]},
+ "plain-shell":{"command":"bash","args":["-c","npx -y @modelcontextprotocol/server-filesystem /data"]},
+ "plain-url-eq":{"command":"srv","args":["--url=https://server.example.com/mcp?profile=dev"]}
 }}`
 	c, _ := Lookup("cursor")
 	src, err := Read(c, "/p/.cursor/mcp.json", []byte(file), "")
@@ -35,7 +42,7 @@ func TestConvertNeverCopiesSecretsInArgsOrURL(t *testing.T) {
 	for _, d := range decls {
 		got[d.From] = d
 	}
-	for _, name := range []string{"flag", "flag-eq", "shaped", "query", "query-shaped", "path"} {
+	for _, name := range []string{"flag", "flag-eq", "shaped", "query", "query-shaped", "path", "env-arg", "docker-env", "shell", "url-eq"} {
 		d, ok := got[name]
 		if !ok {
 			t.Fatalf("%s: no declaration", name)
@@ -44,7 +51,7 @@ func TestConvertNeverCopiesSecretsInArgsOrURL(t *testing.T) {
 			t.Errorf("%s: imported with a secret in it: args %q url %q (skip %q)", name, d.Args, d.URL, d.Skip)
 		}
 	}
-	for _, name := range []string{"plain", "ref", "plain-url"} {
+	for _, name := range []string{"plain", "ref", "plain-url", "plain-env", "plain-shell", "plain-url-eq"} {
 		if d := got[name]; d.Skip != "" {
 			t.Errorf("%s: skipped although it holds no secret: %s", name, d.Skip)
 		}

@@ -108,6 +108,9 @@ func secretOutsideEnv(command string, args []string, rawURL string) string {
 		if ArgSecret(line, i+1) >= 0 {
 			return fmt.Sprintf("args[%d]", i)
 		}
+		if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "://") {
+			a = v // --db=URL, DATABASE_URL=URL
+		}
 		if strings.Contains(a, "://") && urlSecret(a) != "" {
 			return fmt.Sprintf("args[%d] (%s)", i, urlSecret(a))
 		}
