@@ -89,25 +89,37 @@ func headerSecret(args []string, i int) int {
 	if !ok || !headerName().MatchString(name) || !secretName().MatchString(name) {
 		return 0
 	}
-	if !after && !strings.HasPrefix(val, " ") {
-		return 0
+	if !after && (!strings.HasPrefix(val, " ") || !credentialHeader(name)) {
+		return 0 // 'Session: morning standup' is a title, not a header
 	}
 	off := base + len(name) + 1
 	trimmed := strings.TrimLeft(val, " \t")
 	off += len(val) - len(trimmed)
-	for _, scheme := range []string{"Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "} {
-		if strings.HasPrefix(trimmed, scheme) {
-			rest := strings.TrimLeft(trimmed[len(scheme):], " ")
-			off += len(trimmed) - len(rest)
-			trimmed = rest
-			break
-		}
+	if scheme, rest, ok := strings.Cut(trimmed, " "); ok && headerScheme().MatchString(scheme) {
+		rest = strings.TrimLeft(rest, " ")
+		off += len(trimmed) - len(rest)
+		trimmed = rest
 	}
-	if trimmed == "" || isRefOnly(trimmed) {
-		return 0
+	if trimmed == "" || refPat().MatchString(trimmed) {
+		return 0 // Bot ${DISCORD_TOKEN}, session=${SID}, ${A}${B}: no literal
 	}
 	return off
 }
+
+// credentialHeader: a header name that carries a credential, so an
+// argument reading "Name: value" with one is a header even with no
+// header flag before it (X-Api-Key: ..., Authorization: ...).
+func credentialHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization", "cookie":
+		return true
+	}
+	return strings.Contains(name, "-") && credentialFlag().MatchString(name)
+}
+
+// headerScheme: the scheme word of an Authorization value (Bearer,
+// Basic, Bot, ApiKey, Digest, AWS4-HMAC-SHA256).
+var headerScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*$`) })
 
 var (
 	// headerFlag: a flag that takes an HTTP header as its value.
@@ -213,13 +225,17 @@ func programBefore(args []string, i int) string {
 		if _, ok := passwordFlags[base]; !ok {
 			continue
 		}
-		if j > 0 && strings.HasPrefix(args[j-1], "-") && !strings.Contains(args[j-1], "=") && len(args[j-1]) > 2 {
-			continue // --name mysql: a value, not the program
+		if j > 0 && strings.HasPrefix(args[j-1], "-") && !strings.Contains(args[j-1], "=") && !noValueFlags[args[j-1]] {
+			continue // --name mysql, -t mysql: a value, not the program
 		}
 		return base
 	}
 	return ""
 }
+
+// noValueFlags are flags seen before a program that take no value
+// (docker exec -it mysql ..., kubectl exec pod -- mysql ...).
+var noValueFlags = map[string]bool{"--": true, "-it": true, "-ti": true, "-y": true, "--rm": true, "--interactive": true, "--tty": true}
 
 // programName is the program a command line's word names, as
 // passwordFlags and shells know it: its base name in lowercase, without

@@ -30,7 +30,10 @@ func TestConvertNeverCopiesSecretsInArgsOrURL(t *testing.T) {
  "url-eq":{"command":"srv","args":["--db=https://server.example.com/mcp?api_key=` + sk + `"]},
  "plain-env":{"command":"docker","args":["run","-i","-e","MAX_TOKENS=4096","-e","AUTH_MODE=interactive","-e","TOKEN_FILE=/run/t","img"]},
  "plain-shell":{"command":"bash","args":["-c","npx -y @modelcontextprotocol/server-filesystem /data"]},
- "plain-url-eq":{"command":"srv","args":["--url=https://server.example.com/mcp?profile=dev"]}
+ "plain-url-eq":{"command":"srv","args":["--url=https://server.example.com/mcp?profile=dev"]},
+ "plain-title":{"command":"notes-mcp","args":["--title","Session: morning standup"]},
+ "plain-scheme":{"command":"npx","args":["mcp-remote","https://x/sse","--header","Authorization: Bot ${DISCORD_TOKEN}"]},
+ "plain-dialect":{"command":"mysql-proxy-mcp","args":["-t","mysql","-p","readonly"]}
 }}`
 	c, _ := Lookup("cursor")
 	src, err := Read(c, "/p/.cursor/mcp.json", []byte(file), "")
@@ -51,7 +54,7 @@ func TestConvertNeverCopiesSecretsInArgsOrURL(t *testing.T) {
 			t.Errorf("%s: imported with a secret in it: args %q url %q (skip %q)", name, d.Args, d.URL, d.Skip)
 		}
 	}
-	for _, name := range []string{"plain", "ref", "plain-url", "plain-env", "plain-shell", "plain-url-eq"} {
+	for _, name := range []string{"plain", "ref", "plain-url", "plain-env", "plain-shell", "plain-url-eq", "plain-title", "plain-scheme", "plain-dialect"} {
 		if d := got[name]; d.Skip != "" {
 			t.Errorf("%s: skipped although it holds no secret: %s", name, d.Skip)
 		}
