@@ -177,6 +177,8 @@ func TestMalformedEnvFlagDoesNotEchoAValue(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{pasted, "--env #2 is not NAME=VALUE"},
 		{"hunter2pwsecret", "--env #2 is not NAME=VALUE"},
+		{"AKIAIOSFODNN7EXAMPLE", "--env #2 is not NAME=VALUE"},
+		{"ABCDEFGH2JKLMNOP", "--env #2 is not NAME=VALUE"},
 		{"=" + pasted, "--env #2 has no name before its ="},
 		{"GITHUB_TOKEN", "--env GITHUB_TOKEN has no value; write --env GITHUB_TOKEN=VALUE, or --env 'GITHUB_TOKEN=${env:GITHUB_TOKEN}'"},
 	} {

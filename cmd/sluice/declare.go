@@ -331,13 +331,13 @@ func shellWords(args []string) string {
 // envEntryProblem says what is wrong with the i-th --env (0-based) that
 // is not KEY=VALUE. Its text is repeated only when it reads as a name:
 // anything else may be the value itself, a credential pasted without
-// its name.
+// its name, such as an upper-case key (AKIAIOSFODNN7EXAMPLE).
 func envEntryProblem(i int, kv string) string {
 	nth := fmt.Sprintf("--env #%d", i+1)
 	switch {
 	case strings.HasPrefix(kv, "="):
 		return nth + " has no name before its =; write --env NAME=VALUE (its value is not shown)"
-	case envNameShape().MatchString(kv):
+	case envNameShape().MatchString(kv) && (strings.Contains(kv, "_") || !strings.ContainsAny(kv, "0123456789")) && gateway.MaskValue("", kv) == kv:
 		return fmt.Sprintf("--env %s has no value; write --env %s=VALUE, or --env '%s=${env:%s}' to pass the one in your environment", kv, kv, kv, kv)
 	}
 	return nth + " is not NAME=VALUE (it has no =; its text is not shown, as it may be a value); write --env NAME=VALUE"
