@@ -82,13 +82,18 @@ func TestTrim(t *testing.T) {
 // core (the runtime counts that wait too), so the sample's mean queue is
 // well over HotQueue however loaded the machine is; its CPU time is what
 // the process used. (Whether that CPU share is enough to raise is the
-// policy's, TestPolicyRaise.)
+// policy's, TestPolicyRaise.) The runtime records the wait of one
+// scheduling in trackingPeriod, per goroutine: goroutines preempted only
+// every 10 ms give a few dozen recorded waits in half a second, too few
+// for a stable mean (a quiet machine measured 1.30), so the spinners
+// yield often and the sample holds thousands.
 func TestRuntimeSamplerSeesTheQueue(t *testing.T) {
 	if _, ok := processCPU(); !ok {
 		t.Skip("no process CPU clock on this platform: the monitor does not start")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var stop atomic.Bool
+	var spin atomic.Int64
 	var wg sync.WaitGroup
 	defer func() { stop.Store(true); wg.Wait() }()
 	r := newRuntimeSampler()
@@ -97,7 +102,11 @@ func TestRuntimeSamplerSeesTheQueue(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := 0; !stop.Load(); n++ {
+			for !stop.Load() {
+				for n := 0; n < 2000; n++ {
+					spin.Add(1)
+				}
+				runtime.Gosched()
 			}
 		}()
 	}
