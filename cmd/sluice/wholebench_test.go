@@ -640,13 +640,25 @@ func benchBridge(argv []string) int {
 			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments})
 		})
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bridge: listen:", err)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	if !serveLoopback("bridge", h) {
 		return 1
 	}
+	cs.Close()
+	return 0
+}
+
+// serveLoopback serves h on a loopback port until SIGTERM or an interrupt,
+// after announcing the port on stderr the way sluice serve does (the
+// bench's reader takes the address from that line). It reports false when
+// it could not listen.
+func serveLoopback(name string, h http.Handler) bool {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+": listen:", err)
+		return false
+	}
 	fmt.Fprintf(os.Stderr, "{\"msg\":\"listening\",\"addr\":%q}\n", ln.Addr().String())
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	hs := &http.Server{Handler: h}
 	go func() {
 		sig := make(chan os.Signal, 1)
@@ -655,8 +667,7 @@ func benchBridge(argv []string) int {
 		hs.Close()
 	}()
 	_ = hs.Serve(ln)
-	cs.Close()
-	return 0
+	return true
 }
 
 // benchHTTPRelay is the floor of any gateway on net/http: it starts argv
@@ -676,22 +687,12 @@ func benchHTTPRelay(argv []string) int {
 	}
 	r := &httpRelay{in: in, waiting: map[string]chan []byte{}, gone: make(chan struct{})}
 	go r.readUpstream(out)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "http-relay: listen:", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "{\"msg\":\"listening\",\"addr\":%q}\n", ln.Addr().String())
-	hs := &http.Server{Handler: r}
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-		<-sig
-		hs.Close()
-	}()
-	_ = hs.Serve(ln)
+	ok := serveLoopback("http-relay", r)
 	in.Close()
 	_ = cmd.Wait()
+	if !ok {
+		return 1
+	}
 	return 0
 }
 
