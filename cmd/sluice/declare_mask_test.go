@@ -40,3 +40,52 @@ func TestAddAndUpdateDiffHideCredentials(t *testing.T) {
 		t.Fatalf("the file lost the literal values:\n%s", b)
 	}
 }
+
+// TestUpdateAndRemoveDiffHideValuesHoweverWritten: a hand-written file
+// that writes its credentials with YAML escapes, another quoting or a
+// block scalar: the removed lines of 'sluice update' and 'sluice remove'
+// (user and --project) hide them like the ones sluice writes.
+func TestUpdateAndRemoveDiffHideValuesHoweverWritten(t *testing.T) {
+	w := newWorld(t)
+	exe, argv, err := mcptest.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := scalarFor(exe)
+	body := "servers:\n  db:\n    command: " + cmd + "\n" +
+		"    args: ['--password', 'it''s-secret-pw-9', '-H', 'Authorization: Bearer it''s-tok-abc123']\n" +
+		"    env:\n      DB_PASSWORD: \"hunter\\x32pw-zz81\"\n      API_TOKEN: |\n        blockline-one-77q\n        blockline-two-77q\n"
+	leaks := []string{"secret-pw-9", "tok-abc123", "hunter", "pw-zz81", "blockline", "newsecretpw99"}
+	update := append([]string{"update", "db", "--"}, append(append([]string{exe}, argv...), "--password", "newsecretpw99")...)
+	for _, scope := range []string{"user", "project"} {
+		var flag []string
+		if scope == "user" {
+			w.writeUser(body)
+		} else {
+			w.writeUser("servers: {}\n")
+			w.writeProject(body)
+			flag = []string{"--project"}
+		}
+		r := sluiceProc(t, "", append(update[:2:2], append(flag, update[2:]...)...)...)
+		want(t, r, exitOK, "-", "+", "args: ['--password', (hidden), '-H', Authorization: Bearer (hidden)]", "--password, (hidden)")
+		if scope == "project" {
+			w.writeProject(body)
+		} else {
+			w.writeUser(body)
+		}
+		r2 := sluiceProc(t, "", append([]string{"remove", "db"}, flag...)...)
+		want(t, r2, exitOK, "-", "DB_PASSWORD: (hidden)", "API_TOKEN: (hidden)", "  (hidden)\n")
+		for _, out := range []string{r.stdout + r.stderr, r2.stdout + r2.stderr} {
+			for _, s := range leaks {
+				if strings.Contains(out, s) {
+					t.Errorf("%s: the output shows %s:\n%s", scope, s, out)
+				}
+			}
+		}
+	}
+}
+
+// scalarFor is p as a double-quoted YAML scalar.
+func scalarFor(p string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
+}

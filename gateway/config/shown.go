@@ -26,7 +26,10 @@ type ShownMask struct {
 
 // lineMask returns the line rewrite for linediff: every literal value of
 // the declarations in before and after that m hides is replaced by its
-// masked form, in the form it is written in (plain or quoted).
+// masked form. A value is found by its YAML node, so the way it is written
+// (quoted, escaped, a block scalar, over several lines) does not matter;
+// then by text, for where a node does not reach (a comment repeating it,
+// a line written elsewhere).
 func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) string {
 	type sub struct{ from, to string }
 	var subs []sub
@@ -60,11 +63,18 @@ func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) st
 			}
 		}
 	}
-	if len(subs) == 0 {
+	spans := map[string][]span{}
+	for _, data := range [][]byte{before, after} {
+		m.nodeSpans(data, spans)
+	}
+	if len(subs) == 0 && len(spans) == 0 {
 		return nil
 	}
 	sort.SliceStable(subs, func(i, j int) bool { return len(subs[i].from) > len(subs[j].from) })
 	return func(line string) string {
+		if sp, ok := spans[line]; ok {
+			line = hideSpans(line, sp)
+		}
 		for _, s := range subs {
 			line = replaceWord(line, s.from, s.to)
 		}
