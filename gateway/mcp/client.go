@@ -890,11 +890,19 @@ func (c *Client) closedErr(op string) error {
 // queued together leave in one write.
 const coalesceBytes = 64 << 10
 
+// writerHold is set by tests only (nil otherwise: one load per wake of
+// the writer): it runs in the writer goroutine before each look at the
+// queue, so a test can hold the writer while a line's tail waits there.
+var writerHold atomic.Pointer[func(*Client)]
+
 // writeLoop drains the outbound queue into the transport, in order, and
 // flushes it whenever the queue runs empty.
 func (c *Client) writeLoop() {
 	defer close(c.writerDone)
 	for {
+		if h := writerHold.Load(); h != nil {
+			(*h)(c)
+		}
 		c.wmu.Lock()
 		if c.writing || len(c.wq) == 0 {
 			// A caller writing directly signals when it is done.

@@ -23,7 +23,7 @@ import (
 func TestDirectWriteKeepsFramingWhenThePipeIsFull(t *testing.T) {
 	release := make(chan struct{})
 	lines := make(chan string, 16)
-	c, _ := pipeClient(t, func(m *pipeMsg, line []byte, answer func(string)) {
+	c, _, _ := pipeClient(t, func(m *pipeMsg, line []byte, answer func(string)) {
 		if m == nil {
 			lines <- "malformed line: " + string(line[:min(len(line), 80)])
 			return
@@ -99,15 +99,16 @@ type pipeMsg struct {
 // server goroutine that answers initialize itself and hands every other
 // line it reads to serve, in order, with a function that answers the
 // line's request with result (m is nil for a line that is not JSON). cw is
-// the client's end of the server's stdin. The client is closed when the
+// the client's end of the server's stdin, sr the server's (a test may read
+// it only while serve holds the server). The client is closed when the
 // test ends; the server ends when its stdin does.
-func pipeClient(t *testing.T, serve func(m *pipeMsg, line []byte, answer func(result string))) (c *Client, cw *os.File) {
+func pipeClient(t *testing.T, serve func(m *pipeMsg, line []byte, answer func(result string))) (c *Client, cw, sr *os.File) {
 	t.Helper()
 	cr, sw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sr, cw, err := os.Pipe()
+	sr, cw, err = os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func pipeClient(t *testing.T, serve func(m *pipeMsg, line []byte, answer func(re
 	if err := c.Handshake(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return c, cw
+	return c, cw, sr
 }
 
 type nopDeadline struct{}
