@@ -6,6 +6,11 @@ func TestMaskValueHidesSecretsAndKeepsReferences(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
 		{"GITHUB_TOKEN", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", Hidden},
 		{"MODE", "debug", "debug"},
+		{"SSHPASS", "swordfish", Hidden},
+		{"DB_PASS", "swordfish", Hidden},
+		{"PASS", "swordfish", Hidden},
+		{"COMPASS", "north", "north"},
+		{"BYPASS", "yes", "yes"},
 		{"ANY", "sk-live1234567890abcdef", Hidden},
 		{"GITHUB_TOKEN", "${env:GITHUB_TOKEN}", "${env:GITHUB_TOKEN}"},
 		{"Authorization", "Bearer ${env:TOKEN}", "Bearer ${env:TOKEN}"},

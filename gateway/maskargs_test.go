@@ -99,6 +99,8 @@ func TestMaskArgsHidesCredentials(t *testing.T) {
 		{"env PGPASSWORD=hunter2 psql -h db", "env PGPASSWORD=" + h + " psql -h db"},
 		{"env PGPASSWORD=12345678 psql -h db", "env PGPASSWORD=" + h + " psql -h db"},
 		{"env REDISCLI_AUTH=swordfish redis-cli", "env REDISCLI_AUTH=" + h + " redis-cli"},
+		{"env SSHPASS=swordfish sshpass -e ssh host", "env SSHPASS=" + h + " sshpass -e ssh host"},
+		{"docker run -e DB_PASS=swordfish img", "docker run -e DB_PASS=" + h + " img"},
 		{"docker run -e MYPASSWORD=swordfish img", "docker run -e MYPASSWORD=" + h + " img"},
 		{"docker run -e APITOKEN=swordfish img", "docker run -e APITOKEN=" + h + " img"},
 		{"docker run -e GITHUBTOKEN=abcdefgh img", "docker run -e GITHUBTOKEN=" + h + " img"},

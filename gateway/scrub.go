@@ -172,37 +172,174 @@ func urlPassword(s string) string {
 // scrubber replaces each of secrets (longest first) in a line by Hidden;
 // nil when there is none.
 func scrubber(secrets []string) proc.Scrubber {
+	if ss := newScrubber(secrets); ss != nil {
+		return ss
+	}
+	return nil
+}
+
+// newScrubber is scrubber's, as its own type (which also scrubs the
+// JSON-RPC messages of a server's stdout: ScrubMessage); nil when
+// secrets is empty.
+//
+// # Why the case of a letter does not matter
+//
+// A server that prints what it was given often changes its case (an
+// error message upper-cases a key, a hex digest is shown in capitals), so
+// every match is ASCII case-insensitive: a secret of at least
+// minScrubbed bytes is hardly an ordinary word in any case.
+func newScrubber(secrets []string) *secretScrubber {
 	if len(secrets) == 0 {
 		return nil
 	}
-	olds := make(secretScrubber, len(secrets))
-	for i, s := range secrets {
-		olds[i] = []byte(s)
+	ss := &secretScrubber{}
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		for _, f := range jsonForms(s) {
+			if f = lowerASCII(f); len(f) >= minScrubbed && !seen[f] {
+				seen[f] = true
+				ss.forms = append(ss.forms, foldPattern(f))
+			}
+		}
 	}
-	return olds
+	sort.SliceStable(ss.forms, func(i, j int) bool { return len(ss.forms[i].s) > len(ss.forms[j].s) })
+	return ss
 }
 
-// secretScrubber is scrubber's: the secrets, longest first.
-type secretScrubber [][]byte
+// secretScrubber is newScrubber's: every secret in each form a server
+// may print it (as given, JSON-escaped), lower-cased, longest first.
+type secretScrubber struct {
+	forms []foldPat
+}
 
-func (ss secretScrubber) Scrub(line []byte) []byte {
-	for _, o := range ss {
-		if bytes.Contains(line, o) {
-			line = bytes.ReplaceAll(line, o, []byte(Hidden))
+// Scrub returns line with each secret (in any case) replaced by Hidden;
+// line itself when it holds none.
+func (ss *secretScrubber) Scrub(line []byte) []byte {
+	for _, p := range ss.forms {
+		i := p.index(line)
+		if i < 0 {
+			continue
 		}
+		out := make([]byte, 0, len(line))
+		for i >= 0 {
+			out = append(out, line[:i]...)
+			out = append(out, Hidden...)
+			line = line[i+len(p.s):]
+			i = p.index(line)
+		}
+		line = append(out, line...)
 	}
 	return line
 }
 
-func (ss secretScrubber) Partial(b []byte) int {
+// Partial is the length of the longest end of b that begins a secret (in
+// any case) without being all of it.
+func (ss *secretScrubber) Partial(b []byte) int {
 	k := 0
-	for _, o := range ss {
-		for n := min(len(o)-1, len(b)); n > k; n-- {
-			if bytes.HasSuffix(b, o[:n]) {
+	for _, p := range ss.forms {
+		for n := min(len(p.s)-1, len(b)); n > k; n-- {
+			if equalFoldASCII(b[len(b)-n:], p.s[:n]) {
 				k = n
 				break
 			}
 		}
 	}
 	return k
+}
+
+// contains tells whether b holds any secret in any of its forms.
+func (ss *secretScrubber) contains(b []byte) bool {
+	for _, p := range ss.forms {
+		if p.index(b) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// foldPat is a lower-cased pattern and the byte of it a search looks for
+// first (its anchor: a byte that is not a letter when there is one, so
+// one byte search finds the candidates in either case).
+type foldPat struct {
+	s      []byte
+	anchor int
+}
+
+func foldPattern(s string) foldPat {
+	p := foldPat{s: []byte(s)}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			p.anchor = i
+			break
+		}
+	}
+	return p
+}
+
+// index is the offset of the first match of p in b, in any ASCII case,
+// or -1.
+func (p foldPat) index(b []byte) int {
+	n, a := len(p.s), p.anchor
+	if len(b) < n {
+		return -1
+	}
+	lo := p.s[a]
+	up := lo
+	if lo >= 'a' && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nl, nu := -2, -2 // the next offset of lo and of up at or after from (-1: none)
+	for from := a; from <= len(b)-n+a; {
+		if nl != -1 && nl < from {
+			if nl = bytes.IndexByte(b[from:], lo); nl >= 0 {
+				nl += from
+			}
+		}
+		if up == lo {
+			nu = nl
+		} else if nu != -1 && nu < from {
+			if nu = bytes.IndexByte(b[from:], up); nu >= 0 {
+				nu += from
+			}
+		}
+		at := nl
+		if at < 0 || (nu >= 0 && nu < at) {
+			at = nu
+		}
+		if at < 0 || at-a+n > len(b) {
+			return -1
+		}
+		if equalFoldASCII(b[at-a:at-a+n], p.s) {
+			return at - a
+		}
+		from = at + 1
+	}
+	return -1
+}
+
+// equalFoldASCII tells whether b equals lower (lower-cased) but for the
+// case of ASCII letters.
+func equalFoldASCII(b, lower []byte) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

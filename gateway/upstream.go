@@ -175,7 +175,10 @@ func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) 
 		AllowCommands: g.allow,
 		KillGrace:     g.opts.killGrace,
 		StdinGrace:    g.opts.stdinGrace,
-		Scrub:         scrubber(declSecrets(d, env)),
+	}
+	scrub := newScrubber(declSecrets(d, env))
+	if scrub != nil {
+		spec.Scrub = scrub
 	}
 	if g.opts.ServerStderr != nil {
 		spec.Stderr = &prefixWriter{w: g.opts.ServerStderr, prefix: "[" + d.ID + "] "}
@@ -191,6 +194,7 @@ func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) 
 		ClientVersion: g.opts.ClientVersion,
 		Logger:        g.log, // the client names the server itself
 		Capabilities:  hooks.Capabilities,
+		Scrub:         scrub.messages(),
 		OnNotification: func(method string, params json.RawMessage) {
 			if method == "notifications/tools/list_changed" {
 				g.goBG(s.ListChanged)

@@ -52,7 +52,7 @@ type ConvertOptions struct {
 var (
 	idBad      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
 	secretName = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|[-_.]key$|^key$)`)
+		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|[-_.]key$|^key$|(^|_)pass$|sshpass)`)
 	})
 	tokenShape = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|sk_test_|rk_live_|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ|npm_|hf_|pypi-|dop_v1_|shpat_)`)

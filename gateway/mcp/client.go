@@ -66,6 +66,11 @@ type Options struct {
 	// returning an *RPCError sends it as the error.
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
+	// Scrub, when set, rewrites each message the server sends before the
+	// client reads it (the gateway hides the credentials it gave the
+	// server there); it returns the message itself when nothing changes.
+	Scrub func(msg []byte) []byte
+
 	// Capabilities are the client capabilities to advertise; default {}.
 	// Advertise only what OnRequest really handles.
 	Capabilities json.RawMessage
@@ -459,6 +464,9 @@ func (c *Client) readLoop() {
 		if err != nil {
 			c.readFailed(err)
 			return
+		}
+		if c.opts.Scrub != nil {
+			line = c.opts.Scrub(line)
 		}
 		m, err := Classify(line)
 		if err != nil {

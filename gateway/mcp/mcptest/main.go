@@ -64,6 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name := fs.String("name", "", "serverInfo.name (default mcpfixture)")
 	together := fs.Int("together", 0, "hold the first N tools/call answers until all N are ready, then write them at once")
 	toolsFile := fs.String("tools-file", "", "a JSON array of extra tool definitions to list, read at every tools/list")
+	leakEnv := fs.String("leak-env", "", "-mode leaky: plant the value of this environment variable instead of the key")
 	instructionsFile := fs.String("instructions-file", "", "a file holding the instructions text, read at every handshake")
 	sleeper := fs.Bool("sleeper", false, "run as the grandchild: ignore SIGTERM/SIGINT/SIGHUP and sleep")
 	sleep := fs.Duration("sleep", 5*time.Minute, "how long a grandchild sleeps")
@@ -95,7 +96,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, Together: *together, HugeBytes: *huge, ToolsFile: *toolsFile, InstructionsFile: *instructionsFile}
+	opts := &Options{Modes: modes, Name: *name, Tools: *tools, PageSize: *page, Delay: *delay, Together: *together, HugeBytes: *huge, ToolsFile: *toolsFile, InstructionsFile: *instructionsFile, LeakEnv: *leakEnv}
 	if _, err := readToolsFile(*toolsFile); err != nil {
 		fmt.Fprintf(stderr, "mcpfixture: -tools-file: %v\n", err)
 		return 2

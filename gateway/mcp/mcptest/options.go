@@ -135,6 +135,10 @@ type Options struct {
 	// instructions, read again at every handshake, so a test can change
 	// what the server tells agents between sessions.
 	InstructionsFile string
+	// LeakEnv, with ModeLeaky, names an environment variable whose value
+	// the server plants instead of LeakKey (written as Go's encoder
+	// escapes it): a server echoing a credential it was given.
+	LeakEnv string
 	// PageSize pages tools/list; 0 = one page (2 when ModePaginated is set).
 	PageSize int
 	// Delay is added before every response; ModeSlow defaults it to 2s.

@@ -236,6 +236,10 @@ func (s *server) writeLine(b []byte) error {
 	if s.werr != nil {
 		return s.werr
 	}
+	if s.opts != nil && s.opts.LeakEnv != "" && s.opts.Has(ModeLeaky) {
+		q, _ := json.Marshal(os.Getenv(s.opts.LeakEnv))
+		b = bytes.ReplaceAll(b, []byte(LeakKey), q[1:len(q)-1])
+	}
 	buf := make([]byte, 0, len(b)+1)
 	buf = append(append(buf, b...), '\n')
 	if _, err := s.out.Write(buf); err != nil {

@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"sluice/gateway/config"
+)
+
+// TestScrubMessageHidesEveryEscapedForm: a secret inside a JSON string is
+// hidden as each encoder escapes it (Go's \u003c, PHP's \/, Python's
+// \u00e9, a quote's \"), in any case, inside nested JSON text too; the
+// message stays valid JSON and keeps everything else byte for byte.
+func TestScrubMessageHidesEveryEscapedForm(t *testing.T) {
+	ss := newScrubber([]string{"k3y-value-1234", "p<w>&/x\"1234", "sécret-mot-99"})
+	for _, tc := range []struct{ in, want string }{
+		{`{"id":1,"result":{"text":"key k3y-value-1234 refused"}}`, `{"id":1,"result":{"text":"key (hidden) refused"}}`},
+		{`{"id":1,"result":{"text":"KEY K3Y-VALUE-1234"}}`, `{"id":1,"result":{"text":"KEY (hidden)"}}`},
+		{`{"id":1,"result":{"text":"pw p\u003cw\u003e\u0026\/x\"1234."}}`, `{"id":1,"result":{"text":"pw (hidden)."}}`},
+		{`{"id":1,"result":{"text":"pw p<w>&/x\"1234."}}`, `{"id":1,"result":{"text":"pw (hidden)."}}`},
+		{`{"id":1,"result":{"text":"pw p\u003Cw\u003E\u0026/x\"1234."}}`, `{"id":1,"result":{"text":"pw (hidden)."}}`},
+		{`{"id":1,"result":{"text":"s\u00e9cret-mot-99"}}`, `{"id":1,"result":{"text":"(hidden)"}}`},
+		{`{"id":1,"result":{"text":"sécret-mot-99"}}`, `{"id":1,"result":{"text":"(hidden)"}}`},
+		// JSON text inside a string: the secret escaped twice
+		{`{"id":1,"result":{"text":"{\"pw\":\"p<w>&/x\\\"1234\"}"}}`, `{"id":1,"result":{"text":"{\"pw\":\"(hidden)\"}"}}`},
+		// in a key, in an array, in an error
+		{`{"id":1,"result":{"k3y-value-1234":[1,"a k3y-value-1234"]}}`, `{"id":1,"result":{"(hidden)":[1,"a (hidden)"]}}`},
+		{`{"jsonrpc":"2.0","id":"7","error":{"code":-32000,"message":"bad key k3y-value-1234","data":{"k":"k3y-value-1234"}}}`,
+			`{"jsonrpc":"2.0","id":"7","error":{"code":-32000,"message":"bad key (hidden)","data":{"k":"(hidden)"}}}`},
+		// nothing to hide: the very bytes
+		{`{"id":1,"result":{"text":"nothing \u003c here \/"}}`, `{"id":1,"result":{"text":"nothing \u003c here \/"}}`},
+	} {
+		got := ss.ScrubMessage([]byte(tc.in))
+		if string(got) != tc.want {
+			t.Errorf("ScrubMessage(%s)\n  = %s\nwant %s", tc.in, got, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("ScrubMessage(%s) = %s: not JSON", tc.in, got)
+		}
+	}
+	in := []byte(`{"id":1,"result":{}}`)
+	if got := ss.ScrubMessage(in); &got[0] != &in[0] {
+		t.Error("a message with no secret was copied")
+	}
+}
+
+// TestScrubMessageKeepsAdversarialMessagesValid: a secret that would not
+// lie inside one string (a number, a match across a string's end or
+// across members, one starting inside an escape) never leaves broken
+// JSON and never stays; a response keeps its id.
+func TestScrubMessageKeepsAdversarialMessagesValid(t *testing.T) {
+	ss := newScrubber([]string{`ab","c`, "12345678", "n9876abc", `x":1,"y`, "zz]}zz9"})
+	for _, tc := range []struct{ in, want string }{
+		{`{"id":1,"result":{"a":"ab","c":1}}`, `{"id":1,"result":"(hidden)"}`},
+		{`{"id":1,"result":{"n":12345678,"s":"ok"}}`, `{"id":1,"result":{"n":"(hidden)","s":"ok"}}`},
+		{`{"id":1,"result":{"s":"\n9876abc"}}`, `{"id":1,"result":{"s":"\n9876abc"}}`},
+		{`{"id":1,"result":{"s":"n9876ABC"}}`, `{"id":1,"result":{"s":"(hidden)"}}`},
+		{`{"id":2,"x":1,"y":2}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"the server's answer repeated a credential it was given; withheld"}}`},
+		{`{"method":"notifications/message","x":1,"y":2}`, Hidden},
+		{`{"id":1,"result":{"a":["zz]}zz9",[]]}}`, `{"id":1,"result":{"a":["(hidden)",[]]}}`},
+		// not JSON at all: scrubbed as text
+		{`boot: key 12345678 loaded`, `boot: key (hidden) loaded`},
+	} {
+		got := ss.ScrubMessage([]byte(tc.in))
+		if string(got) != tc.want {
+			t.Errorf("ScrubMessage(%s)\n  = %s\nwant %s", tc.in, got, tc.want)
+		}
+		if json.Valid([]byte(tc.in)) && string(got) != Hidden && !json.Valid(got) {
+			t.Errorf("ScrubMessage(%s) = %s: not JSON", tc.in, got)
+		}
+	}
+	// deep nesting: replaced whole beyond the bound, still JSON
+	deep := []byte(`{"id":1,"result":` + strings.Repeat("[", 100) + `"12345678"` + strings.Repeat("]", 100) + `}`)
+	got := ss.ScrubMessage(deep)
+	if !json.Valid(got) || bytes.Contains(got, []byte("12345678")) {
+		t.Errorf("deep message: %s", got)
+	}
+}
+
+// TestScrubberMatchesAnyCase: stderr too hides a secret whatever the
+// case of its letters (review F5: K3Y-VALUE-1234 for k3y-value-1234),
+// and holds back a beginning in any case.
+func TestScrubberMatchesAnyCase(t *testing.T) {
+	scrub := scrubber(declSecrets(config.Server{Command: "srv"}, map[string]string{"API_KEY": "k3y-value-1234"}))
+	for in, want := range map[string]string{
+		"key K3Y-VALUE-1234 refused": "key (hidden) refused",
+		"key k3Y-vAlue-1234":         "key (hidden)",
+		"k3y-value-123 is not it":    "k3y-value-123 is not it",
+	} {
+		if got := string(scrub.Scrub([]byte(in))); got != want {
+			t.Errorf("Scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if n := scrub.Partial([]byte("xx K3Y-VAL")); n != len("K3Y-VAL") {
+		t.Errorf("Partial = %d", n)
+	}
+	// a password env named SSHPASS or *_PASS is one (review F5)
+	scrub = scrubber(declSecrets(config.Server{Command: "sshpass"}, map[string]string{"SSHPASS": "swordfish99", "DB_PASS": "hunter2pw!"}))
+	if scrub == nil {
+		t.Fatal("SSHPASS and DB_PASS are not judged secret")
+	}
+	if got := string(scrub.Scrub([]byte("ssh: swordfish99 / HUNTER2PW!"))); got != "ssh: (hidden) / (hidden)" {
+		t.Errorf("Scrub = %q", got)
+	}
+}
