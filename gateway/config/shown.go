@@ -61,6 +61,10 @@ func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) st
 			if s.URL != "" {
 				add(s.URL, m.URL(s.URL))
 			}
+			if o := s.OAuth; o != nil {
+				add(o.ClientSecret, m.oauthShown("clientSecret", o.ClientSecret))
+				add(o.PrivateKey, m.oauthShown("privateKey", o.PrivateKey))
+			}
 		}
 	}
 	spans := map[string][]span{}

@@ -156,3 +156,32 @@ func TestDiffHidesEveryValueWhenLinesAreOdd(t *testing.T) {
 		t.Fatalf("diff\n%s\nwant\n%s", ch.Diff, want)
 	}
 }
+
+// TestDiffHidesOAuthLiterals: a literal oauth clientSecret or privateKey
+// (a user file may hold one) is hidden in a diff whatever it looks like;
+// a reference is shown.
+func TestDiffHidesOAuthLiterals(t *testing.T) {
+	body := "servers:\n  api:\n    url: https://api.example.com/mcp\n    oauth:\n      clientId: app\n" +
+		"      clientSecret: 'cs-it''s-plain'\n      privateKey: |\n        -----BEGIN PRIVATE KEY-----\n        MIIEvQIBADANBgkq\n        -----END PRIVATE KEY-----\n" +
+		"  ref:\n    url: https://ref.example.com/mcp\n    oauth:\n      clientId: app\n      clientSecret: ${env:REF_SECRET}\n  keep:\n    command: psql\n"
+	tg := target(t, body)
+	tg.Shown = testShown
+	ch, err := RemoveServer(tg, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "-   2    api:\n-   3      url: https://api.example.com/mcp\n-   4      oauth:\n-   5        clientId: app\n" +
+		"-   6        clientSecret: (hidden)\n-   7        privateKey: (hidden)\n-   8          (hidden)\n-   9          (hidden)\n-  10          (hidden)\n"
+	if ch.Diff != want {
+		t.Fatalf("diff\n%s\nwant\n%s", ch.Diff, want)
+	}
+	tg2 := target(t, body)
+	tg2.Shown = testShown
+	ch, err = RemoveServer(tg2, "ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ch.Diff, "clientSecret: ${env:REF_SECRET}") {
+		t.Fatalf("the reference is not shown:\n%s", ch.Diff)
+	}
+}

@@ -22,7 +22,8 @@ type span struct {
 
 // nodeSpans adds to out, keyed by a line's text (without its line break),
 // the spans of data's lines that hold a value m hides: every env and
-// header value, arg and url of a server whose masked form differs from it.
+// header value, arg and url of a server whose masked form differs from it,
+// and an oauth block's literal clientSecret and privateKey.
 // A value is located by its YAML node and its token's extent in the
 // source (the quotes and escapes of a quoted scalar, every line of a
 // block scalar or of a plain scalar written over several lines), so the
@@ -72,6 +73,13 @@ func (m *ShownMask) nodeSpans(data []byte, out map[string][]span) {
 				}
 			case "url":
 				add(v, m.URL(v.Value))
+			case "oauth":
+				for j := 0; j+1 < len(v.Content) && v.Kind == yaml.MappingNode; j += 2 {
+					if k := v.Content[j].Value; k == "clientSecret" || k == "privateKey" {
+						e := resolved(v.Content[j+1])
+						add(e, m.oauthShown(k, e.Value))
+					}
+				}
 			}
 		}
 		if len(args) > 0 {
@@ -352,4 +360,30 @@ func hideSpans(line string, sp []span) string {
 	}
 	b.WriteString(line[at:])
 	return b.String()
+}
+
+// oauthShown is an oauth block's clientSecret or privateKey as shown:
+// masked by m.Value, and hidden whole when that would show a literal (a
+// user file may hold one; sluice warns, and no listing shows it).
+func (m *ShownMask) oauthShown(key, v string) string {
+	shown := m.Value(key, v)
+	if shown != v {
+		return shown
+	}
+	rest := v
+	for {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			break
+		}
+		rest = rest[:i] + rest[i+j+1:]
+	}
+	if rest != "" {
+		return hiddenPart
+	}
+	return v
 }
