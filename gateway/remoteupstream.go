@@ -47,6 +47,7 @@ func (g *Gateway) dialRemote(ctx context.Context, d config.Server, opts *mcp.Opt
 		return nil, err
 	}
 	o := *opts
+	o.Scrub = remoteScrub(d, headers, a)
 	if o.DiscoverTimeout == 0 {
 		// Over HTTP every server answers the probe; a short budget only
 		// misreads a slow modern server as legacy.

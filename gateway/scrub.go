@@ -5,13 +5,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"sluice/gateway/clients"
 	"sluice/gateway/clitool"
 	"sluice/gateway/config"
+	"sluice/gateway/oauth"
 	"sluice/gateway/proc"
 )
 
@@ -342,4 +345,71 @@ func lowerASCII(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// remoteSecrets lists what the gateway sends a remote server: the header
+// values a listing hides (as declSecrets judges env values), the url's
+// password and its query values and path segments that read as
+// credentials.
+func remoteSecrets(d config.Server, headers map[string]string) []string {
+	out := declSecrets(config.Server{}, headers)
+	add := func(s string) {
+		if len(s) >= minScrubbed {
+			out = append(out, s)
+		}
+	}
+	addURL(add, d.URL)
+	if u, err := url.Parse(d.URL); err == nil {
+		for k, vs := range u.Query() {
+			for _, v := range vs {
+				if clients.LooksSecret(k, v) {
+					add(v)
+				}
+			}
+		}
+		for _, seg := range strings.Split(u.Path, "/") {
+			if clients.LooksSecret("", seg) {
+				add(seg)
+			}
+		}
+	}
+	return out
+}
+
+// remoteScrub is mcp.Options.Scrub for a remote server: remoteSecrets,
+// and the OAuth tokens of a (nil: none), which change as they are
+// refreshed; nil when there is nothing to hide.
+func remoteScrub(d config.Server, headers map[string]string, a *oauth.Authorizer) func([]byte) []byte {
+	static := remoteSecrets(d, headers)
+	if a == nil {
+		return newScrubber(static).messages()
+	}
+	l := &liveScrubber{static: static, live: a.Secrets}
+	return l.ScrubMessage
+}
+
+// liveScrubber scrubs with static and the secrets live returns, built
+// again when those change.
+type liveScrubber struct {
+	static []string
+	live   func() ([]string, bool)
+
+	mu    sync.Mutex
+	built bool
+	last  []string
+	ss    *secretScrubber
+}
+
+func (l *liveScrubber) ScrubMessage(msg []byte) []byte {
+	l.mu.Lock()
+	if cur, ok := l.live(); ok && (!l.built || !slices.Equal(cur, l.last)) {
+		l.built, l.last = true, cur
+		l.ss = newScrubber(append(slices.Clip(l.static), cur...))
+	}
+	ss := l.ss
+	l.mu.Unlock()
+	if ss == nil {
+		return msg
+	}
+	return ss.ScrubMessage(msg)
 }

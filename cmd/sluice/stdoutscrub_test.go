@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +236,179 @@ func once(f func()) func() {
 			done = true
 			f()
 		}
+	}
+}
+
+// echoRemote is a remote MCP server (streamable HTTP, JSON answers) that
+// repeats the headers it is sent in its tool's description, a tool
+// result, a failed call's error and a log notification's data.
+func echoRemote(t *testing.T, heard func(r *http.Request) string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct{ Name string }
+		}
+		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/mcp" || json.Unmarshal(b, &m) != nil {
+			http.NotFound(w, r)
+			return
+		}
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		said := heard(r)
+		var res any
+		switch m.Method {
+		case "initialize":
+			res = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "echo", "version": "1"}, "instructions": "you sent " + said}
+		case "tools/list":
+			res = map[string]any{"tools": []any{
+				map[string]any{"name": "whoami", "description": "says what it got: " + said, "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "refuse", "description": "fails", "inputSchema": map[string]any{"type": "object"}}}}
+		case "tools/call":
+			if m.Params.Name == "refuse" {
+				answerJSON(w, map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32000, "message": "refused " + said, "data": said}})
+				return
+			}
+			res = map[string]any{"content": []any{map[string]any{"type": "text", "text": "you sent " + said}}, "structuredContent": map[string]any{"heard": said}}
+		default:
+			answerJSON(w, map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			return
+		}
+		answerJSON(w, map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func answerJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// TestRemoteServerEchoIsScrubbed: a remote server that repeats the
+// headers sluice sends it (a declared bearer token and API key) puts
+// them nowhere: not in find, describe or a call's output, its error, the
+// catalog cache or the log.
+func TestRemoteServerEchoIsScrubbed(t *testing.T) {
+	w := newWorld(t)
+	const bearer, apiKey = "rem0te-Bearer-Value-2026x", "Api/Key<2026>&value-2026x"
+	t.Setenv("SLUICE_TEST_BEARER", bearer)
+	t.Setenv("SLUICE_TEST_APIKEY", apiKey)
+	srv := echoRemote(t, func(r *http.Request) string {
+		return r.Header.Get("Authorization") + " and " + r.Header.Get("X-Api-Key")
+	})
+	w.writeUser("approve: [\"rem__*\"]\nservers:\n" + remoteDecl("rem", srv.URL+"/mcp", "allowPrivate: true", "actionClass: read",
+		"transport: streamable-http", `headers: {Authorization: "Bearer ${env:SLUICE_TEST_BEARER}", X-Api-Key: "${env:SLUICE_TEST_APIKEY}"}`))
+	t.Setenv("SLUICE_LOG_LEVEL", "debug")
+	var outs []string
+	for _, args := range [][]string{
+		{"find", "--server", "rem", "--refresh"},
+		{"describe", "rem__whoami"},
+		{"call", "rem__whoami"},
+		{"call", "rem__refuse"},
+	} {
+		r := sluiceProc(t, "", args...)
+		noLeak(t, "sluice "+strings.Join(args, " "), r.stdout+r.stderr)
+		outs = append(outs, r.stdout+r.stderr)
+	}
+	if all := strings.Join(outs, "\n"); !strings.Contains(all, "you sent Bearer (hidden) and (hidden)") || !strings.Contains(all, "refused Bearer (hidden)") {
+		t.Errorf("the echoed headers are not shown hidden:\n%s", all)
+	}
+	stdout, stderr := serveLog(t, nil, []string{call(10, "rem__whoami", ""), call(11, "rem__refuse", ""), tool(12, "describe", `{"capabilities":["rem__whoami"]}`)})
+	noLeak(t, "serve's answers", stdout)
+	noLeak(t, "serve's log", stderr)
+	if n := noLeakOnDisk(t, w.root, w.cache); n == 0 {
+		t.Error("no file to check")
+	}
+}
+
+// TestRemoteOAuthTokensEchoIsScrubbed: a remote server that repeats the
+// OAuth access token it is sent and the refresh token it issued shows
+// neither, also after the tokens are refreshed while sluice serve runs
+// (the server forgets each access token once it answered a call with it).
+func TestRemoteOAuthTokensEchoIsScrubbed(t *testing.T) {
+	w := newWorld(t)
+	p := newProtectedServer(t)
+	inner := p.srv.Config.Handler
+	var issued []string // every token the server saw or issued
+	p.srv.Config.Handler = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if r.URL.Path == "/mcp" && bytes.Contains(b, []byte(`"tools/call"`)) {
+			p.mu.Lock()
+			at := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			_, ok := p.access[at]
+			var rts []string
+			for rt := range p.refresh {
+				rts = append(rts, rt)
+			}
+			if ok {
+				issued = append(append(issued, at), rts...)
+				p.access = map[string]string{} // the next call refreshes
+			}
+			p.mu.Unlock()
+			if ok {
+				var m struct{ ID json.RawMessage }
+				json.Unmarshal(b, &m)
+				answerJSON(rw, map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"content": []any{map[string]any{"type": "text",
+					"text": "you sent " + r.Header.Get("Authorization") + "; your refresh token is " + strings.Join(rts, ",")}}}})
+				return
+			}
+		}
+		inner.ServeHTTP(rw, r)
+	})
+	w.writeUser("approve: [\"prot__*\"]\nservers:\n" + remoteDecl("prot", p.srv.URL+"/mcp", "allowPrivate: true", "actionClass: read", "transport: streamable-http"))
+	authorizeInProcess(t, "prot")
+	r := sluiceProc(t, "", "call", "prot__whoami")
+	want(t, r, exitOK, "you sent Bearer (hidden); your refresh token is (hidden)")
+	stdout, stderr := serveLog(t, nil, []string{call(10, "prot__whoami", ""), call(11, "prot__whoami", ""), call(12, "prot__whoami", "")})
+	p.mu.Lock()
+	refreshes, seen := p.refreshes, slices.Clone(issued)
+	p.mu.Unlock()
+	if refreshes < 3 || len(seen) < 8 {
+		t.Fatalf("%d refreshes, %d tokens: the calls did not each refresh\n%s", refreshes, len(seen), stdout)
+	}
+	if n := strings.Count(stdout, "you sent Bearer (hidden); your refresh token is (hidden)"); n != 3 {
+		t.Errorf("%d of 3 calls answered with the tokens hidden:\n%s", n, stdout)
+	}
+	for _, tok := range seen {
+		for where, out := range map[string]string{"call": r.stdout + r.stderr, "serve's answers": stdout, "serve's log": stderr} {
+			if strings.Contains(out, tok) {
+				t.Errorf("%s shows the token %s:\n%s", where, tok, out)
+			}
+		}
+	}
+}
+
+// authorizeInProcess runs `sluice auth ID --no-browser` and approves the
+// authorization as a browser would.
+func authorizeInProcess(t *testing.T, id string) {
+	t.Helper()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"auth", id, "--no-browser", "--timeout", "1m"}, strings.NewReader(""), &out, &errb)
+	}()
+	re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/authorize\?\S+)`)
+	var authURL string
+	for deadline := time.Now().Add(30 * time.Second); authURL == ""; {
+		if m := re.FindStringSubmatch(errb.String()); m != nil {
+			authURL = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("sluice auth printed no URL:\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code := <-done; code != exitOK {
+		t.Fatalf("sluice auth: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }

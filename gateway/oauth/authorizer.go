@@ -212,6 +212,23 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 	return "", nil
 }
 
+// Secrets returns the credentials a server may be sent or told of: the
+// access and refresh tokens in use (and a stale refresh token still on
+// disk) and the client secret. ok is false, with nothing returned, while
+// a refresh or a login holds them: the caller keeps what it had, as the
+// server cannot have seen a token the authorizer has not yet handed out.
+func (a *Authorizer) Secrets() (secrets []string, ok bool) {
+	if !a.mu.TryLock() {
+		return nil, false
+	}
+	defer a.mu.Unlock()
+	secrets = append(secrets, a.cfg.ClientSecret, a.staleRefresh)
+	if r := a.rec; r != nil {
+		secrets = append(secrets, r.AccessToken, r.RefreshToken, r.ClientSecret)
+	}
+	return secrets, true
+}
+
 // Challenge handles a 401 (refresh, or a new client-credentials token) and
 // a 403 insufficient_scope (step-up: a new client-credentials token with the
 // scope, or the union of the scopes recorded for the next authorization,
