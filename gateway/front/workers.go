@@ -8,19 +8,31 @@ import (
 // workers runs the stdio fast path's calls on goroutines that are kept
 // for a while after a call: a fresh goroutine per call grew its stack
 // through the whole call path (gateway, client, filters) every time, about
-// 5 % of the serve process's CPU under load. A worker idle for
-// workerIdle ends, so a burst leaves nothing behind for long, and close
-// ends every idle one at once (the connection is over).
+// 5 % of the serve process's CPU under load. A worker that ran no call
+// for a whole workerIdle period ends, so a burst leaves nothing behind for
+// long, and close ends every idle one at once (the connection is over).
+//
+// # Why the idle timer is not reset per call
+//
+// Resetting a worker's timer after every call moved it in the runtime's
+// timer heap under the heap's lock, per call, and left the scheduler a
+// modified timer to sort out at its next check. The timer instead runs
+// through whole periods: when it fires, a worker that ran a call during
+// the period arms it for the next one; one that ran none ends. An idle
+// worker so ends between one and two periods after its last call.
 type workers struct {
 	ch   chan func() // unbuffered: a send succeeds only when a worker waits
 	stop chan struct{}
 	once sync.Once
+	idle time.Duration // workerIdle; shorter in tests
 }
 
-// workerIdle is how long a worker waits for the next call before it ends.
+// workerIdle is the period after which a worker that ran no call ends.
 const workerIdle = 5 * time.Second
 
-func newWorkers() *workers { return &workers{ch: make(chan func()), stop: make(chan struct{})} }
+func newWorkers() *workers {
+	return &workers{ch: make(chan func()), stop: make(chan struct{}), idle: workerIdle}
+}
 
 // close ends the idle workers; a worker running a call ends after it.
 func (w *workers) close() { w.once.Do(func() { close(w.stop) }) }
@@ -35,16 +47,23 @@ func (w *workers) run(fn func()) {
 }
 
 func (w *workers) loop(fn func()) {
-	t := time.NewTimer(workerIdle)
+	t := time.NewTimer(w.idle)
 	defer t.Stop()
+	busy := false // a call ran in the timer's current period
 	for {
-		fn()
-		fn = nil
-		t.Reset(workerIdle)
+		if fn != nil {
+			fn()
+			fn = nil
+			busy = true
+		}
 		select {
 		case fn = <-w.ch:
 		case <-t.C:
-			return
+			if !busy {
+				return
+			}
+			busy = false
+			t.Reset(w.idle)
 		case <-w.stop:
 			return
 		}
