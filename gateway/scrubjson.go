@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -52,14 +53,20 @@ func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
 		return msg
 	}
 	i := skipSpace(msg, 0)
-	end, ok := valueEnd(msg, i)
-	if !ok || skipSpace(msg, end) != len(msg) {
-		return ss.Scrub(msg) // not JSON: noise, scrubbed as text
+	if i == len(msg) {
+		return ss.Scrub(msg)
 	}
-	out := ss.scrubValue(nil, msg[i:end], 0)
-	if msg[i] == '{' && out[0] != '{' {
+	end := valueEnd(msg, i)
+	out := append(make([]byte, 0, len(msg)), msg[:i]...)
+	out = ss.scrubValue(out, msg[i:end], 0)
+	if msg[i] == '{' && out[i] != '{' {
 		// the secret runs across the message's own members
 		return withheld(msg[i:end])
+	}
+	out = append(out, ss.Scrub(msg[end:])...) // nothing but white space in a valid message
+	if ss.contains(out) && !json.Valid(out) {
+		// not JSON (noise): scrubbed as text
+		return ss.Scrub(msg)
 	}
 	return out
 }
@@ -85,11 +92,15 @@ func (ss *secretScrubber) scrubValue(dst, v []byte, depth int) []byte {
 	}
 	switch v[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return append(dst, `"`+Hidden+`"`...)
+		if len(v) < 2 || v[len(v)-1] != '"' {
+			break // not ended: not JSON
 		}
-		return appendJSONString(dst, ss.Scrub([]byte(s)))
+		body := v[1 : len(v)-1]
+		for _, p := range ss.forms {
+			body = p.replaceAligned(body)
+		}
+		dst = append(append(dst, '"'), body...)
+		return append(dst, '"')
 	case '{', '[':
 		if depth >= maxScrubDepth {
 			break
@@ -109,7 +120,7 @@ func (ss *secretScrubber) scrubValue(dst, v []byte, depth int) []byte {
 // spans tells whether b holds a secret form that has a byte a JSON
 // token ends at (a quote, white space, a comma, colon or bracket): only
 // such a form can run across two values; any other match lies inside
-// one string (which scrubValue decoded and scrubbed) or number.
+// one string (which scrubValue scrubbed) or number.
 func (ss *secretScrubber) spans(b []byte) bool {
 	for _, p := range ss.forms {
 		if bytes.ContainsAny(p.s, "\" \t\r\n,:[]{}") && p.index(b) >= 0 {
@@ -119,20 +130,22 @@ func (ss *secretScrubber) spans(b []byte) bool {
 	return false
 }
 
-// scrubMembers appends container v with each key and value scrubbed.
+// scrubMembers appends container v with each key and value scrubbed,
+// the white space and punctuation between them as they are.
 func (ss *secretScrubber) scrubMembers(dst, v []byte, depth int) []byte {
 	dst = append(dst, v[0])
-	i := skipSpace(v, 1)
-	for i < len(v)-1 {
-		end, _ := valueEnd(v, i) // v is valid: checked by ScrubMessage
-		dst = ss.scrubValue(dst, v[i:end], depth+1)
-		i = skipSpace(v, end)
-		if v[i] == ':' || v[i] == ',' {
+	for i := 1; i < len(v); {
+		switch v[i] {
+		case ' ', '\t', '\r', '\n', ',', ':', '}', ']':
 			dst = append(dst, v[i])
-			i = skipSpace(v, i+1)
+			i++
+			continue
 		}
+		end := valueEnd(v, i)
+		dst = ss.scrubValue(dst, v[i:end], depth+1)
+		i = end
 	}
-	return append(dst, v[len(v)-1])
+	return dst
 }
 
 // skipSpace is the offset of the first byte at or after i that is not
@@ -144,99 +157,106 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// valueEnd is the offset just after the JSON value starting at b[i];
-// false when b[i:] does not begin with a valid value.
-func valueEnd(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
+// valueEnd is the offset just after the JSON value starting at b[i]
+// (at least i+1; the end of b when it does not end).
+func valueEnd(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, json.Valid(b[i : j+1])
-			}
-		}
-		return 0, false
+		return stringEnd(b, i)
 	case '{', '[':
-		closer := byte('}')
-		if b[i] == '[' {
-			closer = ']'
-		}
-		j := skipSpace(b, i+1)
-		if j < len(b) && b[j] == closer {
-			return j + 1, true
-		}
-		for j < len(b) {
-			if closer == '}' {
-				if j >= len(b) || b[j] != '"' {
-					return 0, false
-				}
-				k, ok := valueEnd(b, j)
-				if !ok {
-					return 0, false
-				}
-				if j = skipSpace(b, k); j >= len(b) || b[j] != ':' {
-					return 0, false
-				}
-				j = skipSpace(b, j+1)
-			}
-			k, ok := valueEnd(b, j)
-			if !ok {
-				return 0, false
-			}
-			j = skipSpace(b, k)
-			if j >= len(b) {
-				return 0, false
-			}
+		depth := 0
+		for j := i; j < len(b); j++ {
 			switch b[j] {
-			case ',':
-				j = skipSpace(b, j+1)
-			case closer:
-				return j + 1, true
-			default:
-				return 0, false
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
 			}
 		}
-		return 0, false
+		return len(b)
 	}
-	j := i
-	for j < len(b) && !bytes.ContainsRune([]byte(" \t\r\n,:]}[{\""), rune(b[j])) {
+	j := i + 1
+	for j < len(b) && !strings.ContainsRune(" \t\r\n,:]}[{\"", rune(b[j])) {
 		j++
 	}
-	return j, j > i && json.Valid(b[i:j])
+	return j
 }
 
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, the rest as it is (valid UTF-8 is kept,
-// an invalid byte becomes U+FFFD).
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	for len(s) > 0 {
-		r, n := utf8.DecodeRune(s)
-		switch {
-		case r == '"' || r == '\\':
-			dst = append(dst, '\\', byte(r))
-		case r == '\n':
-			dst = append(dst, `\n`...)
-		case r == '\r':
-			dst = append(dst, `\r`...)
-		case r == '\t':
-			dst = append(dst, `\t`...)
-		case r < 0x20:
-			dst = append(dst, `\u00`...)
-			dst = append(dst, "0123456789abcdef"[r>>4], "0123456789abcdef"[r&15])
-		case r == utf8.RuneError && n == 1:
-			dst = append(dst, "\ufffd"...)
-		default:
-			dst = append(dst, s[:n]...)
+// stringEnd is the offset just after the JSON string starting at b[i]:
+// after the first quote not escaped (an even run of backslashes before
+// it).
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
 		}
-		s = s[n:]
+		j += k
+		if !escaped(b, j) {
+			return j + 1
+		}
+		j++
 	}
-	return append(dst, '"')
+}
+
+// escaped tells whether b[j] follows an odd run of backslashes.
+func escaped(b []byte, j int) bool {
+	n := 0
+	for j-n > 0 && b[j-n-1] == '\\' {
+		n++
+	}
+	return n%2 == 1
+}
+
+// replaceAligned replaces each match of p in body, the inside of a
+// valid JSON string, that begins where a character does (not inside an
+// escape sequence such as "\n" or "\u0041", which would be no match of
+// the text and whose replacement would break the string) by Hidden. A
+// match beginning there ends where a character does too: p is a
+// sequence of whole characters and escapes.
+func (p foldPat) replaceAligned(body []byte) []byte {
+	var out []byte
+	from, done := 0, 0
+	for {
+		k := p.index(body[from:])
+		if k < 0 {
+			break
+		}
+		at := from + k
+		if !charStart(body, at) {
+			from = at + 1
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(body))
+		}
+		out = append(append(out, body[done:at]...), Hidden...)
+		from = at + len(p.s)
+		done = from
+	}
+	if out == nil {
+		return body
+	}
+	return append(out, body[done:]...)
+}
+
+// charStart tells whether body[at] begins a character of the JSON
+// string body: not the escaped byte after a backslash, nor one of the
+// four hex digits of a \u escape.
+func charStart(body []byte, at int) bool {
+	if escaped(body, at) {
+		return false
+	}
+	for k := 2; k <= 5 && at-k >= 0; k++ {
+		if body[at-k] == '\\' && body[at-k+1] == 'u' && !escaped(body, at-k) {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonForms are the ways s may appear inside a JSON string a server

@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -51,12 +53,16 @@ func TestScrubMessageHidesEveryEscapedForm(t *testing.T) {
 // across members, one starting inside an escape) never leaves broken
 // JSON and never stays; a response keeps its id.
 func TestScrubMessageKeepsAdversarialMessagesValid(t *testing.T) {
-	ss := newScrubber([]string{`ab","c`, "12345678", "n9876abc", `x":1,"y`, "zz]}zz9"})
+	ss := newScrubber([]string{`ab","c`, "12345678", "n9876abc", `x":1,"y`, "zz]}zz9", "u0041bcdef", "0041qrstu9"})
 	for _, tc := range []struct{ in, want string }{
 		{`{"id":1,"result":{"a":"ab","c":1}}`, `{"id":1,"result":"(hidden)"}`},
 		{`{"id":1,"result":{"n":12345678,"s":"ok"}}`, `{"id":1,"result":{"n":"(hidden)","s":"ok"}}`},
 		{`{"id":1,"result":{"s":"\n9876abc"}}`, `{"id":1,"result":{"s":"\n9876abc"}}`},
 		{`{"id":1,"result":{"s":"n9876ABC"}}`, `{"id":1,"result":{"s":"(hidden)"}}`},
+		// a match inside an escape is no match, and stays; one after an
+		// escaped backslash is
+		{`{"id":1,"result":{"s":"\u0041bcdef \u0041qrstu9"}}`, `{"id":1,"result":{"s":"\u0041bcdef \u0041qrstu9"}}`},
+		{`{"id":1,"result":{"s":"\\n9876abc \\\n9876abc"}}`, `{"id":1,"result":{"s":"\\(hidden) \\\n9876abc"}}`},
 		{`{"id":2,"x":1,"y":2}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"the server's answer repeated a credential it was given; withheld"}}`},
 		{`{"method":"notifications/message","x":1,"y":2}`, Hidden},
 		{`{"id":1,"result":{"a":["zz]}zz9",[]]}}`, `{"id":1,"result":{"a":["(hidden)",[]]}}`},
@@ -120,4 +126,88 @@ func TestRemoteScrubHidesWhatIsSent(t *testing.T) {
 	if remoteScrub(config.Server{URL: "https://mcp.example.com/mcp"}, map[string]string{"X-Team": "platform"}, nil) != nil {
 		t.Error("a remote server sent no credential gets a scrubber")
 	}
+}
+
+// TestScrubMessageProperties: over messages made of the secret written
+// every way an encoder writes it, in strings, keys, numbers and across
+// values, and over every cut of them (not JSON): no panic; a valid
+// message stays valid; no string of the answer holds the secret when
+// decoded (nor does the text of one that is not JSON).
+func TestScrubMessageProperties(t *testing.T) {
+	const secret = `Pw/<1>&"x\y-99`
+	ss := newScrubber([]string{secret, "4455667788"})
+	pieces := append(jsonForms(secret), "4455667788", "plain", `\n`, `\\`, `\u0041`, "é", `\"`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		var b strings.Builder
+		for n := rng.IntN(4); n >= 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	var value func(depth int) string
+	value = func(depth int) string {
+		switch k := rng.IntN(6); {
+		case k == 0 && depth < 4:
+			var m []string
+			for n := rng.IntN(3); n >= 0; n-- {
+				m = append(m, `"`+word()+`":`+value(depth+1))
+			}
+			return "{" + strings.Join(m, ",") + "}"
+		case k == 1 && depth < 4:
+			var a []string
+			for n := rng.IntN(3); n >= 0; n-- {
+				a = append(a, value(depth+1))
+			}
+			return "[ " + strings.Join(a, " , ") + " ]"
+		case k == 2:
+			return "4455667788"
+		case k == 3:
+			return "true"
+		}
+		return `"` + word() + `"`
+	}
+	lower := strings.ToLower(secret)
+	for i := 0; i < 3000; i++ {
+		msg := `{"jsonrpc":"2.0","id":` + fmt.Sprint(i) + `,"result":` + value(0) + `}`
+		if !json.Valid([]byte(msg)) {
+			continue // a piece such as \u0041 after a lone backslash
+		}
+		for _, in := range []string{msg, msg[:rng.IntN(len(msg))]} {
+			out := ss.ScrubMessage([]byte(in))
+			if !json.Valid(out) {
+				if json.Valid([]byte(in)) {
+					t.Fatalf("valid %s\nscrubbed to invalid %s", in, out)
+				}
+				if strings.Contains(strings.ToLower(string(out)), lower) {
+					t.Fatalf("text %s\nkeeps the secret: %s", in, out)
+				}
+				continue
+			}
+			var v any
+			json.Unmarshal(out, &v)
+			for _, s := range allStrings(v, nil) {
+				if strings.Contains(strings.ToLower(s), lower) || strings.Contains(s, "4455667788") {
+					t.Fatalf("%s\nscrubbed to %s\nkeeps the secret in %q", in, out, s)
+				}
+			}
+		}
+	}
+}
+
+// allStrings is every string of a decoded JSON value, keys included.
+func allStrings(v any, out []string) []string {
+	switch x := v.(type) {
+	case string:
+		out = append(out, x)
+	case []any:
+		for _, e := range x {
+			out = allStrings(e, out)
+		}
+	case map[string]any:
+		for k, e := range x {
+			out = append(allStrings(e, out), k)
+		}
+	}
+	return out
 }

@@ -412,3 +412,24 @@ func authorizeInProcess(t *testing.T, id string) {
 		t.Fatalf("sluice auth: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+// TestServerInitializeErrorIsScrubbed: a server that refuses the
+// handshake with an error repeating the token it was given does not put
+// it in find's error, a call's error or the log.
+func TestServerInitializeErrorIsScrubbed(t *testing.T) {
+	w := newWorld(t)
+	t.Setenv("SLUICE_TEST_LEAKED", leakedSecret)
+	w.writeUser("servers:\n" + fixture(t, "bad", "-mode", "leaky,init-refused", "-leak-env", "LEAK_API_TOKEN") +
+		"    env:\n      LEAK_API_TOKEN: \"${env:SLUICE_TEST_LEAKED}\"\n")
+	t.Setenv("SLUICE_LOG_LEVEL", "debug")
+	var all []string
+	for _, args := range [][]string{{"find", "--server", "bad", "--refresh"}, {"call", "bad__echo", "text=x"}, {"servers", "--json"}} {
+		r := sluiceProc(t, "", args...)
+		noLeak(t, "sluice "+strings.Join(args, " "), r.stdout+r.stderr)
+		all = append(all, r.stdout+r.stderr)
+	}
+	if !strings.Contains(all[0], "refused: the key (hidden) is not valid") {
+		t.Errorf("find does not show the scrubbed refusal:\n%s", all[0])
+	}
+	noLeakOnDisk(t, w.root, w.cache)
+}

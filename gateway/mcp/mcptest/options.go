@@ -69,13 +69,17 @@ const (
 	// a listing's per-entry cap, together far over its per-list cap (see
 	// hugelist.go).
 	ModeHugeListings Mode = "huge-listings"
+	// ModeInitRefused answers initialize and server/discover with a
+	// JSON-RPC error whose message and data carry LeakKey (a server that
+	// repeats the credential it finds wrong).
+	ModeInitRefused Mode = "init-refused"
 )
 
 var allModes = []Mode{
 	ModeEcho, ModeSlow, ModePaginated, ModeCursorLoop, ModeHuge, ModeCrash,
 	ModeExitAtStart, ModeIgnoreSIGTERM, ModeIgnoreEOF, ModeGrandchild,
 	ModeFlood, ModeInvalidUTF8, ModeBanner, ModeStopReading, ModeStderrFlood, ModeNoInit,
-	ModeModernOnly, ModeLegacyOnly, ModeLeaky, ModeHugeListings,
+	ModeModernOnly, ModeLegacyOnly, ModeLeaky, ModeHugeListings, ModeInitRefused,
 }
 
 // Modes lists every mode the fixture knows, in a stable order.

@@ -433,6 +433,9 @@ func (s *server) request(ctx context.Context, env envelope) (bool, error) {
 		if d := o.delay(); d > 0 && !s.sleep(ctx, d) {
 			return false, nil
 		}
+		if o.Has(ModeInitRefused) {
+			return false, s.replyErr(env.ID, &rpcErr{code: -32000, msg: "refused: the key " + LeakKey + " is not valid", data: map[string]any{"key": LeakKey}})
+		}
 		var err error
 		var ok bool
 		if env.Method == "initialize" {
