@@ -433,3 +433,31 @@ func TestServerInitializeErrorIsScrubbed(t *testing.T) {
 	}
 	noLeakOnDisk(t, w.root, w.cache)
 }
+
+// TestCLIToolStdoutIsScrubbed: a cli tool whose program prints the token
+// its env was given (here printenv) returns it hidden, to the CLI and to
+// an agent of sluice serve.
+func TestCLIToolStdoutIsScrubbed(t *testing.T) {
+	w := newWorld(t)
+	t.Setenv("SLUICE_TEST_LEAKED", leakedSecret)
+	w.writeUser(`approve: ["api__*"]
+servers:
+  api:
+    cli:
+      env:
+        API_TOKEN: "${env:SLUICE_TEST_LEAKED}"
+      tools:
+        show:
+          argv: [printenv, API_TOKEN]
+          annotations: {readOnlyHint: true}
+`)
+	r := sluiceProc(t, "", "call", "api__show")
+	want(t, r, exitOK, "(hidden)")
+	noLeak(t, "sluice call api__show", r.stdout+r.stderr)
+	stdout, stderr := serveLog(t, []string{"--mode", "flat"}, []string{tool(2, "api__show", `{}`)})
+	if !strings.Contains(stdout, "(hidden)") {
+		t.Errorf("the tool's answer hides nothing:\n%s", stdout)
+	}
+	noLeak(t, "serve's answer", stdout)
+	noLeak(t, "serve's log", stderr)
+}
