@@ -2,6 +2,7 @@ package front
 
 import (
 	"encoding/json"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,4 +33,41 @@ func sdkConverted(raw []byte, modern bool, serverInfo []byte) ([]byte, string, b
 		out = withMember(out, `"resultType":"complete"`)
 	}
 	return out, outcome, true
+}
+
+// passResult validates a result and reads its members in one pass: what
+// it passes through agrees with the SDK's conversion, and a result whose
+// top-level names an escape, a duplicate, invalid UTF-8 or bad JSON makes
+// ambiguous is left to the SDK.
+func TestPassResultOnePass(t *testing.T) {
+	info := []byte(`{"name":"s","version":"1"}`)
+	passed := []string{
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1.0.0"}},"content":[{"text":"bench","type":"text"}],"resultType":"complete"}`,
+		` {"content":[{"type":"text","text":"a"}],"isError":true} `,
+		`{"content":[],"_meta":{"k":1,"io.modelcontextprotocol/x":2}}`,
+		`{}`,
+	}
+	for _, raw := range passed {
+		for _, modern := range []bool{false, true} {
+			got, outcome, ok := passResult(nil, []byte(raw), modern, info)
+			want, wantOutcome, wantOK := sdkConverted([]byte(raw), modern, info)
+			if !ok || !wantOK || outcome != wantOutcome || !sameJSON(got, want) {
+				t.Errorf("passResult(%s, modern %v) = %s (%s, ok %v), the SDK gives %s (%s, ok %v)", raw, modern, got, outcome, ok, want, wantOutcome, wantOK)
+			}
+		}
+	}
+	refused := []string{
+		`{"content":[],"content":[{"type":"text","text":"a"}]}`,
+		`{"cont\u0065nt":[]}`,
+		"{\"content\":[],\"\xff\":1}",
+		`{"content":[]`,
+		`{"content":[]} x`,
+		`["content"]`,
+		`{"content":[{"type":"text","text":"a"}],"extra":1}`,
+	}
+	for _, raw := range refused {
+		if got, _, ok := passResult(nil, []byte(raw), false, info); ok {
+			t.Errorf("passResult(%q) passed %s through; want it left to the SDK", raw, got)
+		}
+	}
 }

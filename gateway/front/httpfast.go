@@ -1095,13 +1095,10 @@ func (m *Metrics) fastCall() {
 // serverInfo and "resultType":"complete". ok is false for anything else,
 // which takes the SDK's conversion (toResult).
 func passResult(dst, raw []byte, modern bool, serverInfo []byte) (out []byte, outcome string, ok bool) {
-	v, ok := wholeValue(raw, maxDepth-1)
-	if !ok || v[0] != '{' {
-		return dst, "", false
-	}
+	// One pass validates the result and finds its members.
 	var buf [8]member
-	top, ok := plainMembers(buf[:0], v)
-	if !ok {
+	v, top, ok := wholeObject(buf[:0], raw, maxDepth-1)
+	if !ok || v[0] != '{' || !plainNames(top) {
 		return dst, "", false
 	}
 	outcome = "ok"

@@ -338,18 +338,21 @@ func wholeObject(dst []member, b []byte, depth int) (v []byte, ms []member, ok b
 func plainMembers(dst []member, v []byte) ([]member, bool) {
 	n := len(dst)
 	dst, ok := members(dst, v)
-	if !ok {
-		return dst, false
-	}
-	for i := n; i < len(dst); i++ {
-		if dst[i].escaped || !utf8.Valid(dst[i].name) {
-			return dst, false
+	return dst, ok && plainNames(dst[n:])
+}
+
+// plainNames reports whether the names of ms are all unescaped valid UTF-8
+// and distinct (what plainMembers asks of an object's members).
+func plainNames(ms []member) bool {
+	for i := range ms {
+		if ms[i].escaped || !utf8.Valid(ms[i].name) {
+			return false
 		}
-		for j := n; j < i; j++ {
-			if string(dst[j].name) == string(dst[i].name) {
-				return dst, false
+		for j := range i {
+			if string(ms[j].name) == string(ms[i].name) {
+				return false
 			}
 		}
 	}
-	return dst, true
+	return true
 }
