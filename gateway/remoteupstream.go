@@ -42,12 +42,14 @@ func (g *Gateway) dialRemote(ctx context.Context, d config.Server, opts *mcp.Opt
 	if a != nil {
 		ro.Authorizer = a
 	}
+	scrubMessages, scrubText := remoteScrub(d, headers, a)
+	ro.ScrubText = scrubText
 	conn, err := remote.Dial(ctx, ro)
 	if err != nil {
 		return nil, err
 	}
 	o := *opts
-	o.Scrub = remoteScrub(d, headers, a)
+	o.Scrub = scrubMessages
 	if o.DiscoverTimeout == 0 {
 		// Over HTTP every server answers the probe; a short budget only
 		// misreads a slow modern server as legacy.

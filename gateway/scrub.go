@@ -376,16 +376,21 @@ func remoteSecrets(d config.Server, headers map[string]string) []string {
 	return out
 }
 
-// remoteScrub is mcp.Options.Scrub for a remote server: remoteSecrets,
-// and the OAuth tokens of a (nil: none), which change as they are
-// refreshed; nil when there is nothing to hide.
-func remoteScrub(d config.Server, headers map[string]string, a *oauth.Authorizer) func([]byte) []byte {
+// remoteScrub is mcp.Options.Scrub for a remote server (messages) and
+// remote.Options.ScrubText (HTTP error bodies): remoteSecrets and the
+// OAuth tokens of a (nil: none), which change as they are refreshed;
+// both nil when there is nothing to hide.
+func remoteScrub(d config.Server, headers map[string]string, a *oauth.Authorizer) (messages, text func([]byte) []byte) {
 	static := remoteSecrets(d, headers)
 	if a == nil {
-		return newScrubber(static).messages()
+		ss := newScrubber(static)
+		if ss == nil {
+			return nil, nil
+		}
+		return ss.ScrubMessage, ss.Scrub
 	}
 	l := &liveScrubber{static: static, live: a.Secrets}
-	return l.ScrubMessage
+	return l.ScrubMessage, l.Scrub
 }
 
 // liveScrubber scrubs with static and the secrets live returns, built
@@ -400,16 +405,27 @@ type liveScrubber struct {
 	ss    *secretScrubber
 }
 
-func (l *liveScrubber) ScrubMessage(msg []byte) []byte {
+// current is the scrubber for the secrets in use now (nil: none).
+func (l *liveScrubber) current() *secretScrubber {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if cur, ok := l.live(); ok && (!l.built || !slices.Equal(cur, l.last)) {
 		l.built, l.last = true, cur
 		l.ss = newScrubber(append(slices.Clip(l.static), cur...))
 	}
-	ss := l.ss
-	l.mu.Unlock()
-	if ss == nil {
-		return msg
+	return l.ss
+}
+
+func (l *liveScrubber) ScrubMessage(msg []byte) []byte {
+	if ss := l.current(); ss != nil {
+		return ss.ScrubMessage(msg)
 	}
-	return ss.ScrubMessage(msg)
+	return msg
+}
+
+func (l *liveScrubber) Scrub(text []byte) []byte {
+	if ss := l.current(); ss != nil {
+		return ss.Scrub(text)
+	}
+	return text
 }

@@ -117,13 +117,16 @@ func TestScrubberMatchesAnyCase(t *testing.T) {
 // segment) are hidden from its messages; an ordinary header value stays.
 func TestRemoteScrubHidesWhatIsSent(t *testing.T) {
 	d := config.Server{URL: "https://me:pw12345678@mcp.example.com/v1/sk_live_abcdefghijklmnop12345678/mcp?api_key=hunter2pwsecret&team=platform"}
-	scrub := remoteScrub(d, map[string]string{"X-Team": "platform", "Authorization": "Bearer abc123secretvalue"}, nil)
+	scrub, text := remoteScrub(d, map[string]string{"X-Team": "platform", "Authorization": "Bearer abc123secretvalue"}, nil)
 	in := `{"id":1,"result":{"text":"got abc123secretvalue, pw12345678, hunter2pwsecret, sk_live_abcdefghijklmnop12345678 from platform"}}`
 	want := `{"id":1,"result":{"text":"got (hidden), (hidden), (hidden), (hidden) from platform"}}`
 	if got := string(scrub([]byte(in))); got != want {
 		t.Errorf("scrub = %s\nwant %s", got, want)
 	}
-	if remoteScrub(config.Server{URL: "https://mcp.example.com/mcp"}, map[string]string{"X-Team": "platform"}, nil) != nil {
+	if got := string(text([]byte("bad token ABC123SECRETVALUE"))); got != "bad token (hidden)" {
+		t.Errorf("text scrub = %q", got)
+	}
+	if m, tx := remoteScrub(config.Server{URL: "https://mcp.example.com/mcp"}, map[string]string{"X-Team": "platform"}, nil); m != nil || tx != nil {
 		t.Error("a remote server sent no credential gets a scrubber")
 	}
 }

@@ -240,10 +240,15 @@ func once(f func()) func() {
 }
 
 // echoRemote is a remote MCP server (streamable HTTP, JSON answers) that
-// repeats the headers it is sent in its tool's description, a tool
-// result, a failed call's error and a log notification's data.
+// repeats the headers it is sent in its instructions, its tool's
+// description, a tool result and a failed call's error, and refuses a
+// GET (an event stream, the legacy transport) with a body repeating them.
 func echoRemote(t *testing.T, heard func(r *http.Request) string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.Error(w, "bad credentials: "+heard(r), http.StatusBadRequest)
+			return
+		}
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -301,8 +306,10 @@ func TestRemoteServerEchoIsScrubbed(t *testing.T) {
 	srv := echoRemote(t, func(r *http.Request) string {
 		return r.Header.Get("Authorization") + " and " + r.Header.Get("X-Api-Key")
 	})
-	w.writeUser("approve: [\"rem__*\"]\nservers:\n" + remoteDecl("rem", srv.URL+"/mcp", "allowPrivate: true", "actionClass: read",
-		"transport: streamable-http", `headers: {Authorization: "Bearer ${env:SLUICE_TEST_BEARER}", X-Api-Key: "${env:SLUICE_TEST_APIKEY}"}`))
+	hdrs := `headers: {Authorization: "Bearer ${env:SLUICE_TEST_BEARER}", X-Api-Key: "${env:SLUICE_TEST_APIKEY}"}`
+	w.writeUser("approve: [\"rem__*\"]\nservers:\n" +
+		remoteDecl("rem", srv.URL+"/mcp", "allowPrivate: true", "actionClass: read", "transport: streamable-http", hdrs) +
+		remoteDecl("old", srv.URL+"/sse", "allowPrivate: true", "actionClass: read", "transport: sse", hdrs))
 	t.Setenv("SLUICE_LOG_LEVEL", "debug")
 	var outs []string
 	for _, args := range [][]string{
@@ -310,12 +317,14 @@ func TestRemoteServerEchoIsScrubbed(t *testing.T) {
 		{"describe", "rem__whoami"},
 		{"call", "rem__whoami"},
 		{"call", "rem__refuse"},
+		{"find", "--server", "old", "--refresh"},
 	} {
 		r := sluiceProc(t, "", args...)
 		noLeak(t, "sluice "+strings.Join(args, " "), r.stdout+r.stderr)
 		outs = append(outs, r.stdout+r.stderr)
 	}
-	if all := strings.Join(outs, "\n"); !strings.Contains(all, "you sent Bearer (hidden) and (hidden)") || !strings.Contains(all, "refused Bearer (hidden)") {
+	if all := strings.Join(outs, "\n"); !strings.Contains(all, "you sent Bearer (hidden) and (hidden)") || !strings.Contains(all, "refused Bearer (hidden)") ||
+		!strings.Contains(all, "bad credentials: Bearer (hidden) and (hidden)") {
 		t.Errorf("the echoed headers are not shown hidden:\n%s", all)
 	}
 	stdout, stderr := serveLog(t, nil, []string{call(10, "rem__whoami", ""), call(11, "rem__refuse", ""), tool(12, "describe", `{"capabilities":["rem__whoami"]}`)})

@@ -79,6 +79,10 @@ type Options struct {
 	TLSConfig       *tls.Config   // nil: system roots
 	UserAgent       string        // default "sluice"
 	Logger          *slog.Logger  // default: discard
+	// ScrubText, when set, rewrites the body of an HTTP error answer
+	// before an error carries it (the gateway hides the credentials it
+	// sends there); the messages themselves are the client core's.
+	ScrubText func([]byte) []byte
 }
 
 const (
@@ -989,6 +993,9 @@ func (c *Conn) httpError(method string, resp *http.Response) error {
 	body, _ := readCapped(resp.Body, maxErrorBodyBytes)
 	if resp.StatusCode == http.StatusUnauthorized || (resp.StatusCode == http.StatusForbidden && insufficientScope(resp.Header.Values("WWW-Authenticate"))) {
 		return c.authRefusal(resp.StatusCode)
+	}
+	if c.o.ScrubText != nil {
+		body = c.o.ScrubText(body)
 	}
 	return &HTTPError{Method: method, Status: resp.StatusCode, Body: sanitize(body)}
 }
