@@ -55,6 +55,10 @@ func (rs *runState) predeclared() starlark.StringDict {
 		opCompare:   starlark.NewBuiltin(opCompare, rs.compareOp),
 		opKey:       starlark.NewBuiltin(opKey, rs.keyOp),
 		opSlice:     starlark.NewBuiltin(opSlice, rs.sliceOp),
+		opCompList:  rs.compMaker(false),
+		opCompDict:  rs.compMaker(true),
+		opCompDone:  indexOp{opCompDone, compDone},
+		opGrowDict:  rs.dictGrower(),
 	}
 	for name, m := range rs.modules {
 		d[name] = m
@@ -289,6 +293,11 @@ func (rs *runState) methodOp(thread *starlark.Thread, b *starlark.Builtin, args 
 	}
 	if l, ok := recv.(*starlark.List); ok && name == "insert" {
 		if err := rs.chargeListGrowth(l, "list.insert()"); err != nil {
+			return nil, err
+		}
+	}
+	if d, ok := recv.(*starlark.Dict); ok && name == "setdefault" {
+		if err := rs.chargeDictGrowth(d); err != nil {
 			return nil, err
 		}
 	}
@@ -804,13 +813,22 @@ func (rs *runState) groupBy(thread *starlark.Thread, b *starlark.Builtin, args s
 		if err != nil {
 			return nil, fmt.Errorf("group_by: key %s: %v", k.Type(), err)
 		}
+		// the dict and its lists grow as the loop of the same in a
+		// script would, charged alike (chargeDictGrowth, chargeListGrowth)
 		if !found {
+			if err := rs.chargeDictGrowth(out); err != nil {
+				return nil, err
+			}
 			cur = starlark.NewList(nil)
 			if err := out.SetKey(k, cur); err != nil {
 				return nil, err
 			}
 		}
-		if err := cur.(*starlark.List).Append(x); err != nil {
+		l := cur.(*starlark.List)
+		if err := rs.chargeListGrowth(l, "group_by()"); err != nil {
+			return nil, err
+		}
+		if err := l.Append(x); err != nil {
 			return nil, err
 		}
 	}

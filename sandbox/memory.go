@@ -93,6 +93,9 @@ func rwStmt(s syntax.Stmt) (pre, post []syntax.Stmt) {
 	case *syntax.AssignStmt:
 		s.LHS = rwTarget(s.LHS)
 		s.RHS = rwExpr(s.RHS)
+		if s.Op == syntax.EQ {
+			growTargets(s.LHS)
+		}
 		switch s.Op {
 		case syntax.PLUS_EQ, syntax.STAR_EQ, syntax.PERCENT_EQ, syntax.PIPE_EQ:
 		default:
@@ -133,6 +136,7 @@ func rwStmt(s syntax.Stmt) (pre, post []syntax.Stmt) {
 		s.False = rwStmts(s.False)
 	case *syntax.ForStmt:
 		s.Vars = rwTarget(s.Vars)
+		growTargets(s.Vars)
 		s.X = rwExpr(s.X)
 		s.Body = rwStmts(s.Body)
 	case *syntax.WhileStmt:
@@ -341,11 +345,13 @@ func rwExpr(e syntax.Expr) syntax.Expr {
 			switch c := c.(type) {
 			case *syntax.ForClause:
 				c.Vars = rwTarget(c.Vars)
+				growTargets(c.Vars)
 				c.X = rwExpr(c.X)
 			case *syntax.IfClause:
 				c.Cond = rwExpr(c.Cond)
 			}
 		}
+		return rwComprehension(x)
 	}
 	return e
 }

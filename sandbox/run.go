@@ -54,6 +54,11 @@ type runState struct {
 	start   time.Time
 	thread  *starlark.Thread
 
+	// freeSteps: steps the comprehension and item-assignment rewrites
+	// add to what starlark-go executes for the same script, left out of
+	// maxSteps and Stats.Steps (see rewriteSteps)
+	freeSteps uint64
+
 	logs          []string
 	logBytes      int
 	logsTruncated bool
@@ -224,7 +229,7 @@ func run(ctx context.Context, host Host, filename, src string, lim *Limits, extr
 	if rs.calls != nil {
 		res.Calls = rs.calls
 	}
-	res.Stats = Stats{Steps: thread.ExecutionSteps(), Calls: rs.ncalls, MaxDepth: rs.peakDepth, PeakHeapGrowth: rs.heap.peak.Load()}
+	res.Stats = Stats{Steps: rs.steps(thread), Calls: rs.ncalls, MaxDepth: rs.peakDepth, PeakHeapGrowth: rs.heap.peak.Load()}
 	defer func() { res.Stats.ElapsedMs = time.Since(start).Milliseconds() }()
 	if err != nil {
 		res.Error = rs.classify(err)
@@ -281,7 +286,7 @@ func (rs *runState) trip(e *scriptErr) {
 // it runs again before the call depth can pass MaxDepth: depth grows by at
 // most two frames per step (a built-in calling a function).
 func (rs *runState) hook(th *starlark.Thread) {
-	steps := th.ExecutionSteps()
+	steps := rs.steps(th)
 	if steps >= rs.lim.MaxSteps {
 		rs.trip(limitErr(LimitSteps, "the run executed more than maxSteps %d steps", rs.lim.MaxSteps))
 		return
@@ -305,7 +310,16 @@ func (rs *runState) hook(th *starlark.Thread) {
 	if next > rs.lim.MaxSteps {
 		next = rs.lim.MaxSteps
 	}
-	th.SetMaxExecutionSteps(next)
+	th.SetMaxExecutionSteps(next + rs.freeSteps)
+}
+
+// steps is the run's steps, those the rewrites added left out.
+func (rs *runState) steps(th *starlark.Thread) uint64 {
+	n := th.ExecutionSteps()
+	if rs.freeSteps >= n {
+		return 0
+	}
+	return n - rs.freeSteps
 }
 
 // log appends one print() line, bounded by MaxLogBytes.
