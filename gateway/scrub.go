@@ -206,6 +206,11 @@ func newScrubber(secrets []string) *secretScrubber {
 		}
 	}
 	sort.SliceStable(ss.forms, func(i, j int) bool { return len(ss.forms[i].s) > len(ss.forms[j].s) })
+	for _, p := range ss.forms {
+		if bytes.ContainsAny(p.s, "\" \t\r\n,:[]{}") {
+			ss.spanning = append(ss.spanning, p)
+		}
+	}
 	return ss
 }
 
@@ -213,6 +218,9 @@ func newScrubber(secrets []string) *secretScrubber {
 // may print it (as given, JSON-escaped), lower-cased, longest first.
 type secretScrubber struct {
 	forms []foldPat
+	// spanning are the forms with a byte a JSON token ends at (see
+	// hideSpans)
+	spanning []foldPat
 }
 
 // Scrub returns line with each secret (in any case) replaced by Hidden;

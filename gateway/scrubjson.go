@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -48,6 +49,20 @@ func (ss *secretScrubber) messages() func([]byte) []byte {
 
 // ScrubMessage returns msg with every secret hidden, still valid JSON
 // when msg was; msg itself (no copy) when it holds none.
+//
+// # Why the walk has no recursion and reads each byte a bounded number of times
+//
+// A line may be as long as the server's line cap (64 MiB) and nested as
+// deep as its bytes allow ("[[[[…"). A walk that recursed per level
+// would grow the goroutine's stack with the depth (past 1 GB the Go
+// runtime ends the whole process, every other server with it); one
+// that searched each level's subtree again would cost depth×length of
+// the reader's time. So the message is scrubbed in one pass that keeps,
+// per form, the offset of its next match, and a container deeper than
+// maxScrubDepth is skipped over as one value: kept as it is when it
+// holds no form, hidden whole when it does. A match across values is
+// then found in one more pass over the result, with a stack of the
+// containers open only down to maxScrubDepth.
 func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
 	if !ss.contains(msg) {
 		return msg
@@ -57,13 +72,16 @@ func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
 		return ss.Scrub(msg)
 	}
 	end := valueEnd(msg, i)
-	out := append(make([]byte, 0, len(msg)), msg[:i]...)
-	out = ss.scrubValue(out, msg[i:end], 0)
-	if msg[i] == '{' && out[i] != '{' {
+	tree := ss.hideSpans(ss.scrubTree(msg[i:end]))
+	if msg[i] == '{' && tree[0] != '{' {
 		// the secret runs across the message's own members
 		return withheld(msg[i:end])
 	}
-	out = append(out, ss.Scrub(msg[end:])...) // nothing but white space in a valid message
+	out := tree
+	if i > 0 || end < len(msg) {
+		out = append(append(make([]byte, 0, len(msg)), msg[:i]...), tree...)
+		out = append(out, ss.Scrub(msg[end:])...) // nothing but white space in a valid message
+	}
 	if ss.contains(out) && !json.Valid(out) {
 		// not JSON (noise): scrubbed as text
 		return ss.Scrub(msg)
@@ -84,68 +102,241 @@ func withheld(obj []byte) []byte {
 	return []byte(Hidden)
 }
 
-// scrubValue appends v (one JSON value holding a secret form, or not)
-// scrubbed to dst.
-func (ss *secretScrubber) scrubValue(dst, v []byte, depth int) []byte {
-	if !ss.contains(v) {
-		return append(dst, v...)
+// scrubTree is v (one JSON value holding a secret form) with each match
+// inside a string (key or value) replaced by Hidden, each number or
+// literal holding one and each container deeper than maxScrubDepth
+// holding one replaced by the string Hidden, and everything else as it
+// is, in one pass without recursion.
+func (ss *secretScrubber) scrubTree(v []byte) []byte {
+	nx := ss.nextMatches(v)
+	dst := make([]byte, 0, len(v))
+	done := 0 // v[:done] is in dst
+	replace := func(from, to int, with []byte) {
+		dst = append(dst, v[done:from]...)
+		dst = append(dst, with...)
+		done = to
 	}
-	switch v[0] {
-	case '"':
-		if len(v) < 2 || v[len(v)-1] != '"' {
-			break // not ended: not JSON
-		}
-		body := v[1 : len(v)-1]
-		for _, p := range ss.forms {
-			body = p.replaceAligned(body)
-		}
-		dst = append(append(dst, '"'), body...)
-		return append(dst, '"')
-	case '{', '[':
-		if depth >= maxScrubDepth {
-			break
-		}
-		start := len(dst)
-		dst = ss.scrubMembers(dst, v, depth)
-		if ss.spans(dst[start:]) {
-			// a secret across members: the container goes
-			dst = dst[:start]
-			break
-		}
-		return dst
-	}
-	return append(dst, `"`+Hidden+`"`...)
-}
-
-// spans tells whether b holds a secret form that has a byte a JSON
-// token ends at (a quote, white space, a comma, colon or bracket): only
-// such a form can run across two values; any other match lies inside
-// one string (which scrubValue scrubbed) or number.
-func (ss *secretScrubber) spans(b []byte) bool {
-	for _, p := range ss.forms {
-		if bytes.ContainsAny(p.s, "\" \t\r\n,:[]{}") && p.index(b) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// scrubMembers appends container v with each key and value scrubbed,
-// the white space and punctuation between them as they are.
-func (ss *secretScrubber) scrubMembers(dst, v []byte, depth int) []byte {
-	dst = append(dst, v[0])
-	for i := 1; i < len(v); {
-		switch v[i] {
-		case ' ', '\t', '\r', '\n', ',', ':', '}', ']':
-			dst = append(dst, v[i])
+	hidden := []byte(`"` + Hidden + `"`)
+	depth := 0
+	for i := 0; i < len(v); {
+		switch c := v[i]; c {
+		case '{', '[':
+			if depth < maxScrubDepth {
+				depth++
+				i++
+				continue
+			}
+			end := valueEnd(v, i)
+			if nx.within(i, end) {
+				replace(i, end, hidden)
+			}
+			i = end
+		case '}', ']':
+			depth--
 			i++
-			continue
+		case ' ', '\t', '\n', '\r', ',', ':':
+			i++
+		case '"':
+			end := stringEnd(v, i)
+			switch {
+			case !nx.within(i, end):
+			case end-i < 2 || v[end-1] != '"':
+				replace(i, end, hidden) // not ended: not JSON
+			default:
+				body := v[i+1 : end-1]
+				for _, p := range ss.forms {
+					body = p.replaceAligned(body)
+				}
+				replace(i+1, end-1, body)
+			}
+			i = end
+		default:
+			end := valueEnd(v, i)
+			if nx.within(i, end) {
+				replace(i, end, hidden)
+			}
+			i = end
 		}
-		end := valueEnd(v, i)
-		dst = ss.scrubValue(dst, v[i:end], depth+1)
-		i = end
 	}
-	return dst
+	return append(dst, v[done:]...)
+}
+
+// nextMatch is, per form of a scrubber, the offset in b of its first
+// match at or after the last offset asked about.
+type nextMatch struct {
+	ss    *secretScrubber
+	b     []byte
+	at    []int // per form; len(b) when none is left
+	first int   // the least of at
+}
+
+func (ss *secretScrubber) nextMatches(b []byte) *nextMatch {
+	nx := &nextMatch{ss: ss, b: b, at: make([]int, len(ss.forms))}
+	for k := range nx.at {
+		nx.at[k] = -1
+	}
+	return nx
+}
+
+// within tells whether a form matches wholly inside b[from:to]. Offsets
+// asked about only grow, so each form's searches together read b once.
+func (nx *nextMatch) within(from, to int) bool {
+	if to <= nx.first {
+		return false
+	}
+	found := false
+	nx.first = len(nx.b)
+	for k, p := range nx.ss.forms {
+		if nx.at[k] < from {
+			if j := p.index(nx.b[from:]); j >= 0 {
+				nx.at[k] = from + j
+			} else {
+				nx.at[k] = len(nx.b)
+			}
+		}
+		// a later match of the same form ends later still
+		if nx.at[k]+len(p.s) <= to {
+			found = true
+		}
+		nx.first = min(nx.first, nx.at[k])
+	}
+	return found
+}
+
+// hideSpans replaces in v (scrubTree's) the innermost container around
+// each match of a form that has a byte a JSON token ends at (a quote,
+// white space, a comma, colon or bracket) by the string Hidden: only
+// such a form can run across two values; any other match lies inside
+// one string (which scrubTree scrubbed) or number. Hiding may join new
+// text, so it is done again, a few times at most, before the whole
+// value goes.
+func (ss *secretScrubber) hideSpans(v []byte) []byte {
+	if len(ss.spanning) == 0 {
+		return v
+	}
+	for range 4 {
+		w, hid := ss.hideSpansOnce(v)
+		if !hid {
+			return v
+		}
+		v = w
+	}
+	return []byte(`"` + Hidden + `"`)
+}
+
+// hideSpansOnce is one pass of hideSpans over v, byte by byte with a
+// stack of the containers open (up to maxScrubDepth+1 of them: nothing
+// deeper holds a whole match, as scrubTree hid such a container);
+// false when no spanning form matches.
+func (ss *secretScrubber) hideSpansOnce(v []byte) ([]byte, bool) {
+	type open struct {
+		at   int
+		hide bool
+	}
+	type active struct {
+		end, least int // least: the fewest containers open over the match
+	}
+	next := make([]int, len(ss.spanning)) // per form, its next match; -1: none
+	first := -1                           // the least of next but -1
+	for k, p := range ss.spanning {
+		next[k] = p.index(v)
+		if next[k] >= 0 && (first < 0 || next[k] < first) {
+			first = next[k]
+		}
+	}
+	if first < 0 {
+		return v, false
+	}
+	var (
+		stack  []open
+		acts   []active
+		spans  [][2]int // containers to hide, inner ones first
+		whole  bool
+		depth  int
+		inStr  bool
+		escape bool
+	)
+	for i, c := range v {
+		opener, closer := false, false
+		switch {
+		case escape:
+			escape = false
+		case inStr:
+			switch c {
+			case '\\':
+				escape = true
+			case '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			opener = true
+		case c == '}' || c == ']':
+			closer = true
+		}
+		if opener {
+			depth++
+			if len(stack) <= maxScrubDepth {
+				stack = append(stack, open{at: i})
+			}
+		}
+		if i == first {
+			first = -1
+			for k, p := range ss.spanning {
+				if next[k] == i {
+					acts = append(acts, active{end: i + len(p.s), least: depth})
+					if j := p.index(v[i+len(p.s):]); j >= 0 {
+						next[k] = i + len(p.s) + j
+					} else {
+						next[k] = -1
+					}
+				}
+				if next[k] >= 0 && (first < 0 || next[k] < first) {
+					first = next[k]
+				}
+			}
+		}
+		for a := 0; a < len(acts); a++ {
+			acts[a].least = min(acts[a].least, depth)
+			if acts[a].end == i+1 {
+				if n := min(acts[a].least, len(stack)); n > 0 {
+					stack[n-1].hide = true
+				} else {
+					whole = true // outside every container (or not JSON)
+				}
+				acts = append(acts[:a], acts[a+1:]...)
+				a--
+			}
+		}
+		if closer {
+			if depth > 0 && depth <= len(stack) {
+				if top := stack[len(stack)-1]; top.hide {
+					spans = append(spans, [2]int{top.at, i + 1})
+				}
+				stack = stack[:len(stack)-1]
+			}
+			depth--
+		}
+	}
+	if whole {
+		return []byte(`"` + Hidden + `"`), true
+	}
+	if len(spans) == 0 {
+		return v, false
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	out := make([]byte, 0, len(v))
+	done := 0
+	for _, s := range spans {
+		if s[0] < done {
+			continue // inside one already hidden
+		}
+		out = append(out, v[done:s[0]]...)
+		out = append(out, `"`+Hidden+`"`...)
+		done = s[1]
+	}
+	return append(out, v[done:]...), true
 }
 
 // skipSpace is the offset of the first byte at or after i that is not

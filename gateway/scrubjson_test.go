@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -213,4 +214,39 @@ func allStrings(v any, out []string) []string {
 		}
 	}
 	return out
+}
+
+// TestScrubMessageDeepLineKeepsTheStackSmall: a line nested a million
+// levels deep (2 MiB; a server's line cap allows 64) is scrubbed on a
+// goroutine whose stack may not pass 8 MiB: the walk keeps no frame per
+// level. Past maxScrubDepth a container holding a secret is hidden whole,
+// one holding none is kept byte for byte, and the message stays JSON (each want is).
+// (A walk that recursed per level overflowed the stack: the runtime ends
+// the whole process for that, every other server with it.)
+func TestScrubMessageDeepLineKeepsTheStackSmall(t *testing.T) {
+	const n = 1 << 20
+	open, shut := strings.Repeat("[", n), strings.Repeat("]", n)
+	objs, objsShut := strings.Repeat(`{"a":`, n), strings.Repeat("}", n)
+	cut := func(open, shut string) string {
+		return open[:len(open)/n*(maxScrubDepth-1)] + `"(hidden)"` + shut[:maxScrubDepth-1]
+	}
+	ss := newScrubber([]string{"hunter2hunter2", `x":1,"y`})
+	defer debug.SetMaxStack(debug.SetMaxStack(8 << 20))
+	for _, tc := range []struct{ in, want string }{
+		{open + `"hunter2hunter2"` + shut, "[" + cut(open, shut) + "]"},
+		{`{"id":1,"result":` + objs + `"HUNTER2hunter2"` + objsShut + `,"note":"kept"}`,
+			`{"id":1,"result":` + cut(objs, objsShut) + `,"note":"kept"}`},
+		{`{"id":1,"result":{"deep":` + open + shut + `,"t":"a hunter2hunter2"}}`,
+			`{"id":1,"result":{"deep":` + open + shut + `,"t":"a (hidden)"}}`},
+		// a match across members beside a deep value that holds none
+		{`{"id":1,"result":{"deep":` + open + `1` + shut + `,"r":{"x":1,"y":2}}}`,
+			`{"id":1,"result":{"deep":` + open + `1` + shut + `,"r":"(hidden)"}}`},
+	} {
+		done := make(chan []byte)
+		go func() { done <- ss.ScrubMessage([]byte(tc.in)) }()
+		got := <-done
+		if string(got) != tc.want {
+			t.Errorf("ScrubMessage(%.80s…) = %.200s…", tc.in, got)
+		}
+	}
 }
