@@ -47,3 +47,33 @@ servers:
 		}
 	}
 }
+
+// TestCLIToolCredentialHiddenInRemoveDiff: the lines 'sluice remove'
+// prints of a cli server hide a literal credential of its argv template
+// as the listings do, however the template writes it (a flow list with
+// an optional group, a block list, {{ }} for a brace), and keep the rest
+// readable.
+func TestCLIToolCredentialHiddenInRemoveDiff(t *testing.T) {
+	w := newWorld(t)
+	const secret = "abc123secretvalue"
+	w.writeUser(`servers:
+  api:
+    cli:
+      tools:
+        get:
+          argv: [ls, ["{dir}", "Authorization: Bearer ` + secret + `"], "{path}"]
+          input:
+            path: {type: string, default: /nonexistent-dir}
+            dir: {type: string}
+        put:
+          argv:
+            - curl
+            - '--token={{` + secret + `}}'
+            - -v
+`)
+	r := sluiceProc(t, "", "remove", "api")
+	want(t, r, exitOK, `argv: [ls, ["{dir}", Authorization: Bearer (hidden)], "{path}"]`, `- --token=(hidden)`, `- -v`)
+	if out := r.stdout + r.stderr; strings.Contains(out, secret) {
+		t.Errorf("sluice remove shows the credential:\n%s", out)
+	}
+}

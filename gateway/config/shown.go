@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"sluice/gateway/clitool"
 	"sluice/gateway/internal/linediff"
 )
 
@@ -65,6 +66,18 @@ func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) st
 				add(o.ClientSecret, m.oauthShown("clientSecret", o.ClientSecret))
 				add(o.PrivateKey, m.oauthShown("privateKey", o.PrivateKey))
 			}
+			if s.CLI != nil {
+				for _, tool := range s.CLI.Tools {
+					texts := argvTexts(tool.Spec.Argv, nil)
+					for i, shown := range m.argvShown(texts) {
+						if shown != "" {
+							lit, _ := clitool.Literal(texts[i])
+							add(lit, shown)
+							add(texts[i], shown)
+						}
+					}
+				}
+			}
 		}
 	}
 	spans := map[string][]span{}
@@ -84,6 +97,46 @@ func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) st
 		}
 		return line
 	}
+}
+
+// argvShown is how the listings show a cli tool's argv template, given
+// as its elements' texts (argv[0] first, groups flattened): for each
+// literal element that m.Args hides (judged as the program gets it, {{
+// read as {, with the whole command line), its masked form; "" for an
+// element shown as written (argv[0], a literal not hidden, an element
+// with a placeholder).
+func (m *ShownMask) argvShown(texts []string) []string {
+	out := make([]string, len(texts))
+	if len(texts) < 2 {
+		return out
+	}
+	vals := make([]string, len(texts))
+	lit := make([]bool, len(texts))
+	for i, t := range texts {
+		if vals[i], lit[i] = clitool.Literal(t); !lit[i] {
+			vals[i] = t
+		}
+	}
+	shown := m.Args(vals[0], vals[1:])
+	for i := 1; i < len(texts); i++ {
+		if lit[i] && i-1 < len(shown) && shown[i-1] != vals[i] {
+			out[i] = shown[i-1]
+		}
+	}
+	return out
+}
+
+// argvTexts appends to out the texts of a template's elements in order,
+// a group's in place.
+func argvTexts(es []clitool.Elem, out []string) []string {
+	for _, e := range es {
+		if e.Group != nil {
+			out = argvTexts(e.Group, out)
+			continue
+		}
+		out = append(out, e.Text)
+	}
+	return out
 }
 
 // replaceWord replaces each occurrence of old in s that does not continue

@@ -189,3 +189,29 @@ func TestDiffHidesOAuthLiterals(t *testing.T) {
 		t.Fatalf("the reference is not shown:\n%s", ch.Diff)
 	}
 }
+
+// TestDiffHidesCLIArgvLiterals: a literal credential in a cli tool's argv
+// template (in a flow or block list, in an optional group, written with
+// {{ }} for a brace, repeated in a comment) is hidden in a diff as the
+// listings hide it; an element with a placeholder and the program stay
+// as written.
+func TestDiffHidesCLIArgvLiterals(t *testing.T) {
+	body := "servers:\n  api:\n    cli:\n      tools:\n" +
+		"        get:\n          argv: [curl, ['{user}', \"Authorization: Bearer tok-s3cret\"], '{{br-s3cret}}', \"--s3cret-name={path}\"]\n" +
+		"          input: {path: {type: string, required: true}, user: {type: string}}\n" +
+		"        put:\n          argv:\n            - curl\n            - 'it''s-s3cret'   # it's-s3cret\n            - -v\n" +
+		"  keep:\n    command: psql\n"
+	tg := target(t, body)
+	tg.Shown = testShown
+	ch, err := RemoveServer(tg, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "-   2    api:\n-   3      cli:\n-   4        tools:\n" +
+		"-   5          get:\n-   6            argv: [curl, ['{user}', Authorization: Bearer (hidden)], (hidden), \"--s3cret-name={path}\"]\n" +
+		"-   7            input: {path: {type: string, required: true}, user: {type: string}}\n" +
+		"-   8          put:\n-   9            argv:\n-  10              - curl\n-  11              - (hidden)   # (hidden)\n-  12              - -v\n"
+	if ch.Diff != want {
+		t.Fatalf("diff\n%s\nwant\n%s", ch.Diff, want)
+	}
+}

@@ -80,6 +80,24 @@ func (m *ShownMask) nodeSpans(data []byte, out map[string][]span) {
 						add(e, m.oauthShown(k, e.Value))
 					}
 				}
+			case "cli":
+				for _, tool := range pairsOf(v, "tools") {
+					for j := 0; j+1 < len(tool.Content); j += 2 {
+						if tool.Content[j].Value != "argv" {
+							continue
+						}
+						elems := argvScalars(resolved(tool.Content[j+1]), nil, 0)
+						texts := make([]string, len(elems))
+						for i, e := range elems {
+							texts[i] = e.Value
+						}
+						for i, shown := range m.argvShown(texts) {
+							if shown != "" {
+								add(elems[i], shown)
+							}
+						}
+					}
+				}
 			}
 		}
 		if len(args) > 0 {
@@ -134,6 +152,21 @@ func (m *ShownMask) nodeSpans(data []byte, out map[string][]span) {
 		end, exact := src.tokenEnd(h.n, o, bound)
 		src.spans(o, end, exact, shown, out)
 	}
+}
+
+// argvScalars appends to out the scalars of a cli tool's argv template in
+// order, the elements of its optional groups (nested lists) in place, as
+// clitool flattens it.
+func argvScalars(n *yaml.Node, out []*yaml.Node, depth int) []*yaml.Node {
+	switch {
+	case n.Kind == yaml.ScalarNode:
+		return append(out, n)
+	case n.Kind == yaml.SequenceNode && depth < 8:
+		for _, c := range n.Content {
+			out = argvScalars(resolved(c), out, depth+1)
+		}
+	}
+	return out
 }
 
 // rootMapping is the document's top mapping, or nil.
