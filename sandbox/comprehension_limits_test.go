@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"go.starlark.net/starlark"
 )
@@ -143,4 +145,47 @@ func TestDictGrowthChargedWhenItGrows(t *testing.T) {
 			t.Errorf("%q: %s, %v; want 300000 under a 48 MiB cap", src, r.Result, r.Error)
 		}
 	}
+}
+
+// FuzzGrowRewrite runs a script with the comprehension and item
+// assignment rewrites and without (starlark-go's own opcodes), and
+// requires the same result, prints and error (message, line and column),
+// unless a limit stopped either run (their steps and charges differ by
+// design).
+func FuzzGrowRewrite(f *testing.F) {
+	for _, s := range []string{
+		"x = [i * 2 for i in range(5) if i % 2]", "x = {k: [j for j in range(k)] for k in range(3)}", "y = [1]\nx = [y for y in y]",
+		"d = {}\nfor k, d[k] in [(1, 2), (3, 4)]:\n    pass\nx = d", "x = {[i]: 1 for i in range(2)}", "x = [1 // i for i in range(3)]",
+		"l = [1]\nx = [l.append(2) for i in l]", "def f(v):\n    print(v)\n    return v\nx = {f(i): f(-i) for i in range(3) if f(i * 10)}",
+		"x = [j for i in range(3) if i for j in range(i)]", "d = {}\nd[1], d[2] = 3, 4\nx = d", "x = [lambda: i for i in range(3)][1]()",
+		"x = [i for i in 5]", "x = {k: v for k, v in [(1, 2, 3)]}", "y = 3\nx = [y for _ in range(2) for y in [y]]",
+	} {
+		f.Add(s)
+	}
+	lim := &Limits{MaxSteps: 200_000, MaxMemoryBytes: 64 << 20, Timeout: 10 * time.Second}
+	f.Fuzz(func(t *testing.T, src string) {
+		if _, err := fileOptions.Parse("fuzz.star", src, 0); err != nil {
+			return
+		}
+		src = "x = None\n" + src + "\nresult = repr(x)\n"
+		run := func() *Result { return Run(context.Background(), newFakeHost(), "fuzz.star", src, lim) }
+		with := run()
+		noGrowRewrite.Store(true)
+		without := run()
+		noGrowRewrite.Store(false)
+		limited := func(r *Result) bool { return r.Error != nil && r.Error.Limit != "" }
+		if limited(with) || limited(without) {
+			return
+		}
+		show := func(r *Result) string {
+			s := fmt.Sprintf("result %s logs %q", r.Result, r.Logs)
+			if r.Error != nil {
+				s += fmt.Sprintf(" error %d:%d %s", r.Error.Line, r.Error.Column, r.Error.Message)
+			}
+			return s
+		}
+		if a, b := show(with), show(without); a != b {
+			t.Errorf("%q:\n rewritten %s\n starlark  %s", src, a, b)
+		}
+	})
 }
