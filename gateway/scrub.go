@@ -196,12 +196,31 @@ func newScrubber(secrets []string) *secretScrubber {
 		return nil
 	}
 	ss := &secretScrubber{}
-	seen := map[string]bool{}
+	seen := map[string]int{} // a form's index in ss.forms
 	for _, s := range secrets {
-		for _, f := range jsonForms(s) {
-			if f = lowerASCII(f); len(f) >= minScrubbed && !seen[f] {
-				seen[f] = true
-				ss.forms = append(ss.forms, foldPattern(f))
+		// as a server that logs a url it built prints it too
+		given := []string{s}
+		for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
+			if !slices.Contains(given, e) {
+				given = append(given, e)
+			}
+		}
+		for _, g := range given {
+			for k, f := range jsonForms(g) {
+				// the form as given, when it holds a byte a JSON string
+				// always escapes, is no text inside one
+				text := k == 0 && strings.ContainsFunc(g, func(r rune) bool { return r == '\\' || r == '"' || r < 0x20 })
+				if f = lowerASCII(f); len(f) < minScrubbed {
+					continue
+				}
+				if at, ok := seen[f]; ok {
+					ss.forms[at].text = ss.forms[at].text && text
+					continue
+				}
+				seen[f] = len(ss.forms)
+				p := foldPattern(f)
+				p.text = text
+				ss.forms = append(ss.forms, p)
 			}
 		}
 	}
@@ -274,6 +293,10 @@ func (ss *secretScrubber) contains(b []byte) bool {
 type foldPat struct {
 	s      []byte
 	anchor int
+	// text: matched outside a JSON string only (a secret as given that
+	// holds a backslash, quote or control character, which a string
+	// writes escaped: inside one, its backslash would begin an escape)
+	text bool
 }
 
 func foldPattern(s string) foldPat {

@@ -63,8 +63,20 @@ func (ss *secretScrubber) messages() func([]byte) []byte {
 // holds no form, hidden whole when it does. A match across values is
 // then found in one more pass over the result, with a stack of the
 // containers open only down to maxScrubDepth.
+//
+// # Why a string with a \u or \/ escape is decoded
+//
+// A client reads a string's text, not its bytes: "\u0068unter2" is
+// "hunter2", and an encoder may escape any character that way (Gson
+// writes '=' and '\” as \u003d and \u0027, PHP a quote as \u0022)
+// or escape '/' in one place and not another. No list of forms covers
+// them all, so a string holding such an escape is decoded and its text
+// searched for the secrets; the rest (\n, \", \\) is written the one
+// way every encoder does, which the forms hold. A message with no form
+// and no such escape is passed on after one search per form and one
+// for a backslash.
 func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
-	if !ss.contains(msg) {
+	if !ss.contains(msg) && !decodable(msg) {
 		return msg
 	}
 	i := skipSpace(msg, 0)
@@ -72,7 +84,10 @@ func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
 		return ss.Scrub(msg)
 	}
 	end := valueEnd(msg, i)
-	tree := ss.hideSpans(ss.scrubTree(msg[i:end]))
+	tree, changed := ss.scrubTree(msg[i:end])
+	if t, hid := ss.hideSpans(tree); hid {
+		tree, changed = t, true
+	}
 	if msg[i] == '{' && tree[0] != '{' {
 		// the secret runs across the message's own members
 		return withheld(msg[i:end])
@@ -81,12 +96,29 @@ func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
 	if i > 0 || end < len(msg) {
 		out = append(append(make([]byte, 0, len(msg)), msg[:i]...), tree...)
 		out = append(out, ss.Scrub(msg[end:])...) // nothing but white space in a valid message
+		changed = changed || !bytes.Equal(out, msg)
 	}
 	if ss.contains(out) && !json.Valid(out) {
-		// not JSON (noise): scrubbed as text
-		return ss.Scrub(msg)
+		return ss.Scrub(msg) // not JSON (noise): scrubbed as text
+	}
+	if !changed {
+		return msg
 	}
 	return out
+}
+
+// decodable tells whether b holds a \u or \/ escape (see ScrubMessage).
+func decodable(b []byte) bool {
+	for {
+		k := bytes.IndexByte(b, '\\')
+		if k < 0 || k+1 == len(b) {
+			return false
+		}
+		if c := b[k+1]; c == 'u' || c == '/' {
+			return true
+		}
+		b = b[k+2:]
+	}
 }
 
 // withheld is the message that replaces obj when a secret runs across
@@ -107,11 +139,14 @@ func withheld(obj []byte) []byte {
 // literal holding one and each container deeper than maxScrubDepth
 // holding one replaced by the string Hidden, and everything else as it
 // is, in one pass without recursion.
-func (ss *secretScrubber) scrubTree(v []byte) []byte {
+func (ss *secretScrubber) scrubTree(v []byte) ([]byte, bool) {
 	nx := ss.nextMatches(v)
-	dst := make([]byte, 0, len(v))
+	var dst []byte
 	done := 0 // v[:done] is in dst
 	replace := func(from, to int, with []byte) {
+		if dst == nil {
+			dst = make([]byte, 0, len(v))
+		}
 		dst = append(dst, v[done:from]...)
 		dst = append(dst, with...)
 		done = to
@@ -138,15 +173,30 @@ func (ss *secretScrubber) scrubTree(v []byte) []byte {
 			i++
 		case '"':
 			end := stringEnd(v, i)
-			switch {
-			case !nx.within(i, end):
-			case end-i < 2 || v[end-1] != '"':
-				replace(i, end, hidden) // not ended: not JSON
-			default:
-				body := v[i+1 : end-1]
-				for _, p := range ss.forms {
-					body = p.replaceAligned(body)
+			if end-i < 2 || v[end-1] != '"' {
+				if nx.within(i, end) {
+					replace(i, end, hidden) // not ended: not JSON
 				}
+				i = end
+				break
+			}
+			body, changed := v[i+1:end-1], false
+			if nx.within(i, end) {
+				for _, p := range ss.forms {
+					if !p.text {
+						b := p.replaceAligned(body)
+						changed = changed || len(b) != len(body) || len(b) > 0 && &b[0] != &body[0]
+						body = b
+					}
+				}
+			}
+			if decodable(body) {
+				var s string
+				if json.Unmarshal(append(append([]byte{'"'}, body...), '"'), &s) == nil && ss.contains([]byte(s)) {
+					body, changed = appendJSONText(nil, ss.Scrub([]byte(s))), true
+				}
+			}
+			if changed {
 				replace(i+1, end-1, body)
 			}
 			i = end
@@ -158,7 +208,37 @@ func (ss *secretScrubber) scrubTree(v []byte) []byte {
 			i = end
 		}
 	}
-	return append(dst, v[done:]...)
+	if dst == nil {
+		return v, false
+	}
+	return append(dst, v[done:]...), true
+}
+
+// appendJSONText appends s as the inside of a JSON string: quotes,
+// backslashes and control characters escaped, the rest as it is (an
+// invalid UTF-8 byte becomes U+FFFD).
+func appendJSONText(dst, s []byte) []byte {
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		switch {
+		case r == '"' || r == '\\':
+			dst = append(dst, '\\', byte(r))
+		case r == '\n':
+			dst = append(dst, `\n`...)
+		case r == '\r':
+			dst = append(dst, `\r`...)
+		case r == '\t':
+			dst = append(dst, `\t`...)
+		case r < 0x20:
+			dst = appendU(dst, r)
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, "\ufffd"...)
+		default:
+			dst = append(dst, s[:n]...)
+		}
+		s = s[n:]
+	}
+	return dst
 }
 
 // nextMatch is, per form of a scrubber, the offset in b of its first
@@ -210,18 +290,19 @@ func (nx *nextMatch) within(from, to int) bool {
 // one string (which scrubTree scrubbed) or number. Hiding may join new
 // text, so it is done again, a few times at most, before the whole
 // value goes.
-func (ss *secretScrubber) hideSpans(v []byte) []byte {
+// It returns v itself and false when nothing is hidden.
+func (ss *secretScrubber) hideSpans(v []byte) ([]byte, bool) {
 	if len(ss.spanning) == 0 {
-		return v
+		return v, false
 	}
-	for range 4 {
+	for round := range 4 {
 		w, hid := ss.hideSpansOnce(v)
 		if !hid {
-			return v
+			return v, round > 0
 		}
 		v = w
 	}
-	return []byte(`"` + Hidden + `"`)
+	return []byte(`"` + Hidden + `"`), true
 }
 
 // hideSpansOnce is one pass of hideSpans over v, byte by byte with a

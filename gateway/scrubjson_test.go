@@ -220,7 +220,7 @@ func allStrings(v any, out []string) []string {
 // levels deep (2 MiB; a server's line cap allows 64) is scrubbed on a
 // goroutine whose stack may not pass 8 MiB: the walk keeps no frame per
 // level. Past maxScrubDepth a container holding a secret is hidden whole,
-// one holding none is kept byte for byte, and the message stays JSON (each want is).
+// one holding none is kept byte for byte, and the message stays JSON.
 // (A walk that recursed per level overflowed the stack: the runtime ends
 // the whole process for that, every other server with it.)
 func TestScrubMessageDeepLineKeepsTheStackSmall(t *testing.T) {
@@ -236,11 +236,13 @@ func TestScrubMessageDeepLineKeepsTheStackSmall(t *testing.T) {
 		{open + `"hunter2hunter2"` + shut, "[" + cut(open, shut) + "]"},
 		{`{"id":1,"result":` + objs + `"HUNTER2hunter2"` + objsShut + `,"note":"kept"}`,
 			`{"id":1,"result":` + cut(objs, objsShut) + `,"note":"kept"}`},
-		{`{"id":1,"result":{"deep":` + open + shut + `,"t":"a hunter2hunter2"}}`,
-			`{"id":1,"result":{"deep":` + open + shut + `,"t":"a (hidden)"}}`},
-		// a match across members beside a deep value that holds none
-		{`{"id":1,"result":{"deep":` + open + `1` + shut + `,"r":{"x":1,"y":2}}}`,
-			`{"id":1,"result":{"deep":` + open + `1` + shut + `,"r":"(hidden)"}}`},
+		// beside a value nested deeper than maxScrubDepth that holds
+		// none (and less deep than JSON parsers take, so it is kept)
+		{`{"id":1,"result":{"deep":` + open[:5000] + shut[:5000] + `,"t":"a hunter2hunter2"}}`,
+			`{"id":1,"result":{"deep":` + open[:5000] + shut[:5000] + `,"t":"a (hidden)"}}`},
+		// a match across members there
+		{`{"id":1,"result":{"deep":` + open[:5000] + `1` + shut[:5000] + `,"r":{"x":1,"y":2}}}`,
+			`{"id":1,"result":{"deep":` + open[:5000] + `1` + shut[:5000] + `,"r":"(hidden)"}}`},
 	} {
 		done := make(chan []byte)
 		go func() { done <- ss.ScrubMessage([]byte(tc.in)) }()
@@ -248,5 +250,66 @@ func TestScrubMessageDeepLineKeepsTheStackSmall(t *testing.T) {
 		if string(got) != tc.want {
 			t.Errorf("ScrubMessage(%.80s…) = %.200s…", tc.in, got)
 		}
+	}
+}
+
+// TestScrubMessageDecodesEscapedStrings: a string whose text is the
+// secret is scrubbed however its characters are escaped: any character
+// as \uXXXX (Gson's \u003d for '=' and \u0027 for '\”, PHP's \u0022 for
+// a quote, \u0009 for a tab), '/' escaped in one place and not another;
+// and a secret percent-encoded as a url carries it. A message with such
+// escapes and no secret is passed on as it is.
+func TestScrubMessageDecodesEscapedStrings(t *testing.T) {
+	for _, tc := range []struct{ secret, text string }{
+		{"dXNlcjpodW50ZXIyaHVudGVyMg==", `auth dXNlcjpodW50ZXIyaHVudGVyMg\u003d\u003d`},
+		{"it's-a-secret-99", `pw it\u0027s-a-secret-99`},
+		{"hunter2hunter2", `\u0068unter2hunter2`},
+		{"hunter2hunter2", `\u0048UNTER2hunter2`},
+		{`pa"ss'word1`, `pa\u0022ss\u0027word1`},
+		{`pa"ss'word1`, `pa\"ss\u0027word1`},
+		{"tab\tx1234", `tab\u0009x1234`},
+		{"a/b/c/d1234", `a\/b/c\/d1234`},
+		{"ab+cd/ef=gh", `ab%2Bcd%2Fef%3Dgh`},
+		{"ab+cd/ef=gh", `ab%2bcd%2fef%3dgh`},
+	} {
+		ss := newScrubber([]string{tc.secret})
+		in := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + tc.text + `"}],"é":"\u00e9"}}`
+		want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Replace(tc.text, strings.Fields(tc.text)[len(strings.Fields(tc.text))-1], Hidden, 1) + `"}],"é":"\u00e9"}}`
+		if got := ss.ScrubMessage([]byte(in)); string(got) != want {
+			t.Errorf("secret %q: ScrubMessage(%s)\n  = %s\nwant %s", tc.secret, in, got, want)
+		}
+	}
+	ss := newScrubber([]string{"hunter2hunter2"})
+	in := []byte(`{"id":1,"result":{"text":"caf\u00e9 \/ \u0068unter2 \n"}}`)
+	if got := ss.ScrubMessage(in); &got[0] != &in[0] {
+		t.Errorf("a message with escapes and no secret was copied: %s", got)
+	}
+}
+
+// TestScrubMessageKeepsABackslashSecretToItsText: a secret ending in a
+// backslash is matched as a string writes it ("\\"), never on the
+// backslash that begins the next escape, which left the message broken
+// ("(hidden)"" for the text abcd1234") or hid text that is not the
+// secret (abcd1234 and a line feed).
+func TestScrubMessageKeepsABackslashSecretToItsText(t *testing.T) {
+	ss := newScrubber([]string{`abcd1234\`})
+	for in, want := range map[string]string{
+		`{"id":1,"result":{"t":"abcd1234\""}}`:     `{"id":1,"result":{"t":"abcd1234\""}}`,
+		`{"id":1,"result":{"t":"abcd1234\n"}}`:     `{"id":1,"result":{"t":"abcd1234\n"}}`,
+		`{"id":1,"result":{"t":"abcd1234\\"}}`:     `{"id":1,"result":{"t":"(hidden)"}}`,
+		`{"id":1,"result":{"t":"ABCD1234\\ x"}}`:   `{"id":1,"result":{"t":"(hidden) x"}}`,
+		`{"id":1,"result":{"t":"abcd1234\u005c"}}`: `{"id":1,"result":{"t":"(hidden)"}}`,
+	} {
+		got := ss.ScrubMessage([]byte(in))
+		if string(got) != want {
+			t.Errorf("ScrubMessage(%s)\n  = %s\nwant %s", in, got, want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("ScrubMessage(%s) = %s: not JSON", in, got)
+		}
+	}
+	// outside JSON, as given
+	if got := string(ss.ScrubMessage([]byte(`boot: abcd1234\ loaded`))); got != "boot: (hidden) loaded" {
+		t.Errorf("text line: %s", got)
 	}
 }
