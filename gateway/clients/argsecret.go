@@ -46,7 +46,7 @@ func ArgSecret(args []string, i int) int {
 	// NAME=VALUE (an env entry given to a launcher: docker run -e
 	// GITHUB_TOKEN=..., env PGPASSWORD=...) is judged like --NAME=VALUE
 	// and like the env entry it is.
-	if k, v, ok := strings.Cut(a, "="); ok && envName().MatchString(k) && !strings.HasPrefix(a, "-") {
+	if k, v, ok := strings.Cut(a, "="); ok && envName().MatchString(k) && !strings.HasPrefix(a, "-") && !plainName().MatchString(k) {
 		if SecretArg([]string{"--" + k, v}, 1) || envSecret(k, v) {
 			return len(k) + 1
 		}
@@ -60,7 +60,7 @@ func ArgSecret(args []string, i int) int {
 // the name says the value is a setting about one (MAX_TOKENS,
 // TOKEN_FILE, AUTH_MODE, SESSION_TIMEOUT) or the value is a path.
 func envSecret(k, v string) bool {
-	if !secretName().MatchString(k) || !LooksSecret(k, v) {
+	if !secretName(k) || !LooksSecret(k, v) {
 		return false // a value's shape alone is SecretArg's to judge
 	}
 	return !flagNotSecret().MatchString(k) && !envSetting().MatchString(k) && !strings.ContainsRune("/.~", rune(v[0]))
@@ -86,7 +86,7 @@ func headerSecret(args []string, i int) int {
 		a, base, after = a[2:], 2, true // -HName:value, as curl takes it
 	}
 	name, val, ok := strings.Cut(a, ":")
-	if !ok || !headerName().MatchString(name) || !secretName().MatchString(name) {
+	if !ok || !headerName().MatchString(name) || !secretName(name) {
 		return 0
 	}
 	if !after && (!strings.HasPrefix(val, " ") || !credentialHeader(name)) {

@@ -50,10 +50,15 @@ type ConvertOptions struct {
 }
 
 var (
-	idBad      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
-	secretName = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|[-_.]key$|^key$|(^|_)pass$|sshpass)`)
+	idBad = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
+	// secretNameRe: a name that mentions a credential (see secretName).
+	secretNameRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(token|secret|passw|pwd|passphrase|passcode|passkey|mnemonic|seed_?phrase|api_?key|apikey|access_?key|private_?key|auth|credential|cookie|session|bearer|signature|[-_.]key$|^key$|(^|_)pass$|(^|[-_.])(pw|psk)$|sshpass)`)
 	})
+	// plainName: names secretNameRe takes that are well known to hold
+	// no credential: the shell's working directories (PWD, OLDPWD) and
+	// Playwright's debug switch (PWDEBUG).
+	plainName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(old)?pwd$|^pwdebug$`) })
 	tokenShape = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|sk_live_|sk_test_|rk_live_|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ|npm_|hf_|pypi-|dop_v1_|shpat_)`)
 	})
@@ -66,6 +71,17 @@ var (
 		return regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\$\{input:([^}]*)\}|\$\{(workspaceFolder|workspaceRoot|userHome)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
 	})
 )
+
+// secretName reports whether an env entry, header, query parameter or
+// flag is named like a credential: the one name rule of the listings'
+// masks, import and the stdout and stderr scrub. It takes a name that
+// mentions one (API_TOKEN, DB_PASSWORD, GPG_PASSPHRASE, VPN_PASSCODE,
+// WALLET_MNEMONIC, LDAP_BIND_PW, SSHPASS, REDIS_PASS, WIFI_PSK) and not
+// a word that merely contains the letters of one (BYPASS, COMPASS,
+// PASSTHROUGH, PW_TEST_REPORTER, PWD).
+func secretName(k string) bool {
+	return secretNameRe().MatchString(k) && !plainName().MatchString(k)
+}
 
 // ID turns a client's server name into a sluice server id:
 // lowercase, runs of other characters as "-", no "__", at most 32
@@ -88,7 +104,7 @@ func LooksSecret(key, value string) bool {
 	if value == "" || isRefOnly(value) {
 		return false
 	}
-	if secretName().MatchString(key) {
+	if secretName(key) {
 		return true
 	}
 	v := value
@@ -173,7 +189,7 @@ func SecretArg(args []string, i int) bool {
 	case credentialFlag().MatchString(name):
 		return true
 	}
-	if !secretName().MatchString(name) || !plausibleSecret(val) || settingWords().MatchString(val) {
+	if !secretName(name) || !plausibleSecret(val) || settingWords().MatchString(val) {
 		return false
 	}
 	return !plainWord().MatchString(val) || credentialNoun().MatchString(name) && len(val) > settingWordMax
@@ -188,7 +204,7 @@ var (
 	// credentialFlag: a flag named for the credential itself, so its
 	// value is one however plain (--password swordfish).
 	credentialFlag = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|passphrase|api[-_]?key|apikey|(access|private|secret|client|signing|license|encryption|master|session|shared|hmac|webhook|app|service|account|admin|root|deploy|ssh|gpg|pgp|aes|crypto|cipher|consumer|subscription)[-_]?key|session[-_]?id|credentials?|cookie|bearer)$|^(key|pass|pw|passin|passout)$`)
+		return regexp.MustCompile(`(?i)(^|[-_.])(token|secret|passw(or)?d|pwd|pw|passphrase|passcode|passkey|api[-_]?key|apikey|(access|private|secret|client|signing|license|encryption|master|session|shared|hmac|webhook|app|service|account|admin|root|deploy|ssh|gpg|pgp|aes|crypto|cipher|consumer|subscription)[-_]?key|session[-_]?id|credentials?|cookie|bearer)$|^(key|pass|pw|passin|passout)$`)
 	})
 	// credentialNoun: a flag whose last word is what a credential opens or
 	// signs, or a key of some kind, so a passphrase is a likely value.
@@ -213,7 +229,7 @@ func valueAfterFlag(v string) bool {
 // SecretQueryValue reports whether the url query parameter k=v holds a
 // literal credential, by its name or its shape.
 func SecretQueryValue(k, v string) bool {
-	return secretName().MatchString(k) && plausibleSecret(v) || tokenLike(v)
+	return secretName(k) && plausibleSecret(v) || tokenLike(v)
 }
 
 // flagNotSecret: a flag named like where a credential is kept
