@@ -30,7 +30,7 @@ func (g *Gateway) cliTools(d config.Server, env map[string]string) ([]*clitool.T
 		s.Program = t.Program // resolved at load on the gateway's PATH, bound by trust
 		s.Dir, s.Root, s.Env, s.PassEnv = d.Dir, d.Root, env, d.PassEnv
 		s.AllowCommands = g.allow
-		s.KillGrace, s.StdinGrace = g.opts.killGrace, g.opts.stdinGrace
+		s.KillGrace, s.StdinGrace, s.KillBound = g.opts.killGrace, g.opts.stdinGrace, g.opts.killBound
 		s.Timeout = cliTimeout(d, t)
 		s.Scrub = scrubber(declSecrets(d, env))
 		s.ShowArgs = MaskArgs // the model reads a description made of the template

@@ -73,6 +73,7 @@ type Options struct {
 // fixed clock. Their zero values are the product's defaults.
 type testKnobs struct {
 	killGrace, stdinGrace time.Duration    // zero = proc defaults
+	killBound             time.Duration    // after SIGKILL, how long to wait for the group; zero = proc default
 	restartBackoff        time.Duration    // first delay after a failed start; doubles; default DefaultRestartBackoff
 	crashLoopLimit        int              // consecutive failures that stop relaunching; default DefaultCrashLoopLimit
 	now                   func() time.Time // default time.Now

@@ -86,7 +86,11 @@ func (w *world) writeProject(body string) {
 func (w *world) open(mut ...func(*Options)) *Gateway {
 	w.t.Helper()
 	warmAll()
-	o := &Options{Cwd: w.project, Getenv: w.getenv, testKnobs: testKnobs{killGrace: 300 * time.Millisecond, stdinGrace: 100 * time.Millisecond, restartBackoff: 10 * time.Millisecond}}
+	// killBound is generous: a SIGKILLed fixture built with -race unmaps
+	// its shadow memory on exit, which on a loaded machine takes longer
+	// than the 2 s a release build allows; the bound reports a group that
+	// outlived SIGKILL, and such a fixture has not.
+	o := &Options{Cwd: w.project, Getenv: w.getenv, testKnobs: testKnobs{killGrace: 300 * time.Millisecond, stdinGrace: 100 * time.Millisecond, killBound: 20 * time.Second, restartBackoff: 10 * time.Millisecond}}
 	for _, m := range mut {
 		m(o)
 	}

@@ -175,6 +175,7 @@ func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) 
 		AllowCommands: g.allow,
 		KillGrace:     g.opts.killGrace,
 		StdinGrace:    g.opts.stdinGrace,
+		KillBound:     g.opts.killBound,
 	}
 	scrub := newScrubber(declSecrets(d, env))
 	if scrub != nil {

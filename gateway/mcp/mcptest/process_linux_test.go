@@ -194,8 +194,15 @@ func TestProcessCrash(t *testing.T) {
 func TestProcessExitAtStart(t *testing.T) {
 	p := startProc(t, "-mode", "exit-at-start")
 	var ee *exec.ExitError
-	if err := p.wait(); !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(p.stderr.String(), "fatal") {
+	if err := p.wait(); !errors.As(err, &ee) || ee.ExitCode() != 2 {
 		t.Fatalf("exit = %v, stderr %q", err, p.stderr.String())
+	}
+	// The leader's exit is seen by Process.Wait, which does not wait for
+	// exec's goroutine copying stderr: the text may arrive a moment later.
+	for deadline := time.Now().Add(hangGuard); !strings.Contains(p.stderr.String(), "fatal"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr %q, want the fatal message", p.stderr.String())
+		}
 	}
 }
 
