@@ -90,6 +90,42 @@ func declSecrets(d config.Server, env map[string]string) []string {
 	return out
 }
 
+// stdoutSecrets is declSecrets for a server's messages: an env value
+// only when it reads as a credential by its shape (a token's, or one
+// word of letters and digits), holds a url's password or is given by a
+// reference (${env:NAME}) to one held elsewhere.
+//
+// # Why a value named like a credential is not enough on stdout
+//
+// A setting under a name that reads as a credential's (AUTH_MODE:
+// readonly, SESSION_DRIVER: database) is an ordinary word. Hidden from
+// stderr it costs a word of a log line; hidden from a server's messages
+// it renames a tool (list_(hidden)s), a schema key or an annotation
+// ("(hidden)Hint"), and the agent calls what the server does not have.
+// A literal credential nearly always mixes letters and digits; one
+// kept elsewhere is referenced.
+func stdoutSecrets(d config.Server, env map[string]string) []string {
+	kept := make(map[string]string, len(env))
+	for k, v := range env {
+		bare := v
+		for _, scheme := range []string{"Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "} {
+			bare = strings.TrimPrefix(bare, scheme)
+		}
+		if strings.Contains(d.Env[k], "${") || clients.LooksSecret("", bare) || urlPassword(v) != "" || mixed(bare) {
+			kept[k] = v
+		}
+	}
+	return declSecrets(d, kept)
+}
+
+// mixed tells whether v, a literal value of an env entry named like a
+// credential, reads as one: at least 8 bytes, one word, letters and
+// digits both (tok-Value-2026, not readonly or vault-kv).
+func mixed(v string) bool {
+	return len(v) >= 8 && !strings.ContainsAny(v, " \t\r\n") && strings.ContainsAny(v, "0123456789") &&
+		strings.IndexFunc(v, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }) >= 0
+}
+
 // namedSecret tells whether v, the value of an env entry whose name
 // reads as a credential's (AUTH_MODE, SESSION_STORE as well as
 // API_TOKEN) but whose shape does not, is scrubbed: at least 8 bytes,

@@ -124,3 +124,34 @@ func TestScrubberLeavesSettingsNamedLikeCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestStdoutSecretsLeaveSettingsNamedLikeCredentials: a setting under a
+// name that reads as a credential's (AUTH_MODE: readonly) is no secret
+// of a server's messages, where hiding it renamed tools, schema keys
+// and annotations; a value with a credential's shape, one given by a
+// reference and a url's password still are. (stderr keeps hiding them
+// all.)
+func TestStdoutSecretsLeaveSettingsNamedLikeCredentials(t *testing.T) {
+	msg := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"list_databases","description":"Lists every Database; password login, keychain items, sessionid cookie, repo read:org scope","inputSchema":{"type":"object","properties":{"password":{"type":"string"}}},"annotations":{"readOnlyHint":true}}]}}`
+	d := config.Server{ID: "s", Command: "srv", Env: map[string]string{
+		"SESSION_DRIVER": "database", "AUTH_MODE": "readonly", "AUTH_METHOD": "password", "TOKEN_STORE": "keychain",
+		"SESSION_COOKIE_NAME": "sessionid", "AUTH_SCOPES": "repo read:org",
+		"DB_PASSWORD": "${env:PW}", "API_TOKEN": "tok-Value-2026-abcdef", "DATABASE_URL": "postgres://me:pgpass1234@db/x",
+	}}
+	env := map[string]string{}
+	for k, v := range d.Env {
+		env[k] = v
+	}
+	env["DB_PASSWORD"] = "correcthorsebattery"
+	ss := newScrubber(stdoutSecrets(d, env))
+	if got := string(ss.ScrubMessage([]byte(msg))); got != msg {
+		t.Errorf("a setting was hidden from a message:\n  %s\nwas %s", got, msg)
+	}
+	in := `{"id":1,"result":{"text":"pw correcthorsebattery, tok-Value-2026-abcdef, pgpass1234"}}`
+	if got := string(ss.ScrubMessage([]byte(in))); got != `{"id":1,"result":{"text":"pw (hidden), (hidden), (hidden)"}}` {
+		t.Errorf("ScrubMessage(%s) = %s", in, got)
+	}
+	if got := string(scrubber(declSecrets(d, env)).Scrub([]byte("mode readonly"))); got != "mode (hidden)" {
+		t.Errorf("stderr: %q", got)
+	}
+}

@@ -195,7 +195,7 @@ func (g *Gateway) start(ctx context.Context, d config.Server, s *upstream.Slot) 
 		ClientVersion: g.opts.ClientVersion,
 		Logger:        g.log, // the client names the server itself
 		Capabilities:  hooks.Capabilities,
-		Scrub:         scrub.messages(),
+		Scrub:         newScrubber(stdoutSecrets(d, env)).messages(),
 		OnNotification: func(method string, params json.RawMessage) {
 			if method == "notifications/tools/list_changed" {
 				g.goBG(s.ListChanged)
