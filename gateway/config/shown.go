@@ -82,7 +82,10 @@ func (m *ShownMask) lineMask(t EditTarget, before, after []byte) func(string) st
 	}
 	spans := map[string][]span{}
 	for _, data := range [][]byte{before, after} {
-		m.nodeSpans(data, spans)
+		// what the nodes hide is looked for as text too: a value the
+		// file does not load (an alias, a url with a password) is in no
+		// server above, and a comment may repeat it
+		m.nodeSpans(data, spans, add)
 	}
 	if len(subs) == 0 && len(spans) == 0 {
 		return nil

@@ -215,3 +215,23 @@ func TestDiffHidesCLIArgvLiterals(t *testing.T) {
 		t.Fatalf("diff\n%s\nwant\n%s", ch.Diff, want)
 	}
 }
+
+// TestDiffHidesACommentRepeatingARefusedValue: a value the file does not
+// load (a url with a password, an alias) is hidden by its node; a
+// comment repeating it is hidden too, though no loaded server holds it.
+func TestDiffHidesACommentRepeatingARefusedValue(t *testing.T) {
+	for _, tc := range []struct{ name, server string }{
+		{"a url with a password", "    # was: https://u:pw-s3cret-x@example.com/mcp\n    url: https://u:pw-s3cret-x@example.com/mcp\n"},
+		{"an alias", "    # was: al-s3cret-x\n    expose: [&pw al-s3cret-x]\n    command: psql\n    env: {TOKEN: *pw}\n"},
+	} {
+		tg := target(t, "servers:\n  db:\n"+tc.server+"  keep:\n    command: psql\n")
+		tg.Shown = testShown
+		ch, err := RemoveServer(tg, "db")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if strings.Contains(ch.Diff, "s3cret") || !strings.Contains(ch.Diff, "# was: ") {
+			t.Errorf("%s: diff\n%s", tc.name, ch.Diff)
+		}
+	}
+}

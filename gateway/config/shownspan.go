@@ -23,18 +23,19 @@ type span struct {
 // nodeSpans adds to out, keyed by a line's text (without its line break),
 // the spans of data's lines that hold a value m hides: every env and
 // header value, arg and url of a server whose masked form differs from it,
-// and an oauth block's literal clientSecret and privateKey.
-// A value is located by its YAML node and its token's extent in the
-// source (the quotes and escapes of a quoted scalar, every line of a
-// block scalar or of a plain scalar written over several lines), so the
-// way the file writes it does not decide whether it is shown.
+// and an oauth block's literal clientSecret and privateKey; found is
+// told each such value and its masked form. A value is located by its
+// YAML node and its token's extent in the source (the quotes and escapes
+// of a quoted scalar, every line of a block scalar or of a plain scalar
+// written over several lines), so the way the file writes it does not
+// decide whether it is shown.
 //
 // # Why by node
 //
 // The value as decoded is often not the text of the file: 'it”s',
 // "pa\"ss", "\x41", a | block. A text search for the decoded value misses
 // those, and the removed line of an update would show the credential.
-func (m *ShownMask) nodeSpans(data []byte, out map[string][]span) {
+func (m *ShownMask) nodeSpans(data []byte, out map[string][]span, found func(value, shown string)) {
 	if len(data) == 0 {
 		return
 	}
@@ -116,6 +117,9 @@ func (m *ShownMask) nodeSpans(data []byte, out map[string][]span) {
 	}
 	if len(hide) == 0 {
 		return
+	}
+	for _, h := range hide {
+		found(h.n.Value, h.shown)
 	}
 	src := newSource(data)
 	if src.odd {
