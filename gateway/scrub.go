@@ -469,16 +469,36 @@ type liveScrubber struct {
 	mu    sync.Mutex
 	built bool
 	last  []string
+	seen  []string // the last keptTokens distinct live secrets, oldest first
 	ss    *secretScrubber
 }
 
-// current is the scrubber for the secrets in use now (nil: none).
+// keptTokens is how many live secrets a liveScrubber keeps hiding after
+// they change: an answer to a request sent with a token may arrive after
+// a refresh replaced it.
+const keptTokens = 8
+
+// current is the scrubber for the secrets in use now and recently (nil:
+// none). The static ones are in it from the first message on, also while
+// live is busy.
 func (l *liveScrubber) current() *secretScrubber {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if cur, ok := l.live(); ok && (!l.built || !slices.Equal(cur, l.last)) {
-		l.built, l.last = true, cur
-		l.ss = newScrubber(append(slices.Clip(l.static), cur...))
+	grew := !l.built
+	l.built = true
+	if cur, ok := l.live(); ok && !slices.Equal(cur, l.last) {
+		l.last = cur
+		for _, s := range cur {
+			if len(s) >= minScrubbed && !slices.Contains(l.seen, s) {
+				l.seen, grew = append(l.seen, s), true
+			}
+		}
+		if len(l.seen) > keptTokens {
+			l.seen = slices.Clone(l.seen[len(l.seen)-keptTokens:])
+		}
+	}
+	if grew {
+		l.ss = newScrubber(append(slices.Clip(l.static), l.seen...))
 	}
 	return l.ss
 }

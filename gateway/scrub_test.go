@@ -155,3 +155,30 @@ func TestStdoutSecretsLeaveSettingsNamedLikeCredentials(t *testing.T) {
 		t.Errorf("stderr: %q", got)
 	}
 }
+
+// TestLiveScrubberHidesStaticAndRecentSecrets: a remote OAuth server's
+// static secrets (a header's) are hidden from its first message on, also
+// while the authorizer is busy and has never answered; a token replaced
+// by a refresh stays hidden (an answer to a request sent with it may
+// come later).
+func TestLiveScrubberHidesStaticAndRecentSecrets(t *testing.T) {
+	busy := true
+	tokens := []string{"", "oldAccessToken1234", "refreshTok5678"}
+	l := &liveScrubber{static: []string{"staticHeaderSecret99"}, live: func() ([]string, bool) {
+		if busy {
+			return nil, false
+		}
+		return tokens, true
+	}}
+	in := `{"id":1,"result":{"t":"you sent staticHeaderSecret99"}}`
+	if got := string(l.ScrubMessage([]byte(in))); got != `{"id":1,"result":{"t":"you sent (hidden)"}}` {
+		t.Errorf("while busy: %s", got)
+	}
+	busy = false
+	l.ScrubMessage([]byte(`{"id":2,"result":{}}`))
+	tokens = []string{"", "newAccessToken4321", "refreshTok9999"}
+	in = `{"id":3,"result":{"t":"oldAccessToken1234 newAccessToken4321 staticHeaderSecret99"}}`
+	if got := string(l.ScrubMessage([]byte(in))); got != `{"id":3,"result":{"t":"(hidden) (hidden) (hidden)"}}` {
+		t.Errorf("after a refresh: %s", got)
+	}
+}
