@@ -761,6 +761,9 @@ func (c *Conn) handleResponse(p *pendingReq, resp *http.Response) {
 			c.reply(p, c.authRefusal(resp.StatusCode))
 			return
 		}
+		if c.o.ScrubText != nil {
+			body = c.o.ScrubText(body) // before the cut, which could leave a part
+		}
 		c.reply(p, &HTTPError{Method: http.MethodPost, Status: resp.StatusCode, Body: sanitize(body)})
 	}
 }
