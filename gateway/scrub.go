@@ -138,11 +138,13 @@ func namedSecret(v string) bool {
 
 // addURL adds the password of s, a url or NAME=url / --flag=url, both as
 // given (percent-encoded: a server echoes its url as it got it) and
-// decoded, and the Basic credential a client makes of the userinfo.
+// decoded, the Basic credential a client makes of the userinfo, and the
+// credentials in its query and path (addURLParts).
 func addURL(add func(string), s string) {
 	if i, j := strings.IndexByte(s, '='), strings.Index(s, "://"); i >= 0 && i < j {
 		s = s[i+1:]
 	}
+	addURLParts(add, s)
 	pw := urlPassword(s)
 	if pw == "" {
 		return
@@ -157,6 +159,32 @@ func addURL(add func(string), s string) {
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 		if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
 			add(rest[c+1 : at])
+		}
+	}
+}
+
+// addURLParts adds the query values of s, a url, that read as
+// credentials by their name and their shape (?api_key=, not ?auth=true,
+// whose every true a server's messages are full of) and its path
+// segments with a token's shape.
+func addURLParts(add func(string), s string) {
+	if !strings.Contains(s, "://") {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return
+	}
+	for k, vs := range u.Query() {
+		for _, v := range vs {
+			if clients.LooksSecret(k, v) && (clients.LooksSecret("", v) || mixed(v)) {
+				add(v)
+			}
+		}
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if clients.LooksSecret("", seg) {
+			add(seg)
 		}
 	}
 }
@@ -417,7 +445,7 @@ func lowerASCII(s string) string {
 // remoteSecrets lists what the gateway sends a remote server: the header
 // values a listing hides (as declSecrets judges env values), the url's
 // password and its query values and path segments that read as
-// credentials.
+// credentials (addURL).
 func remoteSecrets(d config.Server, headers map[string]string) []string {
 	out := declSecrets(config.Server{}, headers)
 	add := func(s string) {
@@ -426,20 +454,6 @@ func remoteSecrets(d config.Server, headers map[string]string) []string {
 		}
 	}
 	addURL(add, d.URL)
-	if u, err := url.Parse(d.URL); err == nil {
-		for k, vs := range u.Query() {
-			for _, v := range vs {
-				if clients.LooksSecret(k, v) {
-					add(v)
-				}
-			}
-		}
-		for _, seg := range strings.Split(u.Path, "/") {
-			if clients.LooksSecret("", seg) {
-				add(seg)
-			}
-		}
-	}
 	return out
 }
 

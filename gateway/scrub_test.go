@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"testing"
 
 	"sluice/gateway/clitool"
@@ -180,5 +181,22 @@ func TestLiveScrubberHidesStaticAndRecentSecrets(t *testing.T) {
 	in = `{"id":3,"result":{"t":"oldAccessToken1234 newAccessToken4321 staticHeaderSecret99"}}`
 	if got := string(l.ScrubMessage([]byte(in))); got != `{"id":3,"result":{"t":"(hidden) (hidden) (hidden)"}}` {
 		t.Errorf("after a refresh: %s", got)
+	}
+}
+
+// TestURLQueryCredentialsAreSecrets: a stdio server's url in an argument
+// or env value gives its query credential and token-shaped path segment
+// to the scrub as a remote server's url does; a query setting under a
+// credential's name (?auth=true) is no secret of any server.
+func TestURLQueryCredentialsAreSecrets(t *testing.T) {
+	d := config.Server{Command: "srv", Args: []string{"--url=https://x.example/v1/?api_key=qwertyuiop123"}}
+	got := declSecrets(d, map[string]string{"ENDPOINT": "https://x.example/sk_live_abcdefghijklmnop12345678/?access_token=asdfghjkl9876"})
+	for _, want := range []string{"qwertyuiop123", "asdfghjkl9876", "sk_live_abcdefghijklmnop12345678"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("declSecrets = %q, missing %q", got, want)
+		}
+	}
+	if got := remoteSecrets(config.Server{URL: "https://x.example/mcp?auth=true&auth_mode=text&token_type=bearer"}, nil); len(got) != 0 {
+		t.Errorf("remoteSecrets = %q, want none", got)
 	}
 }
