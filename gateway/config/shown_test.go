@@ -235,3 +235,20 @@ func TestDiffHidesACommentRepeatingARefusedValue(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffHidesAQuotedValuesLaterLineWhenLinesAreOdd: in a file whose
+// positions cannot be trusted, the later line of a quoted value that
+// holds a ": " further on is hidden from its indentation, not only after
+// that ": ".
+func TestDiffHidesAQuotedValuesLaterLineWhenLinesAreOdd(t *testing.T) {
+	body := "servers:\n  db:\n    command: psql\n    env: {TOKEN: \"ab-s3cret\\\n      cd-s3cret\\\"\", LAST: x}\n  keep:\n    command: psql\n    env: {NOTE: \"a\u2028b\"}\n"
+	tg := target(t, body)
+	tg.Shown = testShown
+	ch, err := RemoveServer(tg, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ch.Diff, "s3cret") {
+		t.Fatalf("diff\n%s", ch.Diff)
+	}
+}

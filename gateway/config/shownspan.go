@@ -357,13 +357,18 @@ func (s *source) spans(from, to int, exact bool, shown string, out map[string][]
 
 // valuePart is where a line's value starts: after its key's ": " or its
 // sequence dash, at the end of a key that opens a block, else after its
-// indentation.
+// indentation. A ": " after text that is no plain key (the later line of
+// a quoted value, "…\"", LAST: x}") does not start the value: the line
+// is hidden from its indentation.
 func valuePart(line string) int {
 	i := len(line) - len(strings.TrimLeft(line, " \t"))
 	if strings.HasPrefix(line[i:], "- ") {
 		return i + 2
 	}
 	if j := strings.Index(line[i:], ": "); j >= 0 {
+		if strings.Trim(line[i:i+j], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") != "" {
+			return i
+		}
 		return i + j + 2
 	}
 	if strings.HasSuffix(line, ":") && !strings.HasPrefix(line[i:], "#") {
