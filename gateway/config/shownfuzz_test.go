@@ -21,7 +21,8 @@ const fuzzReadable = "readable-visible-1"
 // written in a YAML style the fuzzer picks (plain, single or double
 // quoted with escapes, a literal or folded block, over several lines,
 // in a flow collection, tagged, behind an anchor its field names by an
-// alias, with comments, with CRLF or odd line breaks); removing the
+// alias, with comments, one of them repeating it, with CRLF or odd line
+// breaks); removing the
 // server, updating it or adding another reports a diff that never shows
 // an 8-byte piece of the secret, decoded or as the file writes it, and
 // shows an ordinary value of it as it is.
@@ -59,6 +60,8 @@ func FuzzDiffHidesSecret(f *testing.F) {
 		{"escaped-line-s3cret-long-value", 15, 2, 0, 0},
 		{"single lines s3cret over", 14, 1, 0, 0},
 		{"xs3cret/with/slash-and space", 0xf2, 0, 0, 0},
+		{"commented-again-s3cret", 1, 0, 0, 8},
+		{"commented-crlf-s3cret", 2, 3, 0, 9},
 	}
 	for _, s := range seeds {
 		f.Add(s.secret, s.style, s.field, s.op, s.lines)
@@ -218,6 +221,15 @@ func newFuzzConfig(secret string, style, field, lines uint8) (*fuzzConfig, bool)
 	}
 	c.body = strings.Replace(tmpl, fuzzHole, tok, 1)
 	c.public = strings.Replace(tmpl, fuzzHole, "\x00", 1)
+	if lines&8 != 0 && !strings.Contains(full, "\n") && (style%16 != 3 || style&0x10 == 0) {
+		// a comment repeating the value as it is decoded (a kept block
+		// ends in a line break a comment cannot repeat)
+		nl := "\n"
+		if lines%4 == 1 {
+			nl = "\r\n"
+		}
+		c.body = strings.Replace(c.body, "# the one under test"+nl, "# the one under test"+nl+"    # was: "+full+nl, 1)
+	}
 	return c, true
 }
 
