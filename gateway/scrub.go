@@ -483,12 +483,12 @@ type liveScrubber struct {
 	mu    sync.Mutex
 	built bool
 	last  []string
-	seen  []string // the last keptTokens distinct live secrets, oldest first
+	seen  []string // the last keptTokens live secrets no longer current, oldest first
 	ss    *secretScrubber
 }
 
-// keptTokens is how many live secrets a liveScrubber keeps hiding after
-// they change: an answer to a request sent with a token may arrive after
+// keptTokens is how many retired live secrets a liveScrubber keeps
+// hiding after they change (the current ones it always hides): an answer to a request sent with a token may arrive after
 // a refresh replaced it.
 const keptTokens = 8
 
@@ -498,21 +498,23 @@ const keptTokens = 8
 func (l *liveScrubber) current() *secretScrubber {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	grew := !l.built
+	changed := !l.built
 	l.built = true
 	if cur, ok := l.live(); ok && !slices.Equal(cur, l.last) {
-		l.last = cur
-		for _, s := range cur {
-			if len(s) >= minScrubbed && !slices.Contains(l.seen, s) {
-				l.seen, grew = append(l.seen, s), true
+		for _, s := range l.last {
+			// retired: kept a while, the current ones always
+			if len(s) >= minScrubbed && !slices.Contains(cur, s) && !slices.Contains(l.seen, s) {
+				l.seen = append(l.seen, s)
 			}
 		}
+		l.seen = slices.DeleteFunc(l.seen, func(s string) bool { return slices.Contains(cur, s) })
 		if len(l.seen) > keptTokens {
 			l.seen = slices.Clone(l.seen[len(l.seen)-keptTokens:])
 		}
+		l.last, changed = cur, true
 	}
-	if grew {
-		l.ss = newScrubber(append(slices.Clip(l.static), l.seen...))
+	if changed {
+		l.ss = newScrubber(append(append(slices.Clip(l.static), l.last...), l.seen...))
 	}
 	return l.ss
 }

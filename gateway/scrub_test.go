@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -198,5 +199,21 @@ func TestURLQueryCredentialsAreSecrets(t *testing.T) {
 	}
 	if got := remoteSecrets(config.Server{URL: "https://x.example/mcp?auth=true&auth_mode=text&token_type=bearer"}, nil); len(got) != 0 {
 		t.Errorf("remoteSecrets = %q, want none", got)
+	}
+}
+
+// TestLiveScrubberKeepsCurrentSecretsThroughRefreshes: however many
+// refreshes retire tokens, a secret still in use (the client secret) is
+// hidden; a retired token is for a while.
+func TestLiveScrubberKeepsCurrentSecretsThroughRefreshes(t *testing.T) {
+	n := 0
+	l := &liveScrubber{live: func() ([]string, bool) {
+		return []string{"clientSecret-0042", fmt.Sprintf("accessToken-%04d", n), fmt.Sprintf("refreshToken-%04d", n)}, true
+	}}
+	for n = 0; n < 20; n++ {
+		in := fmt.Sprintf(`{"id":1,"result":{"t":"clientSecret-0042 accessToken-%04d accessToken-%04d"}}`, n, max(n-1, 0))
+		if got := string(l.ScrubMessage([]byte(in))); got != `{"id":1,"result":{"t":"(hidden) (hidden) (hidden)"}}` {
+			t.Fatalf("after %d refreshes: %s", n, got)
+		}
 	}
 }
