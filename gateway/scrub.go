@@ -91,9 +91,9 @@ func declSecrets(d config.Server, env map[string]string) []string {
 }
 
 // stdoutSecrets is declSecrets for a server's messages: an env value
-// only when it reads as a credential by its shape (a token's, or one
-// word of letters and digits), holds a url's password or is given by a
-// reference (${env:NAME}) to one held elsewhere.
+// only when its name is a credential's own (credentialName), it reads
+// as a credential by its shape (a token's, or one word of letters and
+// digits) or holds a url's password.
 //
 // # Why a value named like a credential is not enough on stdout
 //
@@ -102,8 +102,7 @@ func declSecrets(d config.Server, env map[string]string) []string {
 // stderr it costs a word of a log line; hidden from a server's messages
 // it renames a tool (list_(hidden)s), a schema key or an annotation
 // ("(hidden)Hint"), and the agent calls what the server does not have.
-// A literal credential nearly always mixes letters and digits; one
-// kept elsewhere is referenced.
+// A credential is named as one or has one's shape.
 func stdoutSecrets(d config.Server, env map[string]string) []string {
 	kept := make(map[string]string, len(env))
 	for k, v := range env {
@@ -111,11 +110,37 @@ func stdoutSecrets(d config.Server, env map[string]string) []string {
 		for _, scheme := range []string{"Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "} {
 			bare = strings.TrimPrefix(bare, scheme)
 		}
-		if strings.Contains(d.Env[k], "${") || clients.LooksSecret("", bare) || urlPassword(v) != "" || mixed(bare) {
+		if credentialName(k) || clients.LooksSecret("", bare) || urlPassword(v) != "" || mixed(bare) {
 			kept[k] = v
 		}
 	}
 	return declSecrets(d, kept)
+}
+
+// credentialName tells whether an env name is a credential's own (its
+// last word: DB_PASSWORD, GPG_PASSPHRASE, API_TOKEN, SSHPASS), not one
+// that only mentions a credential's domain (AUTH_MODE, TOKEN_STORE,
+// SESSION_COOKIE_NAME), whose value is a setting unless its shape says
+// otherwise.
+func credentialName(k string) bool {
+	w := strings.ToLower(k)
+	last, two := w, w
+	if i := strings.LastIndexAny(w, "_-."); i >= 0 {
+		last = w[i+1:]
+		if j := strings.LastIndexAny(w[:i], "_-."); j >= 0 {
+			two = w[j+1:]
+		}
+	}
+	switch last {
+	case "password", "passwd", "pass", "pw", "passphrase", "passcode", "secret", "token", "apikey", "sshpass",
+		"credential", "credentials", "cookie", "bearer":
+		return true
+	}
+	switch strings.ReplaceAll(strings.ReplaceAll(two, "-", "_"), ".", "_") {
+	case "api_key", "private_key", "secret_key", "access_key", "auth_key", "signing_key":
+		return true
+	}
+	return false
 }
 
 // mixed tells whether v, a literal value of an env entry named like a

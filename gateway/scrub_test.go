@@ -153,6 +153,23 @@ func TestStdoutSecretsLeaveSettingsNamedLikeCredentials(t *testing.T) {
 	if got := string(ss.ScrubMessage([]byte(in))); got != `{"id":1,"result":{"text":"pw (hidden), (hidden), (hidden)"}}` {
 		t.Errorf("ScrubMessage(%s) = %s", in, got)
 	}
+	// a credential's own name keeps any value; a reference alone does not
+	d.Env = map[string]string{"DB_PASSWORD": "swordfishswordfish", "GPG_PASSPHRASE": "correct-horse-battery", "SSHPASS": "hunterhunter",
+		"CLIENT_SECRET": "NotSoSecretButSecret", "API_TOKEN": "abcdefghijklmnopqrstuvwx", "AUTH_MODE": "${env:AUTH_MODE}"}
+	named := map[string]string{"AUTH_MODE": "readonly"}
+	for k, v := range d.Env {
+		if k != "AUTH_MODE" {
+			named[k] = v
+		}
+	}
+	ss = newScrubber(stdoutSecrets(d, named))
+	if got := string(ss.ScrubMessage([]byte(msg))); got != msg {
+		t.Errorf("a referenced setting was hidden from a message:\n  %s", got)
+	}
+	in = `{"id":1,"result":{"text":"swordfishswordfish correct-horse-battery hunterhunter NotSoSecretButSecret abcdefghijklmnopqrstuvwx"}}`
+	if got := string(ss.ScrubMessage([]byte(in))); got != `{"id":1,"result":{"text":"(hidden) (hidden) (hidden) (hidden) (hidden)"}}` {
+		t.Errorf("ScrubMessage(%s) = %s", in, got)
+	}
 	if got := string(scrubber(declSecrets(d, env)).Scrub([]byte("mode readonly"))); got != "mode (hidden)" {
 		t.Errorf("stderr: %q", got)
 	}
