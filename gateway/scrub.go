@@ -133,7 +133,7 @@ func credentialName(k string) bool {
 	}
 	switch last {
 	case "password", "passwd", "pass", "pw", "passphrase", "passcode", "secret", "token", "apikey", "sshpass",
-		"credential", "credentials", "cookie", "bearer":
+		"credential", "credentials", "cookie", "bearer", "authorization":
 		return true
 	}
 	switch strings.ReplaceAll(strings.ReplaceAll(two, "-", "_"), ".", "_") {
@@ -468,11 +468,12 @@ func lowerASCII(s string) string {
 }
 
 // remoteSecrets lists what the gateway sends a remote server: the header
-// values a listing hides (as declSecrets judges env values), the url's
+// values that read as credentials (as stdoutSecrets judges env values:
+// X-Auth-Mode: readonly is a setting), the url's
 // password and its query values and path segments that read as
 // credentials (addURL).
 func remoteSecrets(d config.Server, headers map[string]string) []string {
-	out := declSecrets(config.Server{}, headers)
+	out := stdoutSecrets(config.Server{}, headers)
 	add := func(s string) {
 		if len(s) >= minScrubbed {
 			out = append(out, s)

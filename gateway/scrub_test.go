@@ -234,3 +234,16 @@ func TestLiveScrubberKeepsCurrentSecretsThroughRefreshes(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteScrubLeavesHeaderSettings: a remote server's header named
+// like a credential's domain but holding a setting is not hidden from
+// its messages; a credential header is.
+func TestRemoteScrubLeavesHeaderSettings(t *testing.T) {
+	scrub, _ := remoteScrub(config.Server{URL: "https://mcp.example.com/mcp"}, map[string]string{
+		"X-Auth-Mode": "readonly", "X-Session-Store": "database", "Authorization": "Bearer lettersonlytokenvalue", "X-Api-Key": "plainapikeyvalue"}, nil)
+	in := `{"id":1,"result":{"tools":[{"name":"list_databases","annotations":{"readOnlyHint":true}}],"t":"lettersonlytokenvalue plainapikeyvalue"}}`
+	want := `{"id":1,"result":{"tools":[{"name":"list_databases","annotations":{"readOnlyHint":true}}],"t":"(hidden) (hidden)"}}`
+	if got := string(scrub([]byte(in))); got != want {
+		t.Errorf("scrub = %s\nwant %s", got, want)
+	}
+}
