@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,7 +22,9 @@ func BenchmarkScrubMessage(b *testing.B) {
 		text := strings.Repeat("log line without secrets, just words and numbers 12345\n", kib<<10/55+1)[:kib<<10]
 		clean, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}})
 		dirty, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": text[:len(text)/2] + "tok-Value-2026-abcdef" + text[len(text)/2:]}}}})
-		for name, msg := range map[string][]byte{"absent": clean, "present": dirty} {
+		// an encoder that escapes every '/' and non-ASCII letter (PHP)
+		escaped := bytes.ReplaceAll(bytes.ReplaceAll(clean, []byte("words"), []byte(`w\u00f6rds`)), []byte("just"), []byte(`just\/`))
+		for name, msg := range map[string][]byte{"absent": clean, "present": dirty, "escaped": escaped} {
 			b.Run(fmt.Sprintf("%dKiB/%s", kib, name), func(b *testing.B) {
 				b.SetBytes(int64(len(msg)))
 				b.ReportAllocs()

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -75,8 +77,19 @@ func (ss *secretScrubber) messages() func([]byte) []byte {
 // way every encoder does, which the forms hold. A message with no form
 // and no such escape is passed on after one search per form and one
 // for a backslash.
+//
+// # Why an escaped message is decoded whole before it is walked
+//
+// Some encoders escape in every message (PHP writes each '/' as \/ and
+// each non-ASCII letter as \uXXXX, .NET escapes + ' < > &), so for
+// their servers "holds such an escape" is every message. Decoding every
+// escape of the whole message into one reused buffer keeps each
+// string's text contiguous in it (a string's decoded body is its
+// escapes and bytes decoded in place), so a secret any string's text
+// holds is found there by the same searches; a message where none is
+// found is passed on without the walk, which decodes string by string.
 func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
-	if !ss.contains(msg) && !decodable(msg) {
+	if !ss.contains(msg) && (!decodable(msg) || !ss.containsDecoded(msg)) {
 		return msg
 	}
 	i := skipSpace(msg, 0)
@@ -105,6 +118,105 @@ func (ss *secretScrubber) ScrubMessage(msg []byte) []byte {
 		return msg
 	}
 	return out
+}
+
+// decodeBufs holds the buffers containsDecoded decodes into; one larger
+// than maxPooledDecode is left to the collector.
+var decodeBufs sync.Pool
+
+const maxPooledDecode = 1 << 20
+
+// containsDecoded tells whether msg, every JSON escape in it decoded,
+// holds a form of a secret (see ScrubMessage).
+func (ss *secretScrubber) containsDecoded(msg []byte) bool {
+	bp, _ := decodeBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	buf := (*bp)[:0]
+	if cap(buf) < len(msg) {
+		buf = make([]byte, 0, len(msg)) // a decode is never longer than its input
+	}
+	buf = decodeEscapes(buf, msg)
+	found := ss.contains(buf)
+	if cap(buf) <= maxPooledDecode {
+		*bp = buf
+		decodeBufs.Put(bp)
+	}
+	return found
+}
+
+// decodeEscapes appends b to dst with each JSON string escape replaced
+// by what it stands for, as encoding/json decodes it (a lone surrogate
+// is U+FFFD); a malformed escape is copied as it is.
+func decodeEscapes(dst, b []byte) []byte {
+	for {
+		k := bytes.IndexByte(b, '\\')
+		if k < 0 || k+1 == len(b) {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:k]...)
+		c := b[k+1]
+		n := 2
+		switch c {
+		case '"', '\\', '/':
+			dst = append(dst, c)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(b[k+2:])
+			if !ok {
+				dst = append(dst, '\\', c)
+				break
+			}
+			n = 6
+			if utf16.IsSurrogate(r) {
+				r2, ok2 := rune(-1), false
+				if len(b) >= k+12 && b[k+6] == '\\' && b[k+7] == 'u' {
+					r2, ok2 = hex4(b[k+8:])
+				}
+				if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
+					r, n = d, 12
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default:
+			dst = append(dst, '\\', c)
+		}
+		b = b[k+n:]
+	}
+}
+
+// hex4 reads the four hex digits a \u escape carries.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // decodable tells whether b holds a \u or \/ escape (see ScrubMessage).

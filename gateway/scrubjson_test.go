@@ -313,3 +313,56 @@ func TestScrubMessageKeepsABackslashSecretToItsText(t *testing.T) {
 		t.Errorf("text line: %s", got)
 	}
 }
+
+// TestDecodeEscapesAgreesWithEncodingJSON: the whole-message decode the
+// fast check searches gives each string's text as encoding/json reads
+// it, surrogate pairs and lone surrogates included.
+func TestDecodeEscapesAgreesWithEncodingJSON(t *testing.T) {
+	units := []string{"a", "Z", "9", " ", "é", "€", `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`,
+		`\u0068`, `\u00E9`, `\u003c`, `\uD83D\uDE00`, `\ud83d`, `\ude00`, `\uD83Dx`, `\uD83D\u0041`, `\u005c`, `\u0022`}
+	rng := rand.New(rand.NewPCG(7, 18))
+	for n := 0; n < 20000; n++ {
+		var body strings.Builder
+		for k := rng.IntN(12); k >= 0; k-- {
+			body.WriteString(units[rng.IntN(len(units))])
+		}
+		var want string
+		if err := json.Unmarshal([]byte(`"`+body.String()+`"`), &want); err != nil {
+			t.Fatalf("%s: %v", body.String(), err)
+		}
+		if got := decodeEscapes(nil, []byte(body.String())); string(got) != want {
+			t.Fatalf("decodeEscapes(%s) = %q, encoding/json reads %q", body.String(), got, want)
+		}
+	}
+	// malformed escapes are copied, not dropped
+	for _, in := range []string{`\u12`, `\uXYZW`, `\q`, `tail\`} {
+		if got := decodeEscapes(nil, []byte(in)); string(got) != in {
+			t.Errorf("decodeEscapes(%s) = %s", in, got)
+		}
+	}
+}
+
+// TestScrubMessagePassesAnEscapingEncodersMessageWithoutTheWalk: a
+// server whose encoder escapes every '/' and non-ASCII letter (PHP's
+// json_encode) pays no walk and no allocation for a message without a
+// secret; the walk decoded each such string with encoding/json (70
+// allocations for this 2 KB message).
+func TestScrubMessagePassesAnEscapingEncodersMessageWithoutTheWalk(t *testing.T) {
+	ss := newScrubber([]string{"tok-Value-2026-abcdef"})
+	var texts []string
+	for i := 0; i < 10; i++ {
+		texts = append(texts, fmt.Sprintf(`{"type":"text","text":"caf\u00e9 at https:\/\/example.com\/a\/b\/%d \u2014 done"}`, i))
+	}
+	msg := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[` + strings.Join(texts, ",") + `]}}`)
+	if got := ss.ScrubMessage(msg); &got[0] != &msg[0] {
+		t.Fatalf("a message without a secret was copied: %s", got)
+	}
+	if n := testing.AllocsPerRun(200, func() { ss.ScrubMessage(msg) }); n >= 1 {
+		t.Errorf("%v allocations a message without a secret, want none", n)
+	}
+	// the same message holding the secret behind escapes is still scrubbed
+	dirty := bytes.Replace(msg, []byte(`done`), []byte(`\u0074ok-Value-2026-abcdef`), 1)
+	if got := ss.ScrubMessage(dirty); bytes.Contains(bytes.ToLower(got), []byte("value-2026")) || !json.Valid(got) {
+		t.Errorf("escaped secret kept: %s", got)
+	}
+}
