@@ -274,8 +274,8 @@ func (ss *secretScrubber) scrubTree(v []byte) ([]byte, bool) {
 				continue
 			}
 			end := valueEnd(v, i)
-			if nx.within(i, end) {
-				replace(i, end, hidden)
+			if nx.within(i, end) || decodable(v[i:end]) && ss.containsDecoded(v[i:end]) {
+				replace(i, end, hidden) // its strings are not decoded one by one here
 			}
 			i = end
 		case '}', ']':

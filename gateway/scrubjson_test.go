@@ -366,3 +366,23 @@ func TestScrubMessagePassesAnEscapingEncodersMessageWithoutTheWalk(t *testing.T)
 		t.Errorf("escaped secret kept: %s", got)
 	}
 }
+
+// TestScrubMessageHidesAnEscapedSecretPastTheDepthBound: past
+// maxScrubDepth a container is skipped as one value and hidden when a
+// secret is in it, also one written only with \u escapes.
+func TestScrubMessageHidesAnEscapedSecretPastTheDepthBound(t *testing.T) {
+	ss := newScrubber([]string{"hunter2hunter2", "it's-a-secret"})
+	for _, text := range []string{`\u0068unter2hunter2`, `it\u0027s-a-secret`} {
+		for _, depth := range []int{10, 70} {
+			msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{"v":` + strings.Repeat("[", depth) + `"` + text + `"` + strings.Repeat("]", depth) + `,"k":"kept"}}`)
+			got := ss.ScrubMessage(msg)
+			var s any
+			if err := json.Unmarshal(got, &s); err != nil {
+				t.Fatalf("depth %d: %s: %v", depth, got, err)
+			}
+			if b, _ := json.Marshal(s); bytes.Contains(bytes.ToLower(b), []byte("secret")) || bytes.Contains(b, []byte("unter2")) || !bytes.Contains(got, []byte(`"kept"`)) {
+				t.Errorf("depth %d: %s", depth, got)
+			}
+		}
+	}
+}
