@@ -25,6 +25,9 @@ type workers struct {
 	stop chan struct{}
 	once sync.Once
 	idle time.Duration // workerIdle; shorter in tests
+	// tick, when set (tests), ends each period in place of a timer of
+	// idle, so a test decides when a period is over
+	tick <-chan time.Time
 }
 
 // workerIdle is the period after which a worker that ran no call ends.
@@ -47,8 +50,13 @@ func (w *workers) run(fn func()) {
 }
 
 func (w *workers) loop(fn func()) {
-	t := time.NewTimer(w.idle)
-	defer t.Stop()
+	period := w.tick
+	var t *time.Timer
+	if period == nil {
+		t = time.NewTimer(w.idle)
+		defer t.Stop()
+		period = t.C
+	}
 	busy := false // a call ran in the timer's current period
 	for {
 		if fn != nil {
@@ -58,12 +66,14 @@ func (w *workers) loop(fn func()) {
 		}
 		select {
 		case fn = <-w.ch:
-		case <-t.C:
+		case <-period:
 			if !busy {
 				return
 			}
 			busy = false
-			t.Reset(w.idle)
+			if t != nil {
+				t.Reset(w.idle)
+			}
 		case <-w.stop:
 			return
 		}

@@ -37,22 +37,42 @@ func runOn(w *workers, fn func()) uint64 {
 }
 
 // A worker whose calls span its idle period is kept for the next call: the
-// period in which a call ran arms the next one.
+// period in which a call ran arms the next one. The test ends the periods
+// itself, so no wall-clock window decides it.
 func TestWorkerKeptAfterACallLongerThanItsPeriod(t *testing.T) {
+	tick := make(chan time.Time)
 	w := newWorkers()
-	w.idle = time.Second
+	w.idle, w.tick = time.Hour, tick
 	defer w.close()
-	first := runOn(w, func() { time.Sleep(2500 * time.Millisecond) }) // the timer fires during the call
+	release, ticked := make(chan struct{}), make(chan struct{})
+	got := make(chan uint64, 1)
+	w.run(func() {
+		go func() { tick <- time.Now(); close(ticked) }() // the period ends during the call
+		<-release
+		got <- goid()
+	})
+	close(release)
+	first := <-got
+	<-ticked // the worker took the period's end after its call: it is kept
 	// Handed straight to a waiting worker (run would start a new one when
 	// none waits yet): only the first one can take it.
-	got := make(chan uint64, 1)
 	select {
 	case w.ch <- func() { got <- goid() }:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no worker waits for a call after a long one: the worker ended though it ran a call in its period")
 	}
 	if second := <-got; second != first {
 		t.Fatalf("the call after a long one ran on goroutine %d, not the worker %d", second, first)
+	}
+	// A period with a call keeps it; the next one, with none, ends it.
+	tick <- time.Now()
+	tick <- time.Now()
+	deadline := time.Now().Add(30 * time.Second)
+	for goroutineLives(first) {
+		if time.Now().After(deadline) {
+			t.Fatalf("worker goroutine %d still runs after a whole period without a call", first)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
