@@ -287,6 +287,9 @@ func newScrubber(secrets []string) *secretScrubber {
 	ss := &secretScrubber{}
 	seen := map[string]int{} // a form's index in ss.forms
 	for _, s := range secrets {
+		if strings.TrimSpace(s) == "" {
+			continue // white space only: it would match between JSON tokens
+		}
 		// as a server that logs a url it built prints it too
 		given := []string{s}
 		for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
@@ -312,6 +315,9 @@ func newScrubber(secrets []string) *secretScrubber {
 				ss.forms = append(ss.forms, p)
 			}
 		}
+	}
+	if len(ss.forms) == 0 {
+		return nil // nothing long enough to hide: no scan at all
 	}
 	sort.SliceStable(ss.forms, func(i, j int) bool { return len(ss.forms[i].s) > len(ss.forms[j].s) })
 	for _, p := range ss.forms {

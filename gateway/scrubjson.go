@@ -238,13 +238,22 @@ func decodable(b []byte) bool {
 // id, else a line the client sets aside.
 func withheld(obj []byte) []byte {
 	var m struct {
-		ID json.RawMessage `json:"id"`
+		ID     json.RawMessage  `json:"id"`
+		Method *json.RawMessage `json:"method"`
 	}
-	if json.Unmarshal(obj, &m) == nil && len(m.ID) > 0 && string(m.ID) != "null" && m.ID[0] != '{' && m.ID[0] != '[' {
+	err := json.Unmarshal(obj, &m)
+	if err == nil && m.Method == nil && len(m.ID) > 0 && string(m.ID) != "null" && m.ID[0] != '{' && m.ID[0] != '[' {
 		return []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32603,"message":"the server's answer repeated a credential it was given; withheld"}}`)
 	}
-	return []byte(Hidden)
+	// A request or notification (its id is the server's, not one of
+	// ours to answer), or no clean id: a log line in its place, valid
+	// JSON-RPC, so a client that fails on stdout noise keeps the server.
+	return []byte(withheldNote)
 }
+
+// withheldNote replaces a server's request or notification that
+// withheld gives up on.
+const withheldNote = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"sluice","data":"the server's message repeated a credential it was given; withheld"}}`
 
 // scrubTree is v (one JSON value holding a secret form) with each match
 // inside a string (key or value) replaced by Hidden, each number or

@@ -65,7 +65,7 @@ func TestScrubMessageKeepsAdversarialMessagesValid(t *testing.T) {
 		{`{"id":1,"result":{"s":"\u0041bcdef \u0041qrstu9"}}`, `{"id":1,"result":{"s":"\u0041bcdef \u0041qrstu9"}}`},
 		{`{"id":1,"result":{"s":"\\n9876abc \\\n9876abc"}}`, `{"id":1,"result":{"s":"\\(hidden) \\\n9876abc"}}`},
 		{`{"id":2,"x":1,"y":2}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"the server's answer repeated a credential it was given; withheld"}}`},
-		{`{"method":"notifications/message","x":1,"y":2}`, Hidden},
+		{`{"method":"notifications/message","x":1,"y":2}`, withheldNote},
 		{`{"id":1,"result":{"a":["zz]}zz9",[]]}}`, `{"id":1,"result":{"a":["(hidden)",[]]}}`},
 		// not JSON at all: scrubbed as text
 		{`boot: key 12345678 loaded`, `boot: key (hidden) loaded`},
@@ -74,7 +74,7 @@ func TestScrubMessageKeepsAdversarialMessagesValid(t *testing.T) {
 		if string(got) != tc.want {
 			t.Errorf("ScrubMessage(%s)\n  = %s\nwant %s", tc.in, got, tc.want)
 		}
-		if json.Valid([]byte(tc.in)) && string(got) != Hidden && !json.Valid(got) {
+		if json.Valid([]byte(tc.in)) && !json.Valid(got) {
 			t.Errorf("ScrubMessage(%s) = %s: not JSON", tc.in, got)
 		}
 	}
@@ -384,5 +384,39 @@ func TestScrubMessageHidesAnEscapedSecretPastTheDepthBound(t *testing.T) {
 				t.Errorf("depth %d: %s", depth, got)
 			}
 		}
+	}
+}
+
+// TestScrubMessageWithholdsAsValidJSONRPC: a secret running across a
+// message's own members withholds it as valid JSON-RPC: an answer to our
+// request becomes an error to its id; a notification, or a request of
+// the server's (whose id is not one of ours), becomes a log notification,
+// never an answer to an id of ours and never a line a client that fails
+// on stdout noise would end the server for.
+func TestScrubMessageWithholdsAsValidJSONRPC(t *testing.T) {
+	ss := newScrubber([]string{`sec1","y":"sec2`})
+	for _, tc := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":5,"result":{},"x":"sec1","y":"sec2"}`, `"id":5,"error"`},
+		{`{"jsonrpc":"2.0","method":"notifications/message","x":"sec1","y":"sec2"}`, withheldNote},
+		{`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","x":"sec1","y":"sec2"}`, withheldNote},
+		{`{"jsonrpc":"2.0","id":{"a":1},"x":"sec1","y":"sec2"}`, withheldNote},
+	} {
+		got := ss.ScrubMessage([]byte(tc.in))
+		if !json.Valid(got) || !strings.Contains(string(got), tc.want) || strings.Contains(string(got), "sec2") {
+			t.Errorf("ScrubMessage(%s) = %s, want it to hold %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestScrubberSkipsAWhiteSpaceSecret: a credential of white space only
+// is no text to hide, and hiding it broke the JSON between tokens.
+func TestScrubberSkipsAWhiteSpaceSecret(t *testing.T) {
+	if ss := newScrubber([]string{"\t\t\t\t", "    "}); ss != nil {
+		t.Fatalf("a scrubber for white space: %+v", ss)
+	}
+	ss := newScrubber([]string{"\t\t\t\t", "hunter2hunter2"})
+	in := "{\"id\":1,\t\t\t\t\"result\":{\"n\":0\t\t\t\t}}"
+	if got := ss.ScrubMessage([]byte(in)); string(got) != in {
+		t.Errorf("ScrubMessage(%q) = %q", in, got)
 	}
 }
