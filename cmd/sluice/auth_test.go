@@ -177,21 +177,7 @@ func TestAuthFlowThroughTheBinary(t *testing.T) {
 	want(t, sluice(t, "", "call", "prot__whoami"), exitFailure, "sluice auth prot")
 	want(t, sluice(t, "", "servers"), exitOK, "prot: oauth: none")
 
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run([]string{"auth", "prot", "--no-browser", "--timeout", "1m"}, strings.NewReader(""), &out, &errb)
-	}()
-	re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/authorize\?\S+)`)
-	var authURL string
-	for deadline := time.Now().Add(30 * time.Second); authURL == ""; {
-		if m := re.FindStringSubmatch(errb.String()); m != nil {
-			authURL = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("sluice auth printed no URL:\n%s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	authURL, done, out, errb := startAuth(t, "prot")
 	resp, err := http.Get(authURL)
 	if err != nil {
 		t.Fatal(err)
@@ -388,4 +374,26 @@ func TestAuthOverHTTPSThroughTheBinary(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, "at-") {
 		t.Fatalf("a token reached the output:\n%s", r)
 	}
+}
+
+// startAuth runs `sluice auth ID --no-browser` in process and returns the
+// authorization url it prints, the channel its exit code arrives on, and
+// its output.
+func startAuth(t *testing.T, id string) (authURL string, done <-chan int, out, errb *syncBuffer) {
+	t.Helper()
+	out, errb = new(syncBuffer), new(syncBuffer)
+	code := make(chan int, 1)
+	go func() {
+		code <- run([]string{"auth", id, "--no-browser", "--timeout", "1m"}, strings.NewReader(""), out, errb)
+	}()
+	re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/authorize\?\S+)`)
+	for deadline := time.Now().Add(30 * time.Second); authURL == ""; {
+		if m := re.FindStringSubmatch(errb.String()); m != nil {
+			authURL = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("sluice auth printed no URL:\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return authURL, code, out, errb
 }

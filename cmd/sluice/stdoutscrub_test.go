@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -397,21 +396,7 @@ func TestRemoteOAuthTokensEchoIsScrubbed(t *testing.T) {
 // authorization as a browser would.
 func authorizeInProcess(t *testing.T, id string) {
 	t.Helper()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run([]string{"auth", id, "--no-browser", "--timeout", "1m"}, strings.NewReader(""), &out, &errb)
-	}()
-	re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/authorize\?\S+)`)
-	var authURL string
-	for deadline := time.Now().Add(30 * time.Second); authURL == ""; {
-		if m := re.FindStringSubmatch(errb.String()); m != nil {
-			authURL = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("sluice auth printed no URL:\n%s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	authURL, done, out, errb := startAuth(t, id)
 	resp, err := http.Get(authURL)
 	if err != nil {
 		t.Fatal(err)
